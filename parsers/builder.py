@@ -1,0 +1,180 @@
+"""One builder that every reader feeds, so a reader is only about its format.
+
+Two ways in, mirroring the two shapes profiler output comes in:
+
+* ``add_child(parent, frame, **values)`` for formats that print the tree (GHC ``.prof``,
+  ``-pj`` JSON): nodes arrive parent-first.
+* ``add_stack(frames, **values)`` for sampled formats (perf, pprof): each stack
+  (root first) is merged into a trie and its values are added to the leaf's self values.
+
+Values are kept in flat Python lists (appending is cheap) and turned into numpy columns
+once in :meth:`TreeBuilder.build`, which also derives inclusive columns from self
+columns with one vectorised reverse sweep.  Readers that already hold whole columns
+(vectorised parsing) call :func:`profile_from_arrays` directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .model import FrameTable, Kind, Metric, Profile, inclusive_from_self, make_frame_table
+
+
+class FrameInterner:
+    """Interns (name, module, src, line, kind) tuples to dense frame ids."""
+
+    def __init__(self) -> None:
+        self._ids: dict[tuple[str, str, str, int, str], int] = {}
+        self._rows: list[tuple[str, str, str, int, str]] = []
+
+    def __call__(
+        self, name: str, module: str = "", src: str = "", line: int = 0, kind: str = ""
+    ) -> int:
+        key = (name, module, src, line, kind)
+        fid = self._ids.get(key)
+        if fid is None:
+            fid = len(self._rows)
+            self._ids[key] = fid
+            self._rows.append(key)
+        return fid
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def table(self) -> FrameTable:
+        if not self._rows:
+            return make_frame_table([], [], [], [], [])
+        names, modules, srcs, lines, kinds = zip(*self._rows, strict=True)
+        return make_frame_table(names, modules, srcs, lines, kinds)
+
+
+class TreeBuilder:
+    """Accumulates a call tree node by node or stack by stack.
+
+    ``metric_names`` are the self/node columns the reader will supply; missing values
+    default to 0.
+    """
+
+    def __init__(self, metric_names: Sequence[str]) -> None:
+        self.frame = FrameInterner()
+        self._names = list(metric_names)
+        self._parent: list[int] = []
+        self._frame: list[int] = []
+        self._cols: dict[str, list[float]] = {m: [] for m in self._names}
+        self._trie: dict[tuple[int, int], int] = {}
+
+    def __len__(self) -> int:
+        return len(self._parent)
+
+    def add_child(self, parent: int, frame: int, **values: float) -> int:
+        """Append a node under ``parent`` (-1 for a root) and return its id."""
+        nid = len(self._parent)
+        if parent >= nid:
+            raise ValueError("parent must be added before its children")
+        self._parent.append(parent)
+        self._frame.append(frame)
+        for m, col in self._cols.items():
+            col.append(values.get(m, 0))
+        return nid
+
+    def child(self, parent: int, frame: int) -> int:
+        """The node for ``frame`` under ``parent``, created (with zero values) if new."""
+        key = (parent, frame)
+        nid = self._trie.get(key)
+        if nid is None:
+            nid = self.add_child(parent, frame)
+            self._trie[key] = nid
+        return nid
+
+    def add_stack(self, frames: Iterable[int], **values: float) -> int:
+        """Merge a root-first stack of frame ids; add ``values`` to the leaf. Returns the leaf."""
+        node = -1
+        for f in frames:
+            node = self.child(node, f)
+        if node < 0:
+            raise ValueError("empty stack")
+        self.add_values(node, **values)
+        return node
+
+    def add_values(self, node: int, **values: float) -> None:
+        for m, v in values.items():
+            self._cols[m][node] += v
+
+    def build(
+        self,
+        *,
+        path: str,
+        format: str,
+        metrics: Sequence[Metric],
+        inclusive: Mapping[str, str] | None = None,
+        **profile_kwargs: Any,
+    ) -> Profile:
+        """Freeze into a :class:`Profile`.
+
+        ``inclusive`` maps an inclusive metric name to the self column it is derived from;
+        those columns are computed here (subtree sums).
+        """
+        cols = {m: np.asarray(v) for m, v in self._cols.items()}
+        return profile_from_arrays(
+            path=path,
+            format=format,
+            frames=self.frame.table(),
+            parent=np.asarray(self._parent, dtype=np.int32),
+            frame=np.asarray(self._frame, dtype=np.int32),
+            metrics=metrics,
+            columns=cols,
+            inclusive=inclusive,
+            **profile_kwargs,
+        )
+
+
+def profile_from_arrays(
+    *,
+    path: str,
+    format: str,
+    frames: FrameTable,
+    parent: np.ndarray,
+    frame: np.ndarray,
+    metrics: Sequence[Metric],
+    columns: Mapping[str, np.ndarray],
+    inclusive: Mapping[str, str] | None = None,
+    **profile_kwargs: Any,
+) -> Profile:
+    """Assemble a Profile from whole columns; derive ``inclusive`` columns from self ones."""
+    cols = dict(columns)
+    if inclusive:
+        from .model import depth_from_parent
+
+        depth = depth_from_parent(np.asarray(parent, dtype=np.int32))
+        for inc, self_name in inclusive.items():
+            cols[inc] = inclusive_from_self(np.asarray(parent), np.asarray(cols[self_name]), depth)
+    names = {m.name for m in metrics}
+    missing = names - cols.keys()
+    if missing:
+        raise ValueError(f"no column for metrics {sorted(missing)}")
+    return Profile(
+        path=str(path),
+        format=format,
+        frames=frames,
+        parent=parent,
+        frame=frame,
+        metrics=tuple(metrics),
+        values={m.name: cols[m.name] for m in metrics},
+        **profile_kwargs,
+    )
+
+
+def self_and_total(
+    base: str, unit: Any, label: str, *, sampled: bool = False, self_prefix: str = "self_",
+    total_prefix: str = "total_",
+) -> tuple[Metric, Metric]:
+    """The usual pair ``self_<base>`` / ``total_<base>`` (perf, pprof)."""
+    s = Metric(f"{self_prefix}{base}", unit, Kind.SELF, f"self {label}", sampled=sampled)
+    t = Metric(
+        f"{total_prefix}{base}", unit, Kind.INCLUSIVE, f"total {label}", sampled=sampled,
+        self_of=s.name,
+    )
+    return s, t

@@ -1,0 +1,153 @@
+"""Format detection by content, and the reader registry.
+
+Every module in :mod:`parsers` that defines the module-level names below is a reader and
+is discovered automatically, so adding a format is one new module (plus its tests):
+
+* ``FORMAT: str`` - the reader id (``"ghc-prof"``); also what ``Profile.format`` holds.
+* ``DESCRIPTION: str`` - a few words for error messages (``"GHC .prof text report"``).
+* ``def sniff(head: bytes, path: Path) -> float`` - confidence 0..1 that the file is this
+  format, from its first :data:`HEAD_BYTES` bytes (already gunzipped) and its name.
+  Content decides; the name may only break ties.
+* ``def read(path: Path, *, lenient: bool = False, progress=None) -> Profile`` - parse.
+  ``progress(fraction)`` may be called; it may raise to cancel.
+* optional ``ACCEPTS_DIRECTORY = True`` for readers of a folder (Julia ``.mem`` runs).
+
+Detection never reads more than :data:`HEAD_BYTES` of a file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib
+import pkgutil
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+from .errors import ParseError, UnknownFormatError
+from .model import Profile
+
+HEAD_BYTES = 64 * 1024
+
+_SKIP = {"model", "builder", "detect", "errors", "textio"}
+_readers: dict[str, ModuleType] | None = None
+
+
+def readers() -> dict[str, ModuleType]:
+    """All reader modules by FORMAT id (discovered once)."""
+    global _readers
+    if _readers is None:
+        found: dict[str, ModuleType] = {}
+        pkg = importlib.import_module("parsers")
+        for info in pkgutil.iter_modules(pkg.__path__):
+            if info.name in _SKIP or info.name.startswith("_") or info.ispkg:
+                continue
+            mod = importlib.import_module(f"parsers.{info.name}")
+            if hasattr(mod, "FORMAT") and hasattr(mod, "sniff") and hasattr(mod, "read"):
+                found[mod.FORMAT] = mod
+        _readers = dict(sorted(found.items()))
+    return _readers
+
+
+def supported_formats() -> str:
+    return ", ".join(f"{m.DESCRIPTION} [{fid}]" for fid, m in readers().items())
+
+
+def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
+    """First ``size`` bytes, transparently gunzipped (a truncated gzip still gives its start)."""
+    with open(path, "rb") as f:
+        raw = f.read(size)
+    if raw[:2] == b"\x1f\x8b":
+        d = zlib.decompressobj(wbits=31)
+        try:
+            return d.decompress(raw, size)
+        except zlib.error as e:
+            raise ParseError(path, "a readable gzip stream", found=str(e), offset=0) from e
+    return raw
+
+
+def is_gzip(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
+def open_text(path: Path):
+    """Open a possibly gzipped text file for streaming (UTF-8, undecodable bytes replaced)."""
+    if is_gzip(path):
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace", newline=None)
+    return open(path, encoding="utf-8", errors="replace", newline=None)
+
+
+def read_bytes(path: Path) -> bytes:
+    """Whole file, gunzipped; a truncated gzip raises a located ParseError."""
+    data = Path(path).read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        try:
+            return gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as e:
+            raise ParseError(path, "a complete gzip stream", found=str(e)) from e
+    return data
+
+
+def detect(path: str | Path) -> ModuleType:
+    """The reader module for ``path``; raises UnknownFormatError listing supported formats."""
+    p = Path(path)
+    if not p.exists():
+        raise ParseError(p, "an existing file or folder", found="no such file")
+    regs = readers()
+    if p.is_dir():
+        dir_readers = [m for m in regs.values() if getattr(m, "ACCEPTS_DIRECTORY", False)]
+        for m in dir_readers:
+            if m.sniff(b"", p) > 0:
+                return m
+        raise UnknownFormatError(
+            p, "a profile file (folders are read only when they hold Julia .mem files)",
+            found="a folder",
+        )
+    head = read_head(p)
+    if not head.strip():
+        raise UnknownFormatError(p, "a profile, but the file is empty", line=None)
+    best: tuple[float, ModuleType | None] = (0.0, None)
+    for m in regs.values():
+        try:
+            score = float(m.sniff(head, p))
+        except Exception:  # a sniffer must never break detection of other formats
+            score = 0.0
+        if score > best[0]:
+            best = (score, m)
+    if best[1] is None:
+        first = head[:80]
+        binary = b"\x00" in head[:4096]
+        raise UnknownFormatError(
+            p,
+            f"one of the supported formats: {supported_formats()}",
+            found="binary data" if binary else first.decode("utf-8", "replace").split("\n")[0],
+        )
+    return best[1]
+
+
+def load(
+    path: str | Path,
+    *,
+    format: str | None = None,
+    lenient: bool = False,
+    progress: Callable[[float], None] | None = None,
+) -> Profile:
+    """Detect (unless ``format`` is given) and read one profile."""
+    p = Path(path)
+    if format is not None:
+        try:
+            mod = readers()[format]
+        except KeyError:
+            raise UnknownFormatError(p, f"a known format id ({', '.join(readers())})",
+                                     found=format) from None
+    else:
+        mod = detect(p)
+    try:
+        return mod.read(p, lenient=lenient, progress=progress)
+    except ParseError:
+        raise
+    except (UnicodeDecodeError, ValueError, IndexError, KeyError, EOFError, OSError) as e:
+        # A reader bug or an input we did not foresee: still a located, readable message.
+        raise ParseError(p, f"a valid {mod.DESCRIPTION}", found=f"{type(e).__name__}: {e}") from e

@@ -1,0 +1,410 @@
+"""The common, columnar profile model every reader produces.
+
+A :class:`Profile` is a call tree stored as parallel numpy arrays indexed by an integer
+node id (``0..n-1``, parents before children), plus an interned :class:`FrameTable`
+shared by the nodes, one numeric column per :class:`Metric`, and run-level metadata
+and totals.  No Python object exists per node, so a 10^6-node tree costs a few dozen
+MB and the Qt models can answer ``data()`` straight from the arrays.
+
+Flat formats (ticky, ``.mem``, heap bands) are one-level trees: every node is a root.
+Run-level numbers (RTS statistics, ticky global counters, heap peak) live in
+``Profile.totals`` with their own metric descriptions in ``Profile.total_metrics``.
+
+Profiles are immutable after building: arrays are marked read-only, derived arrays
+(children CSR, depth, inclusive sums) are computed once and cached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+
+class Unit(StrEnum):
+    """What a metric's numbers count; drives formatting and speedscope units."""
+
+    COUNT = "count"
+    SECONDS = "seconds"
+    NANOSECONDS = "nanoseconds"
+    BYTES = "bytes"
+    PERCENT = "percent"
+    SAMPLES = "samples"
+    TICKS = "ticks"
+    BYTE_SECONDS = "byte_seconds"
+    RATIO = "ratio"
+
+
+class Kind(StrEnum):
+    """How a metric relates to the tree.
+
+    ``SELF`` values belong to the node alone and sum over nodes; ``INCLUSIVE`` values
+    include the node's descendants and must not be summed along a path; ``NODE`` values
+    (e.g. GHC ``entries``) are per node but not cost (summable over call sites, never
+    propagated to parents).
+    """
+
+    SELF = "self"
+    INCLUSIVE = "inclusive"
+    NODE = "node"
+
+
+@dataclass(frozen=True)
+class Metric:
+    """Description of one numeric column.
+
+    ``sampled`` marks statistically sampled values (time ticks, perf samples) as opposed
+    to deterministic counters (entries, GHC allocation); the noise-aware comparison uses
+    it.  ``self_of`` names, for an inclusive metric, the self metric it is the subtree
+    sum of (so flat aggregation and exports can pair them).
+    """
+
+    name: str
+    unit: Unit
+    kind: Kind
+    label: str = ""
+    description: str = ""
+    sampled: bool = False
+    self_of: str | None = None
+
+    @property
+    def title(self) -> str:
+        return self.label or self.name
+
+
+@dataclass(frozen=True)
+class FrameTable:
+    """Interned frames: one row per distinct (name, module, src) of a profile.
+
+    ``module`` is the GHC module, the perf DSO, the pprof/Julia file's package or
+    source file; ``src`` is a source location string (may be empty); ``line`` is a
+    source line number when known (0 otherwise); ``kind`` is a short format-specific tag
+    (``"cc"``, ``"caf"``, ``"kernel"``, ``"closure:fun"``, ...).
+    """
+
+    name: np.ndarray  # object array of str
+    module: np.ndarray  # object array of str
+    src: np.ndarray  # object array of str
+    line: np.ndarray  # int32
+    kind: np.ndarray  # object array of str
+
+    def __len__(self) -> int:
+        return len(self.name)
+
+    @cached_property
+    def key(self) -> np.ndarray:
+        """Default match key per frame, ``"module\\x1fname"``: the identity used to align runs."""
+        return np.array(
+            [f"{m}\x1f{n}" for m, n in zip(self.module.tolist(), self.name.tolist(), strict=True)],
+            dtype=object,
+        )
+
+    def label(self, i: int) -> str:
+        m = self.module[i]
+        return f"{m}.{self.name[i]}" if m else str(self.name[i])
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class Profile:
+    """One run of one profiler, as a columnar call tree plus run metadata.
+
+    Attributes:
+        path: file (or folder) it was read from.
+        format: reader id (``"ghc-prof"``, ``"perf-script"``, ...).
+        frames: interned frame table.
+        parent: int32[n], -1 for roots; parents precede children.
+        frame: int32[n], index into ``frames``.
+        metrics: metric descriptions in display order.
+        values: one float64 (or int64) array of length n per metric name.
+        meta: header facts (program, command_line, date, tick_interval_us,
+            processors, percent_basis, event, ...); JSON-serialisable.
+        totals: run-level numbers keyed like metrics (``total_time_s``,
+            ``total_alloc_bytes``, RTS statistics, ...).
+        total_metrics: descriptions of ``totals`` keys.
+        incomplete: True when the file was cut short; ``incomplete_reason`` says why.
+        warnings: messages about skipped/odd lines (lenient mode) - shown to the user.
+        extras: format-specific structured data (ticky ``counters``, heap time series)
+            that has no place in the tree; JSON-serialisable where it is printed.
+        default_metric: metric used for sorting and flame widths by default.
+    """
+
+    path: str
+    format: str
+    frames: FrameTable
+    parent: np.ndarray
+    frame: np.ndarray
+    metrics: tuple[Metric, ...]
+    values: Mapping[str, np.ndarray]
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    totals: Mapping[str, float] = field(default_factory=dict)
+    total_metrics: Mapping[str, Metric] = field(default_factory=dict)
+    incomplete: bool = False
+    incomplete_reason: str = ""
+    warnings: tuple[str, ...] = ()
+    extras: Mapping[str, Any] = field(default_factory=dict)
+    default_metric: str | None = None
+
+    def __post_init__(self) -> None:
+        n = len(self.parent)
+        object.__setattr__(self, "parent", _readonly(np.asarray(self.parent, dtype=np.int32)))
+        object.__setattr__(self, "frame", _readonly(np.asarray(self.frame, dtype=np.int32)))
+        vals = {}
+        for m in self.metrics:
+            a = np.asarray(self.values[m.name])
+            if a.shape != (n,):
+                raise ValueError(f"metric {m.name}: shape {a.shape}, expected ({n},)")
+            vals[m.name] = _readonly(a)
+        object.__setattr__(self, "values", vals)
+        if n and np.any(self.parent >= np.arange(n, dtype=np.int32)):
+            raise ValueError("parent ids must precede their children")
+
+    # ----- size and lookup -------------------------------------------------------------
+    @property
+    def n_nodes(self) -> int:
+        return len(self.parent)
+
+    def __len__(self) -> int:
+        return self.n_nodes
+
+    @cached_property
+    def metric_by_name(self) -> dict[str, Metric]:
+        return {m.name: m for m in self.metrics}
+
+    def metric(self, name: str) -> Metric:
+        return self.metric_by_name[name]
+
+    def has_metric(self, name: str) -> bool:
+        return name in self.metric_by_name
+
+    def column(self, name: str) -> np.ndarray:
+        return self.values[name]
+
+    # ----- per-node views of the frame table -------------------------------------------
+    @cached_property
+    def name(self) -> np.ndarray:
+        return self.frames.name[self.frame]
+
+    @cached_property
+    def module(self) -> np.ndarray:
+        return self.frames.module[self.frame]
+
+    @cached_property
+    def src(self) -> np.ndarray:
+        return self.frames.src[self.frame]
+
+    # ----- tree structure (derived, cached) --------------------------------------------
+    @cached_property
+    def depth(self) -> np.ndarray:
+        """Depth of every node (roots 0), one pass in parent-first order."""
+        return _readonly(depth_from_parent(self.parent))
+
+    @cached_property
+    def children_offsets_ids(self) -> tuple[np.ndarray, np.ndarray]:
+        """Children in CSR form: children of ``p`` are ``ids[off[p]:off[p+1]]`` in file order.
+
+        Roots are stored under the virtual parent ``n`` (``off[n]:off[n+1]``).
+        """
+        return children_csr(self.parent)
+
+    def children(self, node: int) -> np.ndarray:
+        off, ids = self.children_offsets_ids
+        p = self.n_nodes if node < 0 else node
+        return ids[off[p] : off[p + 1]]
+
+    @property
+    def roots(self) -> np.ndarray:
+        return self.children(-1)
+
+    @cached_property
+    def preorder_size(self) -> tuple[np.ndarray, np.ndarray]:
+        """(pre-order index, subtree size) per node; see :func:`preorder_and_size`."""
+        return preorder_and_size(self.parent, self.depth)
+
+    @cached_property
+    def frame_key_codes(self) -> tuple[np.ndarray, np.ndarray]:
+        """(unique default keys, int code per node): the (module, name) identity of nodes."""
+        import pandas as pd
+
+        codes, uniques = pd.factorize(self.frames.key)
+        return np.asarray(uniques, dtype=object), codes[self.frame]
+
+    def n_children(self, node: int) -> int:
+        off, _ = self.children_offsets_ids
+        p = self.n_nodes if node < 0 else node
+        return int(off[p + 1] - off[p])
+
+    def path_labels(self, node: int) -> list[str]:
+        """``["module.name", ...]`` from the root down to ``node``."""
+        out = []
+        while node >= 0:
+            out.append(self.frames.label(int(self.frame[node])))
+            node = int(self.parent[node])
+        return out[::-1]
+
+    def total(self, name: str, default: float | None = None) -> float | None:
+        return self.totals.get(name, default)
+
+
+# --------------------------------------------------------------------------------------
+# Vectorised tree helpers shared by readers, comparison and views.
+# --------------------------------------------------------------------------------------
+def depth_from_parent(parent: np.ndarray) -> np.ndarray:
+    """Exact depth per node (roots 0), vectorised level by level over the CSR children."""
+    n = len(parent)
+    depth = np.full(n, -1, dtype=np.int32)
+    if n == 0:
+        return depth
+    frontier = np.flatnonzero(parent < 0)
+    depth[frontier] = 0
+    off, ids = children_csr(parent)
+    level = 0
+    while frontier.size:
+        level += 1
+        starts = off[frontier]
+        counts = off[frontier + 1] - starts
+        total = int(counts.sum())
+        if total == 0:
+            break
+        # positions of all children of the frontier, gathered in one go
+        shift = np.repeat(starts - (np.cumsum(counts) - counts), counts)
+        kids = ids[np.arange(total) + shift]
+        depth[kids] = level
+        frontier = kids
+    return depth
+
+
+def level_order(depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Node ids sorted by depth and the slice bounds of each level: ``ids[b[d]:b[d+1]]``."""
+    order = np.argsort(depth, kind="stable")
+    bounds = np.searchsorted(depth[order], np.arange(int(depth.max(initial=-1)) + 2))
+    return order, bounds
+
+
+def children_csr(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CSR children lists in original (file) order; virtual root bucket at index n."""
+    n = len(parent)
+    p = np.where(parent < 0, n, parent).astype(np.int64)
+    order = np.argsort(p, kind="stable").astype(np.int32)
+    counts = np.bincount(p, minlength=n + 1)
+    off = np.zeros(n + 2, dtype=np.int64)
+    np.cumsum(counts, out=off[1:])
+    return _readonly(off), _readonly(order)
+
+
+def inclusive_from_self(
+    parent: np.ndarray, self_values: np.ndarray, depth: np.ndarray | None = None
+) -> np.ndarray:
+    """Subtree sums: a reverse sweep over the tree, vectorised one depth level at a time."""
+    out = np.array(self_values, dtype=np.float64 if self_values.dtype.kind == "f" else np.int64)
+    if len(out) == 0:
+        return out
+    if depth is None:
+        depth = depth_from_parent(parent)
+    order, bounds = level_order(depth)
+    for d in range(len(bounds) - 2, 0, -1):
+        idx = order[bounds[d] : bounds[d + 1]]
+        np.add.at(out, parent[idx], out[idx])
+    return out
+
+
+def make_frame_table(
+    names: Iterable[str],
+    modules: Iterable[str],
+    srcs: Iterable[str] | None = None,
+    lines: Iterable[int] | None = None,
+    kinds: Iterable[str] | None = None,
+) -> FrameTable:
+    name = np.array(list(names), dtype=object)
+    n = len(name)
+    module = np.array(list(modules), dtype=object)
+    src = np.array(list(srcs), dtype=object) if srcs is not None else np.full(n, "", dtype=object)
+    line = np.array(list(lines), dtype=np.int32) if lines is not None else np.zeros(n, np.int32)
+    kind = np.array(list(kinds), dtype=object) if kinds is not None else np.full(n, "", dtype=object)
+    return FrameTable(name, module, src, line, kind)
+
+
+def preorder_and_size(parent: np.ndarray, depth: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Pre-order (DFS, children in file order) index and subtree size of every node.
+
+    Vectorised level by level: a child's pre-order index is its parent's plus one plus the
+    sizes of its earlier siblings.  Used for recursion-safe flat aggregation (a node's
+    subtree is the interval ``[pre, pre + size)``) and for flame-graph layout.
+    """
+    n = len(parent)
+    size = inclusive_from_self(parent, np.ones(n, dtype=np.int64), depth)
+    pre = np.zeros(n, dtype=np.int64)
+    if n == 0:
+        return pre, size
+    off, ids = children_csr(parent)
+    # roots: consecutive blocks
+    roots = ids[off[n] : off[n + 1]]
+    pre[roots] = np.cumsum(size[roots]) - size[roots]
+    frontier = roots
+    while frontier.size:
+        frontier = frontier[off[frontier + 1] > off[frontier]]
+        if frontier.size == 0:
+            break
+        starts = off[frontier]
+        counts = off[frontier + 1] - starts
+        total = int(counts.sum())
+        group_start = np.cumsum(counts) - counts
+        shift = np.repeat(starts - group_start, counts)
+        kids = ids[np.arange(total) + shift]
+        ks = size[kids]
+        csum = np.cumsum(ks)
+        before = csum - ks - np.repeat(csum[group_start] - ks[group_start], counts)
+        pre[kids] = np.repeat(pre[frontier], counts) + 1 + before
+        frontier = kids
+    return pre, size
+
+
+def outermost_mask(keys: np.ndarray, pre: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """True for nodes with no ancestor of the same key (count inclusive cost once per stack)."""
+    n = len(keys)
+    if n == 0:
+        return np.zeros(0, dtype=bool)
+    keys = np.asarray(keys, dtype=np.int64)
+    order = np.lexsort((pre, keys))
+    big = int(pre.max()) + int(size.max()) + 2
+    spre = pre[order] + keys[order] * big
+    send = spre + size[order]
+    prev_max = np.maximum.accumulate(send)
+    nested = np.zeros(n, dtype=bool)
+    nested[1:] = spre[1:] < prev_max[:-1]
+    out = np.empty(n, dtype=bool)
+    out[order] = ~nested
+    return out
+
+
+def flat_aggregate(
+    profile: Profile, node_keys: np.ndarray, n_keys: int | None = None
+) -> dict[str, np.ndarray]:
+    """Per-key sums of every metric over all call sites (``node_keys``: int code per node).
+
+    SELF and NODE metrics are summed over all nodes; INCLUSIVE metrics only over the
+    outermost node of each key on every stack, so recursion is not double counted.
+    Percent metrics sum like their absolute counterparts (they share one denominator).
+    """
+    n_keys = int(node_keys.max(initial=-1)) + 1 if n_keys is None else n_keys
+    out: dict[str, np.ndarray] = {}
+    inc_mask = None
+    for m in profile.metrics:
+        v = np.asarray(profile.values[m.name], dtype=np.float64)
+        if m.kind is Kind.INCLUSIVE:
+            if inc_mask is None:
+                pre, size = profile.preorder_size
+                inc_mask = outermost_mask(node_keys, pre, size)
+            out[m.name] = np.bincount(node_keys[inc_mask], weights=v[inc_mask], minlength=n_keys)
+        else:
+            out[m.name] = np.bincount(node_keys, weights=v, minlength=n_keys)
+    return out

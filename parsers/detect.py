@@ -8,8 +8,9 @@ is discovered automatically, so adding a format is one new module (plus its test
 * ``def sniff(head: bytes, path: Path) -> float`` - confidence 0..1 that the file is this
   format, from its first :data:`HEAD_BYTES` bytes (already gunzipped) and its name.
   Content decides; the name may only break ties.
-* ``def read(path: Path, *, lenient: bool = False, progress=None) -> Profile`` - parse.
-  ``progress(fraction)`` may be called; it may raise to cancel.
+* ``def read(path: Path, *, lenient: bool = False, progress=None, **options) -> Profile``
+  - parse. ``progress(fraction)`` may be called; it may raise to cancel. Unknown
+  ``options`` must be ignored (they are meant for other readers).
 * optional ``ACCEPTS_DIRECTORY = True`` for readers of a folder (Julia ``.mem`` runs).
 
 Detection never reads more than :data:`HEAD_BYTES` of a file.
@@ -133,8 +134,13 @@ def load(
     format: str | None = None,
     lenient: bool = False,
     progress: Callable[[float], None] | None = None,
+    **options: object,
 ) -> Profile:
-    """Detect (unless ``format`` is given) and read one profile."""
+    """Detect (unless ``format`` is given) and read one profile.
+
+    ``options`` are reader-specific keywords (``event=`` for perf, ``sample_type=`` for
+    pprof); readers ignore the ones they do not know.
+    """
     p = Path(path)
     if format is not None:
         try:
@@ -145,7 +151,7 @@ def load(
     else:
         mod = detect(p)
     try:
-        return mod.read(p, lenient=lenient, progress=progress)
+        return mod.read(p, lenient=lenient, progress=progress, **options)
     except ParseError:
         raise
     except (UnicodeDecodeError, ValueError, IndexError, KeyError, EOFError, OSError) as e:

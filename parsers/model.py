@@ -91,15 +91,21 @@ class FrameTable:
     src: np.ndarray  # object array of str
     line: np.ndarray  # int32
     kind: np.ndarray  # object array of str
+    match: np.ndarray | None = None  # optional identity used for alignment instead of name
 
     def __len__(self) -> int:
         return len(self.name)
 
     @cached_property
     def key(self) -> np.ndarray:
-        """Default match key per frame, ``"module\\x1fname"``: the identity used to align runs."""
+        """Default match key per frame, ``"module\\x1fname"``: the identity used to align runs.
+
+        Readers whose display names carry build-specific parts (ticky uniques) set
+        ``match`` to a normalised name; it replaces ``name`` in the key.
+        """
+        names = self.name if self.match is None else self.match
         return np.array(
-            [f"{m}\x1f{n}" for m, n in zip(self.module.tolist(), self.name.tolist(), strict=True)],
+            [f"{m}\x1f{n}" for m, n in zip(self.module.tolist(), names.tolist(), strict=True)],
             dtype=object,
         )
 
@@ -323,6 +329,7 @@ def make_frame_table(
     srcs: Iterable[str] | None = None,
     lines: Iterable[int] | None = None,
     kinds: Iterable[str] | None = None,
+    match: Iterable[str] | None = None,
 ) -> FrameTable:
     name = np.array(list(names), dtype=object)
     n = len(name)
@@ -330,7 +337,8 @@ def make_frame_table(
     src = np.array(list(srcs), dtype=object) if srcs is not None else np.full(n, "", dtype=object)
     line = np.array(list(lines), dtype=np.int32) if lines is not None else np.zeros(n, np.int32)
     kind = np.array(list(kinds), dtype=object) if kinds is not None else np.full(n, "", dtype=object)
-    return FrameTable(name, module, src, line, kind)
+    m = np.array(list(match), dtype=object) if match is not None else None
+    return FrameTable(name, module, src, line, kind, m)
 
 
 def preorder_and_size(parent: np.ndarray, depth: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -70,6 +70,7 @@ class Metric:
     description: str = ""
     sampled: bool = False
     self_of: str | None = None
+    better: str = "lower"  # "lower" (costs), "higher" (productivity, hit rates) or "none"
 
     @property
     def title(self) -> str:
@@ -142,6 +143,7 @@ class Profile:
         extras: format-specific structured data (ticky ``counters``, heap time series)
             that has no place in the tree; JSON-serialisable where it is printed.
         default_metric: metric used for sorting and flame widths by default.
+        display_metrics: the columns a table shows by default (first metrics otherwise).
     """
 
     path: str
@@ -159,6 +161,7 @@ class Profile:
     warnings: tuple[str, ...] = ()
     extras: Mapping[str, Any] = field(default_factory=dict)
     default_metric: str | None = None
+    display_metrics: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         n = len(self.parent)
@@ -185,6 +188,12 @@ class Profile:
     @cached_property
     def metric_by_name(self) -> dict[str, Metric]:
         return {m.name: m for m in self.metrics}
+
+    @property
+    def shown_metrics(self) -> list[str]:
+        """Metrics a table shows by default: ``display_metrics`` or the first four."""
+        names = [m for m in self.display_metrics if m in self.metric_by_name]
+        return names or [m.name for m in self.metrics[:4]]
 
     def metric(self, name: str) -> Metric:
         return self.metric_by_name[name]

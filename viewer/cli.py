@@ -1,0 +1,329 @@
+"""``profdiff`` command line: the headless twin of every view.
+
+    profdiff [FILES...] [--screenshot OUT.png ...]   the desktop app (viewer.qt)
+    profdiff show FILE [--json]                      one run: header facts, top of the tree
+    profdiff diff BASE NEW [MORE...] [...]           ranked comparison, --json, --fail-if
+    profdiff export BASE [NEW...] -o OUT.json        speedscope export (viewer.export)
+    profdiff watch DIR --no-gui                      one line per landed run (viewer.watch)
+
+Exit codes: 0 success, 1 a ``--fail-if`` gate was crossed, 2 usage or input error.
+Errors are one readable line naming the file and line; never a traceback (set
+``PROFDIFF_DEBUG=1`` to get one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from parsers import load
+from parsers.errors import ProfdiffError
+from parsers.model import Profile
+
+from . import __version__
+from .compare import Comparison, align, comparable_metrics
+from .gate import evaluate, parse_gate
+from .report import comparison_json, profile_json
+from .table import render_comparison, render_profile, use_color
+from .units import format_delta, format_rel, format_value
+
+SUBCOMMANDS = ("show", "diff", "export", "watch")
+# Subcommands contributed by other modules: module path -> must define add_parser/run.
+PLUGIN_COMMANDS = {"export": "viewer.export.cli", "watch": "viewer.watch_cli"}
+
+
+class UsageError(ProfdiffError):
+    pass
+
+
+# ------------------------------------------------------------------------------------------
+# shared options
+# ------------------------------------------------------------------------------------------
+def add_load_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("reading")
+    g.add_argument("--format", help="force a reader (skip detection), e.g. ghc-prof")
+    g.add_argument("--lenient", action="store_true",
+                   help="skip corrupt lines (each one is reported) instead of failing")
+    g.add_argument("--event", help="perf: which event to read when a file has several")
+    g.add_argument("--sample-type", dest="sample_type", help="pprof: which sample type")
+
+
+def load_options(args: argparse.Namespace) -> dict:
+    opts = {}
+    for k in ("event", "sample_type"):
+        v = getattr(args, k, None)
+        if v is not None:
+            opts[k] = v
+    return opts
+
+
+def load_runs(paths: Sequence[str], args: argparse.Namespace) -> list[Profile]:
+    return [
+        load(p, format=getattr(args, "format", None), lenient=getattr(args, "lenient", False),
+             **load_options(args))
+        for p in paths
+    ]
+
+
+def add_align_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("matching")
+    m = g.add_mutually_exclusive_group()
+    m.add_argument("--flat", dest="mode", action="store_const", const="flat",
+                   help="aggregate every cost centre over its call sites (default)")
+    m.add_argument("--tree", dest="mode", action="store_const", const="tree",
+                   help="match nodes by their call path from the root")
+    g.add_argument("--baseline", type=int, default=0, metavar="I",
+                   help="index of the baseline among the files (default 0, the first)")
+    p.set_defaults(mode="flat")
+
+
+# Hooks other modules (rename rules, repeated-run groups) use to extend diff/export.
+ALIGN_HOOKS: list[Callable[[argparse.ArgumentParser], None]] = []
+RULES_FROM_ARGS: list[Callable[[argparse.Namespace, list[Profile]], list]] = []
+
+
+def build_comparison(runs: list[Profile], args: argparse.Namespace) -> Comparison:
+    rules: list = []
+    for f in RULES_FROM_ARGS:
+        rules += f(args, runs)
+    return align(runs, baseline=args.baseline, mode=args.mode, rules=rules)
+
+
+# ------------------------------------------------------------------------------------------
+# show
+# ------------------------------------------------------------------------------------------
+def _dfs_rows(p: Profile, metric: str | None, limit: int, max_depth: int | None) -> list[int]:
+    """Depth-first rows, hottest child first, up to ``limit`` rows."""
+    key = np.asarray(p.values[metric], dtype=float) if metric else None
+    out: list[int] = []
+    stack = list(reversed(_sorted(p.roots, key)))
+    while stack and len(out) < limit:
+        n = int(stack.pop())
+        out.append(n)
+        if max_depth is not None and p.depth[n] >= max_depth:
+            continue
+        stack.extend(reversed(_sorted(p.children(n), key)))
+    return out
+
+
+def _sorted(ids: np.ndarray, key: np.ndarray | None) -> list[int]:
+    if key is None or len(ids) == 0:
+        return ids.tolist()
+    return ids[np.argsort(-np.nan_to_num(key[ids]), kind="stable")].tolist()
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    p = load_runs([args.file], args)[0]
+    metrics = _metric_list(args.metrics, p.shown_metrics, [m.name for m in p.metrics])
+    sort = args.sort or p.default_metric or (metrics[0] if metrics else None)
+    if sort and not p.has_metric(sort):
+        raise UsageError(f"unknown metric {sort!r}; metrics: {', '.join(m.name for m in p.metrics)}")
+    rows = _dfs_rows(p, sort, args.top, args.depth)
+    if args.json:
+        print(json.dumps(profile_json(p, rows), ensure_ascii=False, indent=1))
+    else:
+        print(render_profile(p, rows, metrics, color=use_color()))
+    return 0
+
+
+def _metric_list(spec: str | None, default: list[str], known: list[str]) -> list[str]:
+    if not spec:
+        return [m for m in default if m in known]
+    names = [s.strip() for s in spec.split(",") if s.strip()]
+    bad = [n for n in names if n not in known]
+    if bad:
+        raise UsageError(f"unknown metric(s) {', '.join(bad)}; metrics: {', '.join(known)}")
+    return names
+
+
+# ------------------------------------------------------------------------------------------
+# diff
+# ------------------------------------------------------------------------------------------
+def parse_sort(spec: str | None, cmp: Comparison) -> tuple[str, str, bool]:
+    """``METRIC[:delta|abs|rel|base|new]``, leading ``-`` for ascending (biggest drop first)."""
+    known = [m.name for m in comparable_metrics(cmp)] or list(cmp.values)
+    if not spec:
+        base = cmp.runs[cmp.baseline]
+        metric = base.default_metric if base.default_metric in known else (known[0] if known else "")
+        return metric, "delta", True
+    desc = not spec.startswith("-")
+    spec = spec.lstrip("-+")
+    metric, _, how = spec.partition(":")
+    how = how or "delta"
+    if metric not in cmp.values:
+        raise UsageError(f"--sort: unknown metric {metric!r}; metrics: {', '.join(cmp.values)}")
+    if how not in ("delta", "abs", "rel", "base", "new"):
+        raise UsageError(f"--sort: unknown order {how!r}; use delta, abs, rel, base or new")
+    return metric, how, desc
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    if len(args.files) < 2:
+        raise UsageError("diff needs at least two files: BASE NEW [MORE...]")
+    gates = [parse_gate(g) for g in args.fail_if or []]
+    runs = load_runs(args.files, args)
+    if not 0 <= args.baseline < len(runs):
+        raise UsageError(f"--baseline {args.baseline}: there are {len(runs)} runs")
+    cmp = build_comparison(runs, args)
+    metric, how, desc = parse_sort(args.sort, cmp)
+    default_cols = [m for m in cmp.runs[cmp.baseline].shown_metrics if m in cmp.values]
+    metrics = _metric_list(args.metrics, default_cols, list(cmp.values))
+    if metric and metric not in metrics:
+        metrics = [metric, *metrics]
+    order = cmp.order_by(metric, how, desc) if metric else np.arange(cmp.n_rows)
+    if args.changed_only:
+        order = order[cmp.status[order] != 0]
+    rows = order[: args.top] if args.top > 0 else order
+    violations = evaluate(cmp, gates) if gates else []
+    if args.json:
+        doc = comparison_json(cmp, rows, list(cmp.values) if args.all_metrics else metrics)
+        doc["sort"] = {"metric": metric, "by": how, "descending": desc}
+        if gates:
+            doc["fail_if"] = {
+                "expressions": [g.text for g in gates],
+                "failed": bool(violations),
+                "violations": [_violation_json(v) for v in violations],
+            }
+        print(json.dumps(doc, ensure_ascii=False, indent=1))
+    else:
+        sort_desc = f"sorted by {'−' if not desc else ''}{how} of {metric}" if metric else ""
+        print(render_comparison(cmp, rows, metrics, color=use_color(), sort_desc=sort_desc))
+        if gates:
+            print(_violations_text(violations, cmp))
+    return 1 if violations else 0
+
+
+def _violation_json(v) -> dict:
+    return {
+        "expression": v.gate.text, "row": v.row, "label": v.label,
+        "base": v.base, "new": v.new,
+        "change": v.change if np.isfinite(v.change) else None,
+        "relative": v.gate.relative,
+    }
+
+
+def _violations_text(violations, cmp: Comparison) -> str:
+    if not violations:
+        return "fail-if: no threshold crossed"
+    lines = [f"fail-if: {len(violations)} threshold(s) crossed:"]
+    for v in violations[:50]:
+        m = cmp.metric_by_name.get(v.gate.metric) or cmp.total_metric(v.gate.metric)
+        unit = m.unit if m else "count"
+        change = format_rel(v.change / 100) if v.gate.relative else format_delta(v.change, unit)
+        lines.append(f"  {v.gate.text}: {v.label}: {format_value(v.base, unit)} -> "
+                     f"{format_value(v.new, unit)} ({change})")
+    if len(violations) > 50:
+        lines.append(f"  ... and {len(violations) - 50} more")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------
+# parser and entry point
+# ------------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="profdiff",
+        description="Compare profiler runs (GHC .prof/-pj/ticky/.hp/RTS stats, perf, pprof, "
+        "Julia .mem) side by side. Without a subcommand, opens the desktop app.",
+    )
+    p.add_argument("--version", action="version", version=f"profdiff {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("show", help="one run: header facts and the top of the tree")
+    s.add_argument("file")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.add_argument("--top", type=int, default=40, help="rows to print (default 40)")
+    s.add_argument("--depth", type=int, default=None, help="deepest tree level to print")
+    s.add_argument("--sort", help="metric to order siblings by (hottest first)")
+    s.add_argument("--metrics", help="comma-separated metric columns")
+    add_load_options(s)
+    s.set_defaults(func=cmd_show)
+
+    d = sub.add_parser(
+        "diff", help="compare runs: ranked table, --json, --fail-if",
+        description="Compare BASE with NEW (and more runs). Rows are ranked by the change of "
+        "--sort (default: the format's main metric), largest regression first.",
+    )
+    d.add_argument("files", nargs="+", metavar="FILE")
+    add_align_options(d)
+    d.add_argument("--sort", metavar="METRIC[:HOW]",
+                   help="rank by METRIC; HOW is delta (default), abs, rel, base or new; "
+                   "prefix '-' for the largest decrease first")
+    d.add_argument("--top", type=int, default=25, help="rows to print (0 = all; default 25)")
+    d.add_argument("--metrics", help="comma-separated metric columns")
+    d.add_argument("--all-metrics", action="store_true", help="--json: every metric per row")
+    d.add_argument("--changed-only", action="store_true", help="hide rows that did not change")
+    d.add_argument("--json", action="store_true", help="machine-readable output (see README)")
+    d.add_argument("--fail-if", action="append", metavar="EXPR",
+                   help="exit 1 when a change crosses EXPR, e.g. 'alloc_bytes>+10%%' or "
+                   "'total.total_alloc_bytes>+5%%'; may be repeated")
+    add_load_options(d)
+    d.set_defaults(func=cmd_diff)
+    for hook in ALIGN_HOOKS:
+        hook(d)
+
+    for _name, modname in PLUGIN_COMMANDS.items():
+        try:
+            mod = importlib.import_module(modname)
+        except ImportError:
+            continue
+        sp = mod.add_parser(sub)
+        sp.set_defaults(func=mod.run)
+    return p
+
+
+def _load_extensions() -> None:
+    """Import modules that register ALIGN_HOOKS / RULES_FROM_ARGS (rename rules, groups)."""
+    for modname in ("viewer.rules_cli", "viewer.groups_cli"):
+        try:
+            importlib.import_module(modname)
+        except ImportError:
+            pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = bool(os.environ.get("PROFDIFF_DEBUG"))
+    if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):
+        return _run_gui(argv)
+    _load_extensions()
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except ProfdiffError as e:
+        print(f"profdiff: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # noqa: BLE001 - the CLI promises no tracebacks
+        if debug:
+            raise
+        print(f"profdiff: internal error: {type(e).__name__}: {e} "
+              "(set PROFDIFF_DEBUG=1 for a traceback)", file=sys.stderr)
+        return 2
+
+
+def _run_gui(argv: list[str]) -> int:
+    try:
+        app = importlib.import_module("viewer.qt.app")
+    except ImportError as e:
+        print(f"profdiff: the desktop app is not available ({e}); use 'profdiff diff A B'",
+              file=sys.stderr)
+        return 2
+    return int(app.main(argv) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

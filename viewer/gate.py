@@ -1,0 +1,119 @@
+"""``--fail-if`` expressions: turn a comparison into a CI verdict.
+
+Grammar (documented in the README)::
+
+    EXPR      := [ "total." ] METRIC OP THRESHOLD
+    OP        := ">" | ">=" | "<" | "<="
+    THRESHOLD := [ "+" | "-" ] NUMBER [ "k" | "M" | "G" ] [ "%" ]
+
+The left side is always a *change* from the baseline to the compared run: the absolute
+delta (in the metric's unit) or, when the threshold ends in ``%``, the relative change in
+percent.  ``alloc_bytes>+10%`` fails when any row's allocation grew by more than 10 %;
+``total.bytes_allocated>+5%`` looks at run totals instead of rows; ``time_s>0.5`` fails
+on any row that got slower by more than half a second.  A row that is new in the
+compared run has an infinite relative change.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from parsers.errors import ProfdiffError
+
+from .compare import Comparison
+
+_OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
+_RX = re.compile(
+    r"^\s*(?P<total>total\.)?(?P<metric>[A-Za-z_][A-Za-z0-9_]*)\s*(?P<op>>=|<=|>|<)\s*"
+    r"(?P<num>[+-]?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)\s*(?P<scale>[kMG])?\s*(?P<pct>%)?\s*$"
+)
+_SCALE = {"k": 1e3, "M": 1e6, "G": 1e9, None: 1.0}
+
+
+class GateError(ProfdiffError):
+    """A --fail-if expression that does not parse or names an unknown metric."""
+
+
+@dataclass(frozen=True)
+class Gate:
+    text: str
+    total: bool
+    metric: str
+    op: str
+    threshold: float
+    relative: bool
+
+    def crosses(self, change: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore"):
+            return _OPS[self.op](change, self.threshold) & ~np.isnan(change)
+
+
+@dataclass(frozen=True)
+class Violation:
+    gate: Gate
+    row: int | None  # None for a totals gate
+    label: str
+    base: float | None
+    new: float | None
+    change: float
+
+
+def parse_gate(text: str) -> Gate:
+    m = _RX.match(text)
+    if not m:
+        raise GateError(
+            f"--fail-if {text!r}: expected METRIC OP THRESHOLD, e.g. 'alloc_bytes>+10%' or "
+            "'total.bytes_allocated>=+1G' (OP is >, >=, <, <=)"
+        )
+    return Gate(
+        text=text.strip(),
+        total=bool(m["total"]),
+        metric=m["metric"],
+        op=m["op"],
+        threshold=float(m["num"]) * _SCALE[m["scale"]],
+        relative=bool(m["pct"]),
+    )
+
+
+def evaluate(cmp: Comparison, gates: list[Gate], run: int | None = None) -> list[Violation]:
+    """All rows (or totals) crossing any gate, for ``run`` against the baseline."""
+    run = cmp.current if run is None else run
+    out: list[Violation] = []
+    for g in gates:
+        if g.total:
+            vals = cmp.total_values(g.metric)
+            if all(v is None for v in vals):
+                raise GateError(
+                    f"--fail-if {g.text!r}: no run has a total named {g.metric!r}; "
+                    f"totals: {', '.join(cmp.total_keys) or 'none'}"
+                )
+            b, n = vals[cmp.baseline], vals[run]
+            if b is None or n is None:
+                continue
+            change = n - b
+            if g.relative:
+                change = (math.inf if change > 0 else 0.0) if b == 0 else 100.0 * change / abs(b)
+            if g.crosses(np.array([change]))[0]:
+                out.append(Violation(g, None, f"total {g.metric}", b, n, change))
+            continue
+        if not cmp.has_metric(g.metric):
+            raise GateError(
+                f"--fail-if {g.text!r}: unknown metric {g.metric!r}; metrics: "
+                f"{', '.join(cmp.values) or 'none'}; prefix with 'total.' for run totals"
+            )
+        change = cmp.rel(g.metric, run) * 100.0 if g.relative else cmp.delta(g.metric, run)
+        hits = np.flatnonzero(g.crosses(change))
+        base = cmp.value(g.metric, cmp.baseline)
+        new = cmp.value(g.metric, run)
+        for i in hits[np.argsort(-np.abs(np.nan_to_num(change[hits], posinf=1e300)),
+                                 kind="stable")]:
+            label = " / ".join(cmp.path_labels(int(i))[-2:]) if cmp.mode == "tree" else (
+                f"{cmp.module[i]}.{cmp.name[i]}" if cmp.module[i] else str(cmp.name[i]))
+            out.append(Violation(g, int(i), label, float(base[i]), float(new[i]),
+                                 float(change[i])))
+    return out

@@ -1,0 +1,155 @@
+"""The documented ``--json`` contract of ``profdiff show`` and ``profdiff diff``.
+
+Kept in one module so the shape is stable and easy to read against the README:
+
+* top level: ``profdiff`` (version), ``mode`` (``tree``/``flat``), ``baseline`` (run
+  index), ``current``, ``metrics`` (name -> unit, kind, label), ``runs``, ``totals``,
+  ``rows``, ``status_counts``;
+* ``runs[i]``: ``path``, ``format``, ``incomplete``, ``incomplete_reason``, ``warnings``,
+  ``meta``, ``totals`` (run-level numbers) and any JSON-serialisable reader extras
+  (ticky ``counters``);
+* ``rows[j]``: ``name``, ``module``, ``src``, ``path`` (tree mode: ``"module.name"`` from
+  the root), ``status`` (``same|changed|added|removed``), ``matched_by``, ``values`` (one
+  object per run, keyed by metric), ``delta`` (current minus baseline, keyed by metric),
+  ``rel`` (relative change, null when the base is zero) and, with more than two runs,
+  ``deltas`` (one object per run, null for the baseline).
+
+Non-finite numbers become ``null`` so the output is strict JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from parsers.model import Metric, Profile
+
+from . import __version__
+from .compare import Comparison, Status
+
+
+def _num(v: Any) -> float | int | None:
+    if v is None:
+        return None
+    f = float(v)
+    if not math.isfinite(f):
+        return None
+    return int(f) if f.is_integer() and abs(f) < 2**53 else f
+
+
+def metric_json(m: Metric) -> dict[str, Any]:
+    d = {"unit": str(m.unit), "kind": str(m.kind), "label": m.title}
+    if m.description:
+        d["description"] = m.description
+    if m.sampled:
+        d["sampled"] = True
+    return d
+
+
+def _jsonable(v: Any) -> bool:
+    try:
+        json.dumps(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def run_json(p: Profile) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "path": p.path,
+        "format": p.format,
+        "incomplete": p.incomplete,
+        "incomplete_reason": p.incomplete_reason or None,
+        "warnings": list(p.warnings),
+        "meta": {k: v for k, v in p.meta.items() if _jsonable(v)},
+        "totals": {k: _num(v) for k, v in p.totals.items()},
+        "nodes": p.n_nodes,
+    }
+    for k, v in p.extras.items():
+        if k not in d and _jsonable(v):
+            d[k] = v
+    return d
+
+
+def row_json(cmp: Comparison, i: int, metrics: Sequence[str]) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "name": cmp.name[i],
+        "module": cmp.module[i],
+        "src": cmp.src[i],
+    }
+    if cmp.mode == "tree":
+        row["path"] = cmp.path_labels(i)
+    row["status"] = Status(int(cmp.status[i])).label
+    row["matched_by"] = cmp.matched_by[i]
+    row["values"] = [
+        {m: _num(cmp.values[m][i, r]) for m in metrics} if cmp.node[i, r] >= 0 else None
+        for r in range(cmp.n_runs)
+    ]
+    row["delta"] = {m: _num(cmp.values[m][i, cmp.current] - cmp.values[m][i, cmp.baseline])
+                    for m in metrics}
+    rel = {}
+    for m in metrics:
+        b = cmp.values[m][i, cmp.baseline]
+        d = cmp.values[m][i, cmp.current] - b
+        rel[m] = _num(d / abs(b)) if b else (0 if d == 0 else None)
+    row["rel"] = rel
+    if cmp.n_runs > 2:
+        row["deltas"] = [
+            None if r == cmp.baseline else
+            {m: _num(cmp.values[m][i, r] - cmp.values[m][i, cmp.baseline]) for m in metrics}
+            for r in range(cmp.n_runs)
+        ]
+    return row
+
+
+def comparison_json(
+    cmp: Comparison, rows: np.ndarray | Sequence[int] | None = None,
+    metrics: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    metrics = list(metrics) if metrics is not None else list(cmp.values)
+    rows = range(cmp.n_rows) if rows is None else rows
+    totals: dict[str, Any] = {}
+    for k in cmp.total_keys:
+        vals = cmp.total_values(k)
+        b, n = vals[cmp.baseline], vals[cmp.current]
+        totals[k] = {
+            "values": [_num(v) for v in vals],
+            "delta": _num(n - b) if b is not None and n is not None else None,
+        }
+    return {
+        "profdiff": __version__,
+        "mode": cmp.mode,
+        "baseline": cmp.baseline,
+        "current": cmp.current,
+        "metrics": {m.name: metric_json(m) for m in cmp.metrics if m.name in metrics},
+        "runs": [run_json(p) for p in cmp.runs],
+        "totals": totals,
+        "status_counts": cmp.status_counts(),
+        "notes": list(cmp.notes),
+        "rows": [row_json(cmp, int(i), metrics) for i in rows],
+    }
+
+
+def profile_json(p: Profile, rows: Sequence[int]) -> dict[str, Any]:
+    """``profdiff show --json``: one run, its metrics and the listed rows (tree order)."""
+    names = [m.name for m in p.metrics]
+    return {
+        "profdiff": __version__,
+        "run": run_json(p),
+        "metrics": {m.name: metric_json(m) for m in p.metrics},
+        "rows": [
+            {
+                "name": p.name[i],
+                "module": p.module[i],
+                "src": p.src[i],
+                "depth": int(p.depth[i]),
+                "path": p.path_labels(int(i)),
+                "values": {m: _num(p.values[m][i]) for m in names},
+            }
+            for i in rows
+        ],
+    }

@@ -1,0 +1,209 @@
+"""Terminal rendering of comparisons and single runs (the CLI's tables).
+
+Aligned columns with thousands separators and units; regressions red and improvements
+green when the output is a terminal (``NO_COLOR`` honoured); a legend and the runs' totals
+side by side above the rows, so a CI log reads on its own.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from parsers.model import Metric, Profile, Unit
+
+from .compare import Comparison, Status, incomparable_warnings
+from .units import format_delta, format_rel, format_value
+
+RED, GREEN, GREY, BOLD, YELLOW, RESET = (
+    "\x1b[31m", "\x1b[32m", "\x1b[90m", "\x1b[1m", "\x1b[33m", "\x1b[0m")
+
+
+def use_color(stream=None) -> bool:
+    stream = stream or sys.stdout
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+class _Painter:
+    def __init__(self, color: bool) -> None:
+        self.color = color
+
+    def __call__(self, text: str, code: str) -> str:
+        return f"{code}{text}{RESET}" if self.color and code else text
+
+
+def _run_label(p: Profile, i: int, cmp: Comparison | None = None) -> str:
+    role = ""
+    if cmp is not None:
+        role = "base" if i == cmp.baseline else ("new" if i == cmp.current else f"run{i}")
+    return f"[{role or i}] {Path(p.path).name}"
+
+
+def _render(rows: list[list[str]], align: Sequence[str], header_rows: int = 1) -> list[str]:
+    """Aligned text from cells that may contain ANSI codes (width ignores them)."""
+    import re
+
+    ansi = re.compile(r"\x1b\[[0-9;]*m")
+    widths = [0] * len(align)
+    for r in rows:
+        for j, c in enumerate(r):
+            widths[j] = max(widths[j], len(ansi.sub("", c)))
+    out = []
+    for r in rows:
+        cells = []
+        for j, c in enumerate(r):
+            pad = widths[j] - len(ansi.sub("", c))
+            cells.append(c + " " * pad if align[j] == "<" else " " * pad + c)
+        out.append("  ".join(cells).rstrip())
+    return out
+
+
+def _short(s: str, n: int) -> str:
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def _direction_code(metric: Metric | None, d: float, paint: _Painter) -> str:
+    if metric is None or metric.better == "none" or not d or np.isnan(d):
+        return ""
+    worse = d > 0 if metric.better == "lower" else d < 0
+    return RED if worse else GREEN
+
+
+def render_totals(cmp: Comparison, color: bool) -> list[str]:
+    paint = _Painter(color)
+    head = ["total"] + [_run_label(p, i, cmp) for i, p in enumerate(cmp.runs)] + ["Δ", "Δ%"]
+    rows = [head]
+    for k in cmp.total_keys:
+        m = cmp.total_metric(k)
+        unit = m.unit if m else Unit.COUNT
+        vals = cmp.total_values(k)
+        b, n = vals[cmp.baseline], vals[cmp.current]
+        cells = [m.title if m and m.label else k]
+        cells += [format_value(v, unit) for v in vals]
+        if b is not None and n is not None:
+            d = n - b
+            code = _direction_code(m, d, paint)
+            cells.append(paint(format_delta(d, unit), code))
+            cells.append(paint(format_rel(d / abs(b) if b else (float("inf") if d else 0.0)), code))
+        else:
+            cells += ["-", "-"]
+        rows.append(cells)
+    if len(rows) == 1:
+        return []
+    return _render(rows, ["<"] + [">"] * (len(head) - 1))
+
+
+def render_comparison(
+    cmp: Comparison,
+    rows: Sequence[int],
+    metrics: Sequence[str],
+    *,
+    color: bool = False,
+    sort_desc: str = "",
+) -> str:
+    paint = _Painter(color)
+    lines: list[str] = []
+    for i, p in enumerate(cmp.runs):
+        role = "baseline" if i == cmp.baseline else ("current " if i == cmp.current else "run     ")
+        extra = f"  {paint('INCOMPLETE: ' + p.incomplete_reason, YELLOW)}" if p.incomplete else ""
+        prog = p.meta.get("command_line") or p.meta.get("program") or ""
+        lines.append(f"{role} [{i}] {p.path}  ({p.format}{', ' + prog if prog else ''}){extra}")
+    for w in incomparable_warnings(cmp.runs):
+        lines.append(paint(f"warning: {w}", YELLOW))
+    basis = {p.meta.get("percent_basis") for p in cmp.runs if p.meta.get("percent_basis")}
+    for b in sorted(basis):
+        lines.append(paint(f"note: {b}", GREY))
+    tot = render_totals(cmp, color)
+    if tot:
+        lines.append("")
+        lines += tot
+    lines.append("")
+    multi = cmp.n_runs > 2
+    head = ["#", "cost centre" if cmp.runs[0].format.startswith("ghc") else "name", "module"]
+    if cmp.mode == "tree":
+        head.append("called from")
+    head.append("status")
+    for m in metrics:
+        met = cmp.metric_by_name[m]
+        if multi:
+            head += [f"{met.title} [{r}]" for r in range(cmp.n_runs)]
+        else:
+            head += [f"{met.title} base", "new"]
+        head += ["Δ", "Δ%"]
+    table = [head]
+    status_code = {Status.ADDED: YELLOW, Status.REMOVED: GREY, Status.SAME: GREY, Status.CHANGED: ""}
+    for rank, i in enumerate(rows, 1):
+        st = Status(int(cmp.status[i]))
+        cells = [str(rank), _short(str(cmp.name[i]), 48), _short(str(cmp.module[i]), 32)]
+        if cmp.mode == "tree":
+            par = int(cmp.parent[i])
+            cells.append(_short(str(cmp.name[par]), 28) if par >= 0 else "(root)")
+        cells.append(paint(st.label, status_code[st]))
+        for m in metrics:
+            met = cmp.metric_by_name[m]
+            v = cmp.values[m][i]
+            runs = range(cmp.n_runs) if multi else (cmp.baseline, cmp.current)
+            for r in runs:
+                cells.append(format_value(v[r], met.unit) if cmp.node[i, r] >= 0 else "·")
+            d = v[cmp.current] - v[cmp.baseline]
+            b = v[cmp.baseline]
+            code = _direction_code(met, d, paint)
+            cells.append(paint(format_delta(d, met.unit), code))
+            rel = d / abs(b) if b else (float("inf") if d > 0 else (float("-inf") if d < 0 else 0.0))
+            cells.append(paint(format_rel(rel), code))
+        table.append(cells)
+    n_fixed = 4 if cmp.mode == "tree" else 3
+    align = [">", "<", "<"] + (["<"] if cmp.mode == "tree" else []) + ["<"]
+    align += [">"] * (len(head) - n_fixed - 1)
+    lines += _render(table, align)
+    counts = cmp.status_counts()
+    lines.append("")
+    lines.append(
+        f"{len(rows)} of {cmp.n_rows} rows ({cmp.mode} mode{', ' + sort_desc if sort_desc else ''}); "
+        + ", ".join(f"{v} {k}" for k, v in counts.items())
+    )
+    legend = "legend: Δ = current − baseline; Δ% relative to baseline; pp = percentage points;"
+    legend += " · = absent in that run"
+    if color:
+        legend += f"; {paint('red', RED)} = worse, {paint('green', GREEN)} = better"
+    lines.append(paint(legend, GREY))
+    return "\n".join(lines)
+
+
+def render_profile(p: Profile, rows: Sequence[int], metrics: Sequence[str], *, color: bool) -> str:
+    paint = _Painter(color)
+    lines = [f"{p.path}  ({p.format})"]
+    if p.incomplete:
+        lines.append(paint(f"INCOMPLETE: {p.incomplete_reason}", YELLOW))
+    for k, v in p.meta.items():
+        if isinstance(v, (str, int, float)) and str(v):
+            lines.append(f"  {k}: {v}")
+    for k, v in p.totals.items():
+        m = p.total_metrics.get(k)
+        lines.append(f"  {m.title if m and m.label else k}: {format_value(v, m.unit if m else Unit.COUNT)}")
+    for w in p.warnings[:20]:
+        lines.append(paint(f"warning: {w}", YELLOW))
+    if len(p.warnings) > 20:
+        lines.append(paint(f"... and {len(p.warnings) - 20} more warnings", YELLOW))
+    if not p.n_nodes:
+        return "\n".join(lines)
+    lines.append("")
+    head = ["name", "module"] + [p.metric(m).title for m in metrics]
+    table = [head]
+    depth = p.depth
+    for i in rows:
+        cells = ["  " * int(depth[i]) + _short(str(p.name[i]), 60), _short(str(p.module[i]), 32)]
+        for m in metrics:
+            cells.append(format_value(p.values[m][i], p.metric(m).unit))
+        table.append(cells)
+    lines += _render(table, ["<", "<"] + [">"] * len(metrics))
+    lines.append(f"\n{len(rows)} of {p.n_nodes} nodes shown")
+    return "\n".join(lines)

@@ -18,7 +18,8 @@ import importlib
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -29,7 +30,18 @@ from parsers.model import Profile
 from . import __version__
 from .compare import Comparison, align, comparable_metrics
 from .gate import evaluate, parse_gate
+from .noise import DEFAULT_ALPHA, group_comparison, single_run_noise
 from .report import comparison_json, profile_json
+from .rules import (
+    ModuleRename,
+    find_rules_file,
+    load_rules_file,
+    name_rule,
+    parse_pair,
+    preset_rules,
+    regex_rule,
+)
+from .suggest import DEFAULT_THRESHOLD, auto_match
 from .table import render_comparison, render_profile, use_color
 from .units import format_delta, format_rel, format_value
 
@@ -80,18 +92,50 @@ def add_align_options(p: argparse.ArgumentParser) -> None:
                    help="match nodes by their call path from the root")
     g.add_argument("--baseline", type=int, default=0, metavar="I",
                    help="index of the baseline among the files (default 0, the first)")
+    g.add_argument("--rename", action="append", default=[], metavar="OLD=NEW",
+                   help="treat name OLD as NEW in every run (Module:OLD=NEW for one module)")
+    g.add_argument("--rename-module", action="append", default=[], metavar="OLD=NEW",
+                   help="rename a module (exact or dotted prefix)")
+    g.add_argument("--rename-regex", action="append", default=[], metavar="PATTERN=REPL",
+                   help="regular-expression rewrite of names before matching")
+    g.add_argument("--normalize", action="append", default=[], metavar="PRESET",
+                   help="built-in rewrites: 'ghc' ($w/$s prefixes, numbered binders, "
+                   "GHC.Internal.) or 'perf' (.constprop.N, Rust hashes)")
+    g.add_argument("--rules", metavar="FILE",
+                   help="rules file (default: .profdiff.toml beside the runs, if any)")
+    g.add_argument("--no-rules-file", action="store_true", help="ignore .profdiff.toml")
+    g.add_argument("--auto-match", nargs="?", type=float, const=DEFAULT_THRESHOLD,
+                   metavar="THRESHOLD",
+                   help="accept suggested matches for renamed nodes scoring >= THRESHOLD "
+                   f"(default {DEFAULT_THRESHOLD})")
     p.set_defaults(mode="flat")
 
 
-# Hooks other modules (rename rules, repeated-run groups) use to extend diff/export.
-ALIGN_HOOKS: list[Callable[[argparse.ArgumentParser], None]] = []
-RULES_FROM_ARGS: list[Callable[[argparse.Namespace, list[Profile]], list]] = []
+def rules_from_args(args: argparse.Namespace) -> list:
+    """Rename rules from the rules file (first) and the command line (after it)."""
+    rules: list = []
+    path = getattr(args, "rules", None)
+    if path:
+        rules += load_rules_file(Path(path))
+    elif not getattr(args, "no_rules_file", False):
+        found = find_rules_file(getattr(args, "files", None) or [])
+        if found:
+            rules += load_rules_file(found)
+    rules += [ModuleRename(*parse_pair(t, "--rename-module"))
+              for t in getattr(args, "rename_module", [])]
+    rules += [name_rule(t) for t in getattr(args, "rename", [])]
+    rules += [regex_rule(t) for t in getattr(args, "rename_regex", [])]
+    rules += preset_rules(getattr(args, "normalize", []))
+    return rules
 
 
 def build_comparison(runs: list[Profile], args: argparse.Namespace) -> Comparison:
-    rules: list = []
-    for f in RULES_FROM_ARGS:
-        rules += f(args, runs)
+    rules = rules_from_args(args)
+    threshold = getattr(args, "auto_match", None)
+    if threshold is not None:
+        cmp, _ = auto_match(runs, baseline=args.baseline, mode=args.mode, rules=rules,
+                            threshold=threshold)
+        return cmp
     return align(runs, baseline=args.baseline, mode=args.mode, rules=rules)
 
 
@@ -163,26 +207,51 @@ def parse_sort(spec: str | None, cmp: Comparison) -> tuple[str, str, bool]:
     return metric, how, desc
 
 
-def cmd_diff(args: argparse.Namespace) -> int:
+def comparison_from_args(args: argparse.Namespace) -> Comparison:
+    """Runs from ``FILE...`` or from ``--base ... --new ...`` groups, aligned and matched."""
+    if args.base or args.new:
+        if not (args.base and args.new):
+            raise UsageError("--base and --new go together: --base A1 [A2...] --new B1 [B2...]")
+        if args.files:
+            raise UsageError("give either FILE... or --base/--new groups, not both")
+        base, new = load_runs(args.base, args), load_runs(args.new, args)
+        args.files = [*args.base, *args.new]
+        if args.auto_match is not None:
+            raise UsageError("--auto-match is not available with --base/--new groups yet")
+        return group_comparison(base, new, mode=args.mode, rules=rules_from_args(args),
+                                stat=args.stat, alpha=args.alpha)
     if len(args.files) < 2:
-        raise UsageError("diff needs at least two files: BASE NEW [MORE...]")
-    gates = [parse_gate(g) for g in args.fail_if or []]
+        raise UsageError("diff needs at least two files: BASE NEW [MORE...] "
+                         "(or --base A1 A2 --new B1 B2 for repeated runs)")
     runs = load_runs(args.files, args)
     if not 0 <= args.baseline < len(runs):
         raise UsageError(f"--baseline {args.baseline}: there are {len(runs)} runs")
-    cmp = build_comparison(runs, args)
+    return build_comparison(runs, args)
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    gates = [parse_gate(g) for g in args.fail_if or []]
+    cmp = comparison_from_args(args)
     metric, how, desc = parse_sort(args.sort, cmp)
     default_cols = [m for m in cmp.runs[cmp.baseline].shown_metrics if m in cmp.values]
     metrics = _metric_list(args.metrics, default_cols, list(cmp.values))
     if metric and metric not in metrics:
         metrics = [metric, *metrics]
+    out_metrics = list(cmp.values) if args.all_metrics else metrics
+    if cmp.noise is None and cmp.n_runs == 2:
+        gate_metrics = {g.metric for g in gates if not g.total}
+        cmp.noise = single_run_noise(cmp, args.alpha, [*out_metrics, *gate_metrics])
     order = cmp.order_by(metric, how, desc) if metric else np.arange(cmp.n_rows)
     if args.changed_only:
         order = order[cmp.status[order] != 0]
+    if args.significant_only:
+        if cmp.noise is None or metric not in cmp.noise.metrics:
+            raise UsageError("--significant-only needs a two-run (or two-group) comparison")
+        order = order[cmp.noise.metrics[metric].significant[order]]
     rows = order[: args.top] if args.top > 0 else order
     violations = evaluate(cmp, gates) if gates else []
     if args.json:
-        doc = comparison_json(cmp, rows, list(cmp.values) if args.all_metrics else metrics)
+        doc = comparison_json(cmp, rows, out_metrics)
         doc["sort"] = {"metric": metric, "by": how, "descending": desc}
         if gates:
             doc["fail_if"] = {
@@ -250,7 +319,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compare BASE with NEW (and more runs). Rows are ranked by the change of "
         "--sort (default: the format's main metric), largest regression first.",
     )
-    d.add_argument("files", nargs="+", metavar="FILE")
+    d.add_argument("files", nargs="*", metavar="FILE")
+    grp = d.add_argument_group("repeated runs (noise-aware comparison)")
+    grp.add_argument("--base", nargs="+", metavar="FILE", default=[],
+                     help="several runs of the baseline build")
+    grp.add_argument("--new", nargs="+", metavar="FILE", default=[],
+                     help="several runs of the new build")
+    grp.add_argument("--stat", choices=("mean", "median"), default="mean",
+                     help="how a group's runs are combined (default mean)")
+    grp.add_argument("--alpha", type=float, default=DEFAULT_ALPHA,
+                     help=f"false discovery rate for 'significant' (default {DEFAULT_ALPHA})")
+    grp.add_argument("--significant-only", action="store_true",
+                     help="only rows whose change of the sort metric is significant")
     add_align_options(d)
     d.add_argument("--sort", metavar="METRIC[:HOW]",
                    help="rank by METRIC; HOW is delta (default), abs, rel, base or new; "
@@ -265,8 +345,6 @@ def build_parser() -> argparse.ArgumentParser:
                    "'total.total_alloc_bytes>+5%%'; may be repeated")
     add_load_options(d)
     d.set_defaults(func=cmd_diff)
-    for hook in ALIGN_HOOKS:
-        hook(d)
 
     for _name, modname in PLUGIN_COMMANDS.items():
         try:
@@ -278,21 +356,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _load_extensions() -> None:
-    """Import modules that register ALIGN_HOOKS / RULES_FROM_ARGS (rename rules, groups)."""
-    for modname in ("viewer.rules_cli", "viewer.groups_cli"):
-        try:
-            importlib.import_module(modname)
-        except ImportError:
-            pass
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = bool(os.environ.get("PROFDIFF_DEBUG"))
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):
         return _run_gui(argv)
-    _load_extensions()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -32,6 +33,11 @@ from parsers.model import Kind, Metric, Profile, children_csr, depth_from_parent
 
 KeyRule = Callable[[np.ndarray], np.ndarray]
 """A rename rule: maps an object array of frame keys (``module\\x1fname``) to new keys."""
+
+
+MATCHED_BY = ("path", "rule", "suggestion")
+"""How a row's runs were matched: by identical key path (flat: key), by a rename rule, or
+by an accepted suggestion.  ``Comparison.matched_by`` holds indices into this tuple."""
 
 
 class Status(IntEnum):
@@ -76,17 +82,18 @@ class Comparison:
     keys: np.ndarray
     values: dict[str, np.ndarray]
     metrics: list[Metric]
-    matched_by: np.ndarray | None = None  # object array: "path" | "rule" | "suggestion"
+    matched_by: np.ndarray | None = None  # int8 codes into MATCHED_BY
     current: int = -1
     notes: list[str] = field(default_factory=list)
+    noise: Any = None  # viewer.noise.Noise when spread/significance were computed
+    groups: tuple[list[Profile], list[Profile]] | None = None  # repeated-run groups
 
     def __post_init__(self) -> None:
         if self.current < 0:
             others = [i for i in range(len(self.runs)) if i != self.baseline]
             self.current = others[-1] if others else self.baseline
         if self.matched_by is None:
-            self.matched_by = np.full(self.n_rows, "path" if self.mode == "tree" else "key",
-                                      dtype=object)
+            self.matched_by = np.zeros(self.n_rows, dtype=np.int8)
 
     # ----- shape ------------------------------------------------------------------------
     @property
@@ -224,11 +231,17 @@ class Comparison:
 # ------------------------------------------------------------------------------------------
 # Alignment
 # ------------------------------------------------------------------------------------------
-def _frame_keys(p: Profile, rules: Sequence[KeyRule]) -> np.ndarray:
+def _frame_keys(p: Profile, rules: Sequence[KeyRule]) -> tuple[np.ndarray, np.ndarray]:
+    """Keys after the rules, and per frame how it was rewritten (0 none, 1 rule, 2 suggestion)."""
     keys = p.frames.key
+    how = np.zeros(len(keys), dtype=np.int8)
     for rule in rules:
-        keys = rule(keys)
-    return keys
+        new = rule(keys)
+        changed = new != keys
+        if changed.any():
+            how[changed] = 2 if getattr(rule, "origin", "rule") == "suggestion" else 1
+        keys = new
+    return keys, how
 
 
 def _union_metrics(profiles: Sequence[Profile], baseline: int) -> list[Metric]:
@@ -240,22 +253,27 @@ def _union_metrics(profiles: Sequence[Profile], baseline: int) -> list[Metric]:
 
 
 def _sibling_ordinals(p: Profile, gkey: np.ndarray) -> np.ndarray:
-    """Rank of each node among its siblings with the same key, ordered by (src, file order)."""
+    """Rank of each node among its siblings with the same key, ordered by (src, file order).
+
+    Almost every node is unique under its parent, so duplicates are found with one hash
+    pass and only those few are sorted.
+    """
     n = p.n_nodes
+    ordinal = np.zeros(n, dtype=np.int64)
     if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    src_codes, _ = pd.factorize(p.frames.src, sort=True)
-    src_node = src_codes[p.frame]
-    order = np.lexsort((np.arange(n), src_node, gkey, p.parent))
-    par_s = p.parent[order]
-    key_s = gkey[order]
-    new_group = np.ones(n, dtype=bool)
-    new_group[1:] = (par_s[1:] != par_s[:-1]) | (key_s[1:] != key_s[:-1])
-    group_start = np.flatnonzero(new_group)
-    idx = np.arange(n)
-    start_of = group_start[np.cumsum(new_group) - 1]
-    ordinal = np.empty(n, dtype=np.int64)
-    ordinal[order] = idx - start_of
+        return ordinal
+    combined = (p.parent.astype(np.int64) + 1) * (int(gkey.max()) + 1) + gkey
+    dup = np.flatnonzero(pd.Series(combined).duplicated(keep=False).to_numpy())
+    if dup.size == 0:
+        return ordinal
+    src_codes, _ = pd.factorize(p.frames.src[p.frame[dup]], sort=True)
+    order = dup[np.lexsort((dup, src_codes, combined[dup]))]
+    c = combined[order]
+    new_group = np.ones(len(order), dtype=bool)
+    new_group[1:] = c[1:] != c[:-1]
+    starts = np.flatnonzero(new_group)
+    idx = np.arange(len(order))
+    ordinal[order] = idx - starts[np.cumsum(new_group) - 1]
     return ordinal
 
 
@@ -274,7 +292,8 @@ def align(
         raise ValueError(f"mode must be 'tree' or 'flat', not {mode!r}")
     profiles = list(profiles)
     # Global key codes across runs.
-    frame_keys = [_frame_keys(p, rules) for p in profiles]
+    keyed = [_frame_keys(p, rules) for p in profiles]
+    frame_keys = [k for k, _ in keyed]
     all_keys = np.concatenate(frame_keys) if frame_keys else np.zeros(0, dtype=object)
     codes, uniques = pd.factorize(all_keys)
     uniques = np.asarray(uniques, dtype=object)
@@ -283,8 +302,26 @@ def align(
     node_gkey = [fk[p.frame] for fk, p in zip(frame_gkey, profiles, strict=True)]
 
     if mode == "flat":
-        return _align_flat(profiles, baseline, node_gkey, uniques, current)
-    return _align_tree(profiles, baseline, node_gkey, uniques, current)
+        cmp = _align_flat(profiles, baseline, node_gkey, uniques, current)
+    else:
+        cmp = _align_tree(profiles, baseline, node_gkey, uniques, current)
+    if rules:
+        cmp.matched_by = _matched_by(cmp, [h for _, h in keyed])
+    return cmp
+
+
+def _matched_by(cmp: Comparison, frame_how: list[np.ndarray]) -> np.ndarray:
+    """Rows present in 2+ runs whose key was rewritten in some run: 1 rule, 2 suggestion."""
+    out = np.zeros(cmp.n_rows, dtype=np.int8)
+    multi = cmp.present.sum(axis=1) >= 2
+    for r, p in enumerate(cmp.runs):
+        nodes = cmp.node[:, r]
+        pres = nodes >= 0
+        how = np.zeros(cmp.n_rows, dtype=np.int8)
+        how[pres] = frame_how[r][p.frame[nodes[pres]]]
+        out = np.maximum(out, how)
+    out[~multi] = 0
+    return out
 
 
 def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:

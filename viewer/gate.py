@@ -2,7 +2,7 @@
 
 Grammar (documented in the README)::
 
-    EXPR      := [ "total." ] METRIC OP THRESHOLD
+    EXPR      := [ "total." | "sig." ] METRIC OP THRESHOLD
     OP        := ">" | ">=" | "<" | "<="
     THRESHOLD := [ "+" | "-" ] NUMBER [ "k" | "M" | "G" ] [ "%" ]
 
@@ -11,7 +11,9 @@ delta (in the metric's unit) or, when the threshold ends in ``%``, the relative 
 percent.  ``alloc_bytes>+10%`` fails when any row's allocation grew by more than 10 %;
 ``total.bytes_allocated>+5%`` looks at run totals instead of rows; ``time_s>0.5`` fails
 on any row that got slower by more than half a second.  A row that is new in the
-compared run has an infinite relative change.
+compared run has an infinite relative change.  ``sig.time_pct>+1`` counts only rows whose
+change is statistically significant (see :mod:`viewer.noise`), so timing noise does not
+fail a build.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from .compare import Comparison
 
 _OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 _RX = re.compile(
-    r"^\s*(?P<total>total\.)?(?P<metric>[A-Za-z_][A-Za-z0-9_]*)\s*(?P<op>>=|<=|>|<)\s*"
+    r"^\s*(?:(?P<total>total\.)|(?P<sig>sig\.))?(?P<metric>[A-Za-z_][A-Za-z0-9_]*)\s*(?P<op>>=|<=|>|<)\s*"
     r"(?P<num>[+-]?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)\s*(?P<scale>[kMG])?\s*(?P<pct>%)?\s*$"
 )
 _SCALE = {"k": 1e3, "M": 1e6, "G": 1e9, None: 1.0}
@@ -47,6 +49,7 @@ class Gate:
     op: str
     threshold: float
     relative: bool
+    significant_only: bool = False
 
     def crosses(self, change: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore"):
@@ -77,6 +80,7 @@ def parse_gate(text: str) -> Gate:
         op=m["op"],
         threshold=float(m["num"]) * _SCALE[m["scale"]],
         relative=bool(m["pct"]),
+        significant_only=bool(m["sig"]),
     )
 
 
@@ -107,7 +111,13 @@ def evaluate(cmp: Comparison, gates: list[Gate], run: int | None = None) -> list
                 f"{', '.join(cmp.values) or 'none'}; prefix with 'total.' for run totals"
             )
         change = cmp.rel(g.metric, run) * 100.0 if g.relative else cmp.delta(g.metric, run)
-        hits = np.flatnonzero(g.crosses(change))
+        crossing = g.crosses(change)
+        if g.significant_only:
+            if cmp.noise is None or g.metric not in cmp.noise.metrics:
+                raise GateError(f"--fail-if {g.text!r}: significance is only known for a "
+                                "two-run or two-group comparison")
+            crossing &= cmp.noise.metrics[g.metric].significant
+        hits = np.flatnonzero(crossing)
         base = cmp.value(g.metric, cmp.baseline)
         new = cmp.value(g.metric, run)
         for i in hits[np.argsort(-np.abs(np.nan_to_num(change[hits], posinf=1e300)),

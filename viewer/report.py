@@ -29,7 +29,7 @@ import numpy as np
 from parsers.model import Metric, Profile
 
 from . import __version__
-from .compare import Comparison, Status
+from .compare import MATCHED_BY, Comparison, Status
 
 
 def _num(v: Any) -> float | int | None:
@@ -84,9 +84,9 @@ def row_json(cmp: Comparison, i: int, metrics: Sequence[str]) -> dict[str, Any]:
     if cmp.mode == "tree":
         row["path"] = cmp.path_labels(i)
     row["status"] = Status(int(cmp.status[i])).label
-    row["matched_by"] = cmp.matched_by[i]
+    row["matched_by"] = MATCHED_BY[int(cmp.matched_by[i])]
     row["values"] = [
-        {m: _num(cmp.values[m][i, r]) for m in metrics} if cmp.node[i, r] >= 0 else None
+        {m: _num(cmp.values[m][i, r]) for m in metrics} if cmp.present[i, r] else None
         for r in range(cmp.n_runs)
     ]
     row["delta"] = {m: _num(cmp.values[m][i, cmp.current] - cmp.values[m][i, cmp.baseline])
@@ -97,6 +97,10 @@ def row_json(cmp: Comparison, i: int, metrics: Sequence[str]) -> dict[str, Any]:
         d = cmp.values[m][i, cmp.current] - b
         rel[m] = _num(d / abs(b)) if b else (0 if d == 0 else None)
     row["rel"] = rel
+    if cmp.noise is not None:
+        row["noise"] = {
+            m: _noise_json(cmp.noise.metrics[m], i) for m in metrics if m in cmp.noise.metrics
+        }
     if cmp.n_runs > 2:
         row["deltas"] = [
             None if r == cmp.baseline else
@@ -104,6 +108,20 @@ def row_json(cmp: Comparison, i: int, metrics: Sequence[str]) -> dict[str, Any]:
             for r in range(cmp.n_runs)
         ]
     return row
+
+
+def _noise_json(mn, i: int) -> dict[str, Any]:
+    d = {
+        "base": {"mean": _num(mn.base_mean[i]), "std": _num(mn.base_std[i]),
+                 "min": _num(mn.base_min[i]), "max": _num(mn.base_max[i])},
+        "new": {"mean": _num(mn.new_mean[i]), "std": _num(mn.new_std[i]),
+                "min": _num(mn.new_min[i]), "max": _num(mn.new_max[i])},
+        "p": _num(mn.pvalue[i]),
+        "significant": bool(mn.significant[i]),
+    }
+    if mn.min_detectable_rel is not None:
+        d["min_detectable_rel"] = _num(mn.min_detectable_rel[i])
+    return d
 
 
 def comparison_json(
@@ -130,6 +148,12 @@ def comparison_json(
         "totals": totals,
         "status_counts": cmp.status_counts(),
         "notes": list(cmp.notes),
+        "noise": None if cmp.noise is None else {
+            "runs_per_side": [cmp.noise.n_base, cmp.noise.n_new],
+            "alpha": cmp.noise.alpha,
+            "methods": {m: mn.method for m, mn in cmp.noise.metrics.items() if m in metrics},
+        },
+        "groups": None if cmp.groups is None else [[p.path for p in g] for g in cmp.groups],
         "rows": [row_json(cmp, int(i), metrics) for i in rows],
     }
 

@@ -152,13 +152,17 @@ def render_comparison(
             v = cmp.values[m][i]
             runs = range(cmp.n_runs) if multi else (cmp.baseline, cmp.current)
             for r in runs:
-                cells.append(format_value(v[r], met.unit) if cmp.node[i, r] >= 0 else "·")
+                cells.append(format_value(v[r], met.unit) if cmp.present[i, r] else "·")
             d = v[cmp.current] - v[cmp.baseline]
             b = v[cmp.baseline]
             code = _direction_code(met, d, paint)
+            mark = ""
+            mn = cmp.noise.metrics.get(m) if cmp.noise is not None else None
+            if mn is not None and met.sampled and d and not mn.significant[i]:
+                code, mark = GREY, " ~"  # within noise: faded
             cells.append(paint(format_delta(d, met.unit), code))
             rel = d / abs(b) if b else (float("inf") if d > 0 else (float("-inf") if d < 0 else 0.0))
-            cells.append(paint(format_rel(rel), code))
+            cells.append(paint(format_rel(rel) + mark, code))
         table.append(cells)
     n_fixed = 4 if cmp.mode == "tree" else 3
     align = [">", "<", "<"] + (["<"] if cmp.mode == "tree" else []) + ["<"]
@@ -172,6 +176,8 @@ def render_comparison(
     )
     legend = "legend: Δ = current − baseline; Δ% relative to baseline; pp = percentage points;"
     legend += " · = absent in that run"
+    if cmp.noise is not None:
+        legend += "; ~ = within run-to-run/sampling noise (not significant)"
     if color:
         legend += f"; {paint('red', RED)} = worse, {paint('green', GREEN)} = better"
     lines.append(paint(legend, GREY))

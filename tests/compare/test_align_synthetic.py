@@ -1,0 +1,62 @@
+"""Alignment on small trees built with the builder: exact expectations by construction."""
+
+import numpy as np
+
+from parsers.builder import TreeBuilder
+from parsers.model import Kind, Metric, Unit
+from viewer.compare import Status, align
+
+METRICS = [
+    Metric("own", Unit.COUNT, Kind.SELF),
+    Metric("total", Unit.COUNT, Kind.INCLUSIVE, self_of="own"),
+]
+
+
+def build(stacks):
+    b = TreeBuilder(["own"])
+    for frames, v in stacks:
+        b.add_stack([b.frame(n, "M") for n in frames], own=v)
+    return b.build(path="t", format="test", metrics=METRICS, inclusive={"total": "own"})
+
+
+def test_tree_alignment_statuses_and_deltas():
+    base = build([(["main", "f"], 10), (["main", "g"], 5), (["main", "f", "h"], 1)])
+    new = build([(["main", "g"], 7), (["main", "f"], 10), (["main", "k"], 3)])
+    c = align([base, new])
+    rows = {"/".join(c.path_labels(i)): i for i in range(c.n_rows)}
+    assert set(rows) == {"M.main", "M.main/M.f", "M.main/M.g", "M.main/M.f/M.h", "M.main/M.k"}
+    st = c.status
+    assert st[rows["M.main/M.f/M.h"]] == Status.REMOVED
+    assert st[rows["M.main/M.k"]] == Status.ADDED
+    assert st[rows["M.main/M.f"]] == Status.CHANGED  # total 11 -> 10
+    assert c.delta("own")[rows["M.main/M.g"]] == 2
+    assert c.delta("total")[rows["M.main"]] == 20 - 16
+    # parents precede children in the union tree
+    assert (c.parent < np.arange(c.n_rows)).all()
+
+
+def test_flat_alignment_recursion_safe():
+    # recursion: f -> g -> f ; the inclusive total of f counts the outer f only
+    base = build([(["f", "g", "f"], 4), (["f"], 1)])
+    new = build([(["f", "g", "f"], 4), (["f"], 2)])
+    c = align([base, new], mode="flat")
+    r = {c.name[i]: i for i in range(c.n_rows)}
+    assert c.value("total", 0)[r["f"]] == 5
+    assert c.value("own", 0)[r["f"]] == 5
+    assert c.value("total", 1)[r["f"]] == 6
+    assert c.value("total", 0)[r["g"]] == 4
+
+
+def test_equal_siblings_kept_apart():
+    b = TreeBuilder(["own"])
+    m = b.frame("main", "M")
+    f1 = b.frame("f", "M", src="a.hs:1")
+    f2 = b.frame("f", "M", src="a.hs:9")
+    root = b.add_child(-1, m)
+    b.add_child(root, f2, own=2)
+    b.add_child(root, f1, own=1)
+    p = b.build(path="t", format="test", metrics=METRICS, inclusive={"total": "own"})
+    c = align([p, p])
+    assert c.n_rows == 3
+    assert sorted(c.src[1:].tolist()) == ["a.hs:1", "a.hs:9"]
+    assert (c.status == Status.SAME).all()

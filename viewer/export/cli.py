@@ -1,0 +1,108 @@
+"""``profdiff export``: speedscope JSON and/or CSV of one run or a comparison.
+
+    profdiff export FILE -o out.speedscope.json
+    profdiff export BASE NEW [MORE...] -o out.speedscope.json [--metric M]
+    profdiff export BASE NEW --csv out.csv [--flat|--tree] [--sort METRIC[:HOW]]
+
+The speedscope file is built from the tree comparison (call paths) unless ``--flat`` is
+given; the CSV table follows ``diff`` and is flat unless ``--tree`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from ..cli import (
+    UsageError,
+    add_align_options,
+    add_load_options,
+    build_comparison,
+    load_runs,
+    parse_sort,
+)
+from ..compare import Comparison
+from ..units import format_value
+from .csv_export import export_csv
+from .speedscope import export_speedscope
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "export",
+        help="write a speedscope flame-graph file (runs, grew, shrank) and/or a CSV table",
+        description="Export one run or a comparison. -o writes one speedscope JSON file with "
+        "a profile per run plus 'grew' and 'shrank' difference profiles (speedscope has no "
+        "diff view and no negative weights). --csv writes the comparison table.",
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="BASE [NEW ...] or one FILE")
+    p.add_argument("-o", "--output", metavar="OUT.speedscope.json",
+                   help="speedscope file to write")
+    p.add_argument("--csv", metavar="OUT.csv", help="comparison table to write as CSV")
+    p.add_argument("--metric", metavar="M",
+                   help="flame weight (default: the format's main metric, as absolute self "
+                   "cost, e.g. time_s for GHC .prof); an inclusive metric uses its self metric")
+    p.add_argument("--sort", metavar="METRIC[:HOW]",
+                   help="--csv row order, as in 'diff' (default: the main metric's change)")
+    p.add_argument("--metrics", help="--csv: comma-separated metric columns (default: all)")
+    add_align_options(p)
+    p.set_defaults(mode=None)  # resolved per output: tree for speedscope, flat for CSV
+    add_load_options(p)
+    return p
+
+
+def _comparison(runs, args: argparse.Namespace, mode: str, cache: dict) -> Comparison:
+    if mode not in cache:
+        ns = argparse.Namespace(**vars(args))
+        ns.mode = mode
+        cache[mode] = build_comparison(runs, ns)
+    return cache[mode]
+
+
+def _print_speedscope(s: dict) -> None:
+    unit = s["unit"]
+    print(f"wrote {s['path']} ({s['bytes']:,} bytes): speedscope, weights = {s['weight_metric']}"
+          f" ({s['self_from']}), unit {unit}, {s['frames']} frames, {s['mode']} mode")
+    for pr in s["profiles"]:
+        total = format_value(pr["total"], _unit_for_format(unit))
+        dropped = (f", {pr['dropped_zero']} zero-weight node(s) dropped" if pr["dropped_zero"]
+                   else "")
+        print(f"  profile: {pr['name']}: {pr['samples']} stacks, sum {total}{dropped}")
+    for o in s["omitted"]:
+        print(f"  omitted: {o}")
+    if s["negative_clipped"]:
+        print(f"  note: {s['negative_clipped']} negative self value(s) written as 0")
+    print(f"  opens on: {s['active_profile']}")
+
+
+def _unit_for_format(unit: str) -> str:
+    return {"bytes": "bytes", "seconds": "seconds", "nanoseconds": "nanoseconds"}.get(unit, "count")
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.output and not args.csv:
+        raise UsageError("export: nothing to write; give -o OUT.speedscope.json and/or --csv OUT.csv")
+    runs = load_runs(args.files, args)
+    if not 0 <= args.baseline < len(runs):
+        raise UsageError(f"--baseline {args.baseline}: there are {len(runs)} runs")
+    for p in runs:
+        if p.incomplete:
+            print(f"note: {p.path} is incomplete ({p.incomplete_reason}); exporting what was read")
+    cache: dict[str, Comparison] = {}
+    if args.output:
+        cmp = _comparison(runs, args, args.mode or "tree", cache)
+        _print_speedscope(export_speedscope(cmp, args.output, args.metric))
+    if args.csv:
+        cmp = _comparison(runs, args, args.mode or "flat", cache)
+        metric, how, desc = parse_sort(args.sort, cmp)
+        if cmp.n_runs == 1 and not args.sort:
+            how = "base"  # one run: no change to rank by, rank by cost
+        order = cmp.order_by(metric, how, desc) if metric else np.arange(cmp.n_rows)
+        metrics = None
+        if args.metrics:
+            metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+        s = export_csv(cmp, args.csv, rows=order, metrics=metrics)
+        print(f"wrote {s['path']}: CSV, {s['rows']} rows x {s['columns']} columns "
+              f"({s['mode']} mode, sorted by {how} of {metric})")
+    return 0

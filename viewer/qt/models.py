@@ -1,0 +1,482 @@
+"""The one Qt item model over a :class:`~viewer.compare.Comparison`.
+
+``ComparisonTreeModel`` is a thin adapter: an index's ``internalId`` is the integer
+union-row id, ``rowCount``/``index``/``parent`` read a shared :class:`RowLayout` (numpy
+CSR children, sorted and filtered lazily), and ``data`` formats one array element with
+:mod:`viewer.units`.  No Python object exists per row, so a 10^6-row comparison costs
+only the arrays it already has plus a few cached per-column arrays.
+
+The same class serves every tabular view: a pane of the side-by-side view
+(``pane_run=i``: values of run ``i``, rows absent from it drawn as greyed placeholders),
+the merged diff tree (``pane_run=None``: base/new/Δ/Δ% columns, Δ cells coloured by the
+shared :class:`~viewer.colors.DivergingScale`), and the flat "by cost centre" table
+(a flat-mode comparison: every row is a root).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QIcon
+
+from parsers.model import Kind, Metric, Unit
+from viewer.colors import ADDED, PLACEHOLDER, REMOVED, DivergingScale, text_color_for
+from viewer.compare import Comparison, Status
+from viewer.units import format_delta, format_rel, format_value
+
+from .layout import RowLayout
+
+ROW_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+"""``data(index, ROW_ID_ROLE)`` -> the union-row id (also ``index.internalId()``)."""
+SORT_VALUE_ROLE = Qt.ItemDataRole.UserRole + 2
+"""The raw float behind a numeric cell (NaN when none)."""
+
+PLACEHOLDER_TEXT = "—"
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+_LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: ``kind`` in name, module, src, status, value, delta, rel.
+
+    ``run``: for ``value`` the run shown (None -> the model's pane run, else the current
+    run); for ``delta``/``rel`` the run compared with the baseline (None -> current).
+    """
+
+    kind: str
+    metric: str | None = None
+    run: int | None = None
+    header: str = ""
+    tooltip: str = ""
+
+    @property
+    def numeric(self) -> bool:
+        return self.kind in ("value", "delta", "rel")
+
+
+def name_header(cmp: Comparison) -> str:
+    fmt = cmp.runs[cmp.baseline].format if cmp.runs else ""
+    return "cost centre" if fmt.startswith("ghc") else "name"
+
+
+def label_columns(cmp: Comparison, src: bool = True) -> list[Column]:
+    cols = [Column("name", header=name_header(cmp)), Column("module", header="module")]
+    if src and any(str(s) for s in cmp.src[: min(cmp.n_rows, 1000)]):
+        cols.append(Column("src", header="src"))
+    return cols
+
+
+def pane_columns(cmp: Comparison, metrics: list[str], run: int) -> list[Column]:
+    """Columns of one side-by-side pane: labels then the metrics of ``run``."""
+    cols = label_columns(cmp)
+    for m in metrics:
+        met = cmp.metric_by_name[m]
+        cols.append(Column("value", m, run, met.title, met.description))
+    return cols
+
+
+def diff_columns(cmp: Comparison, metrics: list[str], src: bool = False,
+                 status: bool = False) -> list[Column]:
+    """Merged diff columns: per metric base/new/Δ/Δ% (2 runs) or one per run + Δs (3+)."""
+    cols = label_columns(cmp, src=src)
+    if status:
+        cols.append(Column("status", header="status"))
+    others = [r for r in range(cmp.n_runs) if r != cmp.baseline]
+    for m in metrics:
+        met = cmp.metric_by_name[m]
+        t = met.title
+        if cmp.n_runs <= 1:
+            cols.append(Column("value", m, cmp.baseline, t, met.description))
+        elif cmp.n_runs == 2:
+            cols.append(Column("value", m, cmp.baseline, f"{t} base", met.description))
+            cols.append(Column("value", m, cmp.current, f"{t} new", met.description))
+            cols.append(Column("delta", m, cmp.current, f"Δ {t}", "current − baseline"))
+            cols.append(Column("rel", m, cmp.current, f"Δ% {t}", "relative to baseline"))
+        else:
+            for r in range(cmp.n_runs):
+                tag = "base" if r == cmp.baseline else f"#{r}"
+                cols.append(Column("value", m, r, f"{t} [{tag}]", met.description))
+            for r in others:
+                cols.append(Column("delta", m, r, f"Δ{t} [#{r}]", f"run {r} − baseline"))
+    return cols
+
+
+def metric_pairs(metrics: list[Metric]) -> dict[str, str]:
+    """Percent metric <-> absolute counterpart, derived from names and units.
+
+    ``time_pct`` pairs with ``time_s``, ``alloc_pct`` with ``alloc_bytes``, ``self_pct``
+    with ``self_samples``...: same kind, the absolute name starts with the percent name's
+    stem.  Works in both directions.
+    """
+    out: dict[str, str] = {}
+    absolute = [m for m in metrics if m.unit is not Unit.PERCENT]
+    for m in metrics:
+        if m.unit is not Unit.PERCENT:
+            continue
+        stem = m.name.removesuffix("_pct").removesuffix("pct").rstrip("_")
+        for a in absolute:
+            if a.kind is m.kind and a.name.startswith(stem + "_") and a.name not in out:
+                out[m.name] = a.name
+                out[a.name] = m.name
+                break
+    return out
+
+
+def change_scale_factor(cmp: Comparison, metric: str) -> float:
+    """Multiplier turning a Δ of ``metric`` into percentage points of the baseline run.
+
+    Colours compare changes on one scale whatever the unit: percent metrics already are
+    percentage points; absolute ones are divided by the run's total (the sum of a self
+    metric, the largest value of an inclusive one).
+    """
+    met = cmp.metric_by_name[metric]
+    if met.unit is Unit.PERCENT:
+        return 1.0
+    v = cmp.values[metric]
+    for r in (cmp.baseline, cmp.current):
+        col = v[:, r]
+        den = np.nanmax(np.abs(col)) if met.kind is Kind.INCLUSIVE else np.nansum(np.abs(col))
+        if cmp.mode == "flat" and met.kind is Kind.INCLUSIVE:
+            den = np.nanmax(np.abs(col))
+        if np.isfinite(den) and den > 0:
+            return 100.0 / float(den)
+    return 1.0
+
+
+class ComparisonTreeModel(QAbstractItemModel):
+    """Lazy tree/table model over a Comparison; see the module docstring.
+
+    Args:
+        cmp: the comparison (tree or flat mode).
+        columns: column specs.
+        pane_run: the run this model shows as a pane (placeholders where absent), or None.
+        layout: a shared :class:`RowLayout` (created when None).
+        scale: the diverging colour scale for Δ cells.
+    """
+
+    sortApplied = Signal(int, Qt.SortOrder)
+    appearanceChanged = Signal()
+
+    def __init__(self, cmp: Comparison, columns: list[Column], pane_run: int | None = None,
+                 layout: RowLayout | None = None, scale: DivergingScale | None = None,
+                 parent=None) -> None:
+        super().__init__(parent)
+        self.cmp = cmp
+        self.columns = list(columns)
+        self.pane_run = pane_run
+        self.layout = layout or RowLayout(cmp)
+        self.layout.add_listener(self)
+        self.scale = scale or DivergingScale()
+        self.color_deltas = True
+        self._arrays: dict[int, np.ndarray] = {}
+        self._colors: dict[tuple[str, int], np.ndarray] = {}
+        self._persist_ids: list[tuple[int, int]] = []
+        self._bold = QFont()
+        self._bold.setBold(True)
+        self._italic = QFont()
+        self._italic.setItalic(True)
+        self._grey = QBrush(QColor(150, 150, 150))
+        self._placeholder = QBrush(QColor(*PLACEHOLDER))
+        self._added = QBrush(QColor(*ADDED))
+        self._removed = QBrush(QColor(*REMOVED))
+        self.icons: dict[int, QIcon] = {}
+
+    # ----- configuration ----------------------------------------------------------------
+    def set_columns(self, columns: list[Column]) -> None:
+        self.beginResetModel()
+        self.columns = list(columns)
+        self._arrays.clear()
+        self.endResetModel()
+
+    def set_scale(self, scale: DivergingScale) -> None:
+        """Change the Δ colour scale; views repaint their viewport (no row changes)."""
+        self.scale = scale
+        self._colors.clear()
+        self.appearanceChanged.emit()
+
+    @property
+    def present(self) -> np.ndarray | None:
+        return None if self.pane_run is None else self.cmp.present[:, self.pane_run]
+
+    # ----- per-column arrays (lazy, cached) ---------------------------------------------
+    def column_array(self, col: int) -> np.ndarray:
+        """The numbers (or strings) behind column ``col`` for every row."""
+        a = self._arrays.get(col)
+        if a is not None:
+            return a
+        c = self.columns[col]
+        cmp = self.cmp
+        if c.kind == "name":
+            a = cmp.name
+        elif c.kind == "module":
+            a = cmp.module
+        elif c.kind == "src":
+            a = cmp.src
+        elif c.kind == "status":
+            a = cmp.status if c.run is None else cmp.status_for(c.run)
+        elif c.kind == "value":
+            run = c.run if c.run is not None else (
+                self.pane_run if self.pane_run is not None else cmp.current)
+            a = cmp.values[c.metric][:, run]
+        elif c.kind == "delta":
+            a = cmp.delta(c.metric, c.run)
+        elif c.kind == "rel":
+            a = cmp.rel(c.metric, c.run)
+        else:
+            raise ValueError(f"unknown column kind {c.kind!r}")
+        self._arrays[col] = a
+        return a
+
+    def sort_key(self, col: int) -> np.ndarray:
+        """Float key for sorting by column ``col`` (strings by their sorted codes)."""
+        c = self.columns[col]
+        a = self.column_array(col)
+        if c.kind in ("name", "module", "src"):
+            codes, _ = pd.factorize(pd.Series(a, dtype=object).astype(str).str.lower(), sort=True)
+            return codes.astype(np.float64)
+        return np.asarray(a, dtype=np.float64)
+
+    def change_pp(self, metric: str, run: int | None = None) -> np.ndarray:
+        """Oriented change (positive = worse) in percentage points of the run."""
+        met = self.cmp.metric_by_name[metric]
+        d = self.cmp.delta(metric, run) * change_scale_factor(self.cmp, metric)
+        if met.better == "higher":
+            d = -d
+        elif met.better == "none":
+            d = np.zeros_like(d)
+        return d
+
+    def _delta_colors(self, metric: str, run: int | None) -> np.ndarray:
+        key = (metric, -1 if run is None else run)
+        c = self._colors.get(key)
+        if c is None:
+            c = self.scale.colors(self.change_pp(metric, run))
+            self._colors[key] = c
+        return c
+
+    # ----- structure --------------------------------------------------------------------
+    def _pid(self, parent: QModelIndex) -> int:
+        return int(parent.internalId()) if parent.isValid() else -1
+
+    def index(self, row: int, column: int, parent: QModelIndex = QModelIndex()) -> QModelIndex:
+        if column < 0 or column >= len(self.columns) or row < 0:
+            return QModelIndex()
+        if parent.isValid() and (parent.column() != 0 or self.layout.flat):
+            return QModelIndex()
+        lst = self.layout.children(self._pid(parent))
+        if row >= len(lst):
+            return QModelIndex()
+        return self.createIndex(row, column, int(lst[row]))
+
+    def parent(self, index: QModelIndex | None = None):  # type: ignore[override]
+        if index is None:  # QObject.parent()
+            return super().parent()
+        if not index.isValid():
+            return QModelIndex()
+        p = int(self.cmp.parent[index.internalId()])
+        if p < 0:
+            return QModelIndex()
+        return self.createIndex(self.layout.position(p), 0, p)
+
+    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:
+        if parent.isValid() and (parent.column() != 0 or self.layout.flat):
+            return 0
+        return self.layout.child_count(self._pid(parent))
+
+    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:
+        return len(self.columns)
+
+    def hasChildren(self, parent: QModelIndex = QModelIndex()) -> bool:
+        if parent.isValid() and (parent.column() != 0 or self.layout.flat):
+            return False
+        return self.layout.has_children(self._pid(parent))
+
+    def index_for_row(self, row: int, column: int = 0) -> QModelIndex:
+        """The index showing union row ``row`` (invalid when filtered out)."""
+        pos = self.layout.position(row)
+        if pos < 0:
+            return QModelIndex()
+        return self.createIndex(pos, column, row)
+
+    def row_id(self, index: QModelIndex) -> int:
+        return int(index.internalId()) if index.isValid() else -1
+
+    # ----- data -------------------------------------------------------------------------
+    def flags(self, index: QModelIndex) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole):
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(self.columns):
+            return None
+        c = self.columns[section]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return c.header
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return c.tooltip or c.header
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return _RIGHT if c.numeric else _LEFT
+        return None
+
+    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        r = int(index.internalId())
+        col = index.column()
+        c = self.columns[col]
+        pres = self.present
+        absent = pres is not None and not pres[r]
+        if role == Qt.ItemDataRole.DisplayRole:
+            if absent:
+                return PLACEHOLDER_TEXT if col == 0 else ""
+            return self._text(c, col, r)
+        if role == ROW_ID_ROLE:
+            return r
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return _RIGHT if c.numeric else _LEFT
+        if role == Qt.ItemDataRole.BackgroundRole:
+            if absent:
+                return self._placeholder
+            return self._background(c, col, r)
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if absent:
+                return self._grey
+            if c.kind in ("delta", "rel") and self.color_deltas:
+                rgb = self._delta_colors(c.metric, c.run)[r]
+                return QBrush(QColor(*text_color_for(tuple(int(x) for x in rgb))))
+            if self.pane_run is None and self.cmp.n_runs > 1 and \
+                    self.cmp.status[r] == Status.REMOVED:
+                return self._grey
+            return None
+        if role == Qt.ItemDataRole.FontRole:
+            if absent:
+                return self._italic
+            m = self.layout.matched
+            if m is not None and m[r] and c.kind in ("name", "module"):
+                return self._bold
+            return None
+        if role == Qt.ItemDataRole.DecorationRole:
+            if col == 0 and self.pane_run is None and self.cmp.n_runs > 1:
+                return self.icons.get(int(self.cmp.status[r]))
+            return None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(c, r, absent)
+        if role == SORT_VALUE_ROLE and c.numeric:
+            return float(self.column_array(col)[r])
+        return None
+
+    def _text(self, c: Column, col: int, r: int) -> str:
+        if c.kind in ("name", "module", "src"):
+            return str(self.column_array(col)[r])
+        if c.kind == "status":
+            return Status(int(self.column_array(col)[r])).label
+        v = float(self.column_array(col)[r])
+        unit = self.cmp.metric_by_name[c.metric].unit
+        if c.kind == "value":
+            run = c.run if c.run is not None else (
+                self.pane_run if self.pane_run is not None else self.cmp.current)
+            if self.pane_run is None and not self.cmp.present[r, run]:
+                return "·"
+            return format_value(v, unit, suffix=False)
+        if c.kind == "delta":
+            return format_delta(v, unit, suffix=False)
+        return format_rel(v)
+
+    def _background(self, c: Column, col: int, r: int):
+        if c.kind in ("delta", "rel") and self.color_deltas:
+            d = self.column_array(col)[r]  # rel is 0 exactly when the delta is
+            if d == 0 or np.isnan(d):
+                return None
+            rgb = self._delta_colors(c.metric, c.run)[r]
+            return QBrush(QColor(int(rgb[0]), int(rgb[1]), int(rgb[2])))
+        if c.kind == "name" and self.pane_run is None and self.cmp.n_runs > 1:
+            st = self.cmp.status[r]
+            if st == Status.ADDED:
+                return self._added
+            if st == Status.REMOVED:
+                return self._removed
+        return None
+
+    def _tooltip(self, c: Column, r: int, absent: bool) -> str | None:
+        if absent:
+            return f"not present in run {self.pane_run} ({self._run_name(self.pane_run)})"
+        if c.kind == "name":
+            path = " ▸ ".join(self.cmp.path_labels(r)) if self.cmp.mode == "tree" else \
+                f"{self.cmp.module[r]}.{self.cmp.name[r]}"
+            st = Status(int(self.cmp.status[r])).label if self.cmp.n_runs > 1 else ""
+            return f"{path}\n{self.cmp.src[r]}" + (f"\n[{st}]" if st else "")
+        if c.numeric:
+            met = self.cmp.metric_by_name[c.metric]
+            vals = self.cmp.values[c.metric][r]
+            lines = [met.title]
+            for i, v in enumerate(vals):
+                lines.append(f"  {self._run_name(i)}: {format_value(float(v), met.unit)}")
+            return "\n".join(lines)
+        return None
+
+    def _run_name(self, i: int | None) -> str:
+        if i is None:
+            return ""
+        from pathlib import Path
+
+        return Path(self.cmp.runs[i].path).name
+
+    # ----- sorting ----------------------------------------------------------------------
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        if not 0 <= column < len(self.columns):
+            self.layout.set_sort(None)
+            return
+        desc = order == Qt.SortOrder.DescendingOrder
+        self.layout.set_sort(self.sort_key(column), desc)
+        self.sortApplied.emit(column, order)
+
+    # ----- layout change plumbing (called by RowLayout) ---------------------------------
+    def _layout_about_to_change(self) -> None:
+        self.layoutAboutToBeChanged.emit()
+        self._persist = self.persistentIndexList()
+        self._persist_ids = [(int(i.internalId()), i.column()) if i.isValid() else (-1, 0)
+                             for i in self._persist]
+
+    def _layout_changed(self) -> None:
+        new = []
+        for rid, col in self._persist_ids:
+            new.append(self.index_for_row(rid, col) if rid >= 0 else QModelIndex())
+        if self._persist:
+            self.changePersistentIndexList(self._persist, new)
+        self._persist = []
+        self._persist_ids = []
+        self.layoutChanged.emit()
+
+    # convenience for views/tests
+    def persistent(self, row: int) -> QPersistentModelIndex:
+        return QPersistentModelIndex(self.index_for_row(row))
+
+    @cached_property
+    def main_metric(self) -> str | None:
+        return default_metric(self.cmp)
+
+
+def default_metric(cmp: Comparison) -> str | None:
+    if not cmp.runs:
+        return None
+    m = cmp.runs[cmp.baseline].default_metric
+    if m in cmp.values:
+        return m
+    return next(iter(cmp.values), None)
+
+
+def inclusive_of(cmp: Comparison, metric: str | None) -> str | None:
+    """The inclusive metric summing ``metric`` (or ``metric`` when none / it is inclusive)."""
+    if metric is None:
+        return None
+    for m in cmp.metrics:
+        if m.kind is Kind.INCLUSIVE and m.self_of == metric:
+            return m.name
+    return metric

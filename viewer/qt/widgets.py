@@ -1,0 +1,340 @@
+"""Small widgets around the trees: legend, summary bar, details pane, message bar, overlay."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QFont, QPainter, QPen
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QTextBrowser,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from parsers.model import Unit
+from viewer.colors import ADDED, REMOVED, DivergingScale
+from viewer.compare import Comparison, Status, incomparable_warnings
+from viewer.units import format_delta, format_rel, format_value, human_bytes
+
+
+def run_role(cmp: Comparison, i: int) -> str:
+    if cmp.n_runs == 1:
+        return "run"
+    if i == cmp.baseline:
+        return "baseline"
+    if i == cmp.current:
+        return "current"
+    return f"run {i}"
+
+
+class LegendWidget(QWidget):
+    """Always-visible key of the Δ colours: better ◀ grey dead zone ▶ worse, added, removed."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.scale = DivergingScale()
+        self.unit_text = "pp of run"
+        self.setMinimumHeight(22)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+
+    def set_scale(self, scale: DivergingScale) -> None:
+        self.scale = scale
+        self.update()
+
+    def sizeHint(self):  # noqa: N802 - Qt API
+        s = super().sizeHint()
+        s.setHeight(24)
+        s.setWidth(640)
+        return s
+
+    def paintEvent(self, _ev) -> None:  # noqa: N802 - Qt API
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        fm = p.fontMetrics()
+        h = self.height()
+        x = 4
+        y0, bh = 4, h - 8
+
+        def text(s: str, color=QColor(60, 60, 60)) -> None:
+            nonlocal x
+            p.setPen(color)
+            w = fm.horizontalAdvance(s)
+            p.drawText(QRectF(x, 0, w + 2, h), Qt.AlignmentFlag.AlignVCenter, s)
+            x += w + 6
+
+        text("Δ colour:")
+        text("better", QColor(*self.scale.color(-self.scale.clamp)))
+        n = 15
+        vals = np.linspace(-self.scale.clamp, self.scale.clamp, n)
+        cols = self.scale.colors(vals)
+        cw = 14
+        for c in cols:
+            p.fillRect(QRectF(x, y0, cw, bh), QColor(int(c[0]), int(c[1]), int(c[2])))
+            x += cw
+        p.setPen(QPen(QColor(160, 160, 160)))
+        p.drawRect(QRectF(x - n * cw, y0, n * cw, bh))
+        x += 6
+        text("worse", QColor(*self.scale.color(self.scale.clamp)))
+        text(f"(grey: |Δ| ≤ {self.scale.dead_zone:g}, full colour at {self.scale.clamp:g} "
+             f"{self.unit_text})", QColor(110, 110, 110))
+        for rgb, label in ((ADDED, "added"), (REMOVED, "removed")):
+            p.fillRect(QRectF(x, y0, 14, bh), QColor(*rgb))
+            p.setPen(QColor(160, 160, 160))
+            p.drawRect(QRectF(x, y0, 14, bh))
+            x += 18
+            text(label)
+        p.end()
+
+
+class SummaryBar(QLabel):
+    """One line per run (program, command line, date, totals) plus the deltas of the totals."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.RichText)
+        self.setWordWrap(True)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.setObjectName("summaryBar")
+        self.setContentsMargins(6, 4, 6, 4)
+
+    def set_comparison(self, cmp: Comparison | None) -> None:
+        if cmp is None or not cmp.runs:
+            self.setText("")
+            return
+        self.setText(summary_html(cmp))
+
+
+def _total_keys(cmp: Comparison, limit: int = 4) -> list[str]:
+    preferred = [k for k in cmp.total_keys if any(s in k for s in ("time", "alloc", "tick",
+                                                                        "sample"))]
+    rest = [k for k in cmp.total_keys if k not in preferred]
+    return (preferred + rest)[:limit]
+
+
+def summary_html(cmp: Comparison) -> str:
+    rows = []
+    keys = _total_keys(cmp)
+    head = "<tr><th></th><th align=left>file</th><th align=left>program / command line</th>"
+    head += "<th align=left>date</th>"
+    for k in keys:
+        m = cmp.total_metric(k)
+        head += f"<th align=right>{html.escape(m.title if m and m.label else k)}</th>"
+    head += "</tr>"
+    rows.append(head)
+    for i, p in enumerate(cmp.runs):
+        cmd = p.meta.get("command_line") or p.meta.get("program") or ""
+        date = p.meta.get("date") or ""
+        inc = " <b style='color:#b35806'>INCOMPLETE</b>" if p.incomplete else ""
+        tr = (f"<tr><td><b>{run_role(cmp, i)}</b></td><td>{html.escape(Path(p.path).name)}"
+              f"{inc}</td><td>{html.escape(str(cmd))}</td><td>{html.escape(str(date))}</td>")
+        for k in keys:
+            m = cmp.total_metric(k)
+            v = p.totals.get(k)
+            tr += f"<td align=right>{_fmt_total(v, m.unit if m else Unit.COUNT)}</td>"
+        rows.append(tr + "</tr>")
+    if cmp.n_runs > 1:
+        tr = "<tr><td><b>Δ</b></td><td></td><td></td><td></td>"
+        for k in keys:
+            m = cmp.total_metric(k)
+            vals = cmp.total_values(k)
+            b, n = vals[cmp.baseline], vals[cmp.current]
+            if b is None or n is None:
+                tr += "<td></td>"
+                continue
+            d = n - b
+            worse = (d > 0) if (m is None or m.better == "lower") else (d < 0)
+            color = "#b2182b" if worse and d else ("#1a7a30" if d else "#555")
+            rel = format_rel(d / abs(b) if b else (float("inf") if d else 0.0))
+            unit = m.unit if m else Unit.COUNT
+            tr += (f"<td align=right style='color:{color}'><b>{format_delta(d, unit)} "
+                   f"({rel})</b></td>")
+        rows.append(tr + "</tr>")
+    out = "<table cellspacing=0 cellpadding=2>" + "".join(rows) + "</table>"
+    for w in incomparable_warnings(cmp.runs):
+        out += f"<div style='color:#b35806'>⚠ {html.escape(w)}</div>"
+    return out
+
+
+def _fmt_total(v, unit) -> str:
+    if v is None:
+        return "-"
+    s = format_value(v, unit)
+    if Unit(unit) is Unit.BYTES and abs(v) >= 1e6:
+        s += f" ({human_bytes(v)})"
+    return html.escape(s)
+
+
+class DetailsPane(QTextBrowser):
+    """Everything about one row: full name, module, src, call path, all metrics of all runs."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setOpenLinks(False)
+        self.setPlaceholderText("Select a row to see its details.")
+
+    def show_row(self, cmp: Comparison | None, row: int) -> None:
+        if cmp is None or row < 0 or row >= cmp.n_rows:
+            self.clear()
+            return
+        self.setHtml(details_html(cmp, row))
+
+
+def details_html(cmp: Comparison, row: int) -> str:
+    e = html.escape
+    st = Status(int(cmp.status[row])).label if cmp.n_runs > 1 else ""
+    out = [f"<h3 style='margin:2px'>{e(str(cmp.name[row]))}</h3>",
+           f"<div><b>module</b> {e(str(cmp.module[row]))} &nbsp; <b>src</b> "
+           f"{e(str(cmp.src[row]))}" + (f" &nbsp; <b>status</b> {st}" if st else "") + "</div>"]
+    if cmp.mode == "tree":
+        path = " ▸ ".join(e(s) for s in cmp.path_labels(row))
+        out.append(f"<div style='color:#555'><b>call path</b> {path}</div>")
+    head = "<tr><th align=left>metric</th>" + "".join(
+        f"<th align=right>{run_role(cmp, i)}</th>" for i in range(cmp.n_runs))
+    others = [r for r in range(cmp.n_runs) if r != cmp.baseline]
+    for r in others:
+        tag = "" if len(others) == 1 else f" [{r}]"
+        head += f"<th align=right>Δ{tag}</th><th align=right>Δ%{tag}</th>"
+    rows = [head + "</tr>"]
+    for m in cmp.metrics:
+        v = cmp.values[m.name][row]
+        tr = f"<tr><td>{e(m.title)}</td>"
+        for i in range(cmp.n_runs):
+            cell = format_value(float(v[i]), m.unit) if cmp.node[row, i] >= 0 else "·"
+            tr += f"<td align=right>{e(cell)}</td>"
+        for r in others:
+            d = float(v[r] - v[cmp.baseline])
+            b = float(v[cmp.baseline])
+            rel = d / abs(b) if b else (float("inf") if d > 0 else (float("-inf") if d < 0
+                                                                   else 0.0))
+            worse = (d > 0) if m.better == "lower" else ((d < 0) if m.better == "higher"
+                                                         else None)
+            color = "#555" if worse is None or not d else ("#b2182b" if worse else "#1a7a30")
+            tr += (f"<td align=right style='color:{color}'>{e(format_delta(d, m.unit))}</td>"
+                   f"<td align=right style='color:{color}'>{e(format_rel(rel))}</td>")
+        rows.append(tr + "</tr>")
+    out.append("<table cellspacing=0 cellpadding=2>" + "".join(rows) + "</table>")
+    return "".join(out)
+
+
+class MessageBar(QFrame):
+    """Non-modal error/info strip above the views; one line per message, closable."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("messageBar")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(8, 4, 4, 4)
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay.addWidget(self.label, 1)
+        close = QToolButton()
+        close.setText("✕")
+        close.setAutoRaise(True)
+        close.setToolTip("Dismiss")
+        close.clicked.connect(self.clear)
+        lay.addWidget(close)
+        self.messages: list[str] = []
+        self.hide()
+
+    def show_message(self, text: str, kind: str = "error") -> None:
+        self.messages.append(text)
+        bg = {"error": "#fde0dc", "warning": "#fff4ce", "info": "#e3f0fb"}.get(kind, "#eee")
+        self.setStyleSheet(f"#messageBar {{ background: {bg}; border: 1px solid #ccc; }}")
+        self.label.setText("\n".join(self.messages[-5:]))
+        self.show()
+
+    def clear(self) -> None:
+        self.messages.clear()
+        self.label.clear()
+        self.hide()
+
+    @property
+    def text(self) -> str:
+        return self.label.text()
+
+
+class DropOverlay(QWidget):
+    """Translucent highlight with a hint, shown over a widget while files are dragged onto it."""
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.text = "Drop files"
+        self.hide()
+
+    def show_over(self, target: QWidget, text: str) -> None:
+        self.text = text
+        top_left = target.mapTo(self.parentWidget(), target.rect().topLeft())
+        self.setGeometry(top_left.x(), top_left.y(), target.width(), target.height())
+        self.raise_()
+        self.show()
+        self.update()
+
+    def paintEvent(self, _ev) -> None:  # noqa: N802 - Qt API
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor(33, 102, 172, 50))
+        pen = QPen(QColor(33, 102, 172), 3, Qt.PenStyle.DashLine)
+        p.setPen(pen)
+        p.drawRect(self.rect().adjusted(2, 2, -3, -3))
+        f = QFont(self.font())
+        f.setPointSize(f.pointSize() + 6)
+        f.setBold(True)
+        p.setFont(f)
+        p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, self.text)
+        p.end()
+
+
+class EmptyState(QWidget):
+    """What an empty window shows: a drop target and the sample-comparison button."""
+
+    openSample = Signal()
+    openFiles = Signal()
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        lay.addStretch(1)
+        title = QLabel("<h2>profdiff</h2>")
+        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        lay.addWidget(title)
+        hint = QLabel(
+            "Drop one profile here to view it, or two to compare them<br>"
+            "(the older file becomes the baseline).<br><br>"
+            "GHC <tt>.prof</tt> / <tt>-pj</tt> JSON / ticky / <tt>.hp</tt> / RTS stats, "
+            "Linux perf, pprof, Julia <tt>.mem</tt>")
+        hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        hint.setObjectName("dropHint")
+        hint.setMinimumHeight(160)
+        hint.setStyleSheet("#dropHint { border: 2px dashed #8aa; border-radius: 12px;"
+                           " padding: 24px; color: #345; font-size: 13pt; }")
+        lay.addWidget(hint, 0, Qt.AlignmentFlag.AlignCenter)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        b1 = QToolButton()
+        b1.setText("Open files…")
+        b1.clicked.connect(self.openFiles)
+        b2 = QToolButton()
+        b2.setText("Open sample comparison")
+        b2.setObjectName("openSampleButton")
+        b2.clicked.connect(self.openSample)
+        for b in (b1, b2):
+            b.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+            b.setMinimumHeight(32)
+            row.addWidget(b)
+        row.addStretch(1)
+        lay.addLayout(row)
+        lay.addStretch(2)
+
+
+def flash_later(widget: QWidget, ms: int = 0) -> None:
+    QTimer.singleShot(ms, widget.update)

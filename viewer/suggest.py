@@ -1,0 +1,186 @@
+"""Suggested matches for rows that exist in only one run (renames the rules missed).
+
+After alignment, a refactor shows as a *removed* row in the baseline and an *added* row in
+the current run.  We score candidate pairs with evidence a user would weigh:
+
+* name similarity (whole name, and the last ``.``-component: ``buildVectors.eval0`` vs
+  ``buildFinMaps.eval0``), module similarity;
+* the same parent row (tree mode): a renamed function usually keeps its callers;
+* the same source file, with shifted lines tolerated;
+* equal or close ``entries``: call counts are deterministic across builds of the same
+  program, time is not (272,510,500 entries on both sides is strong evidence; 1 is not).
+
+Only the *frontier* is considered: removed rows whose parent exists in both runs, and the
+same for added rows, so a whole renamed subtree is one candidate, and once accepted its
+children match by path.  Pairs are assigned greedily one-to-one by score.  An accepted
+suggestion becomes a :class:`~viewer.rules.KeyMap` rule and the runs are re-aligned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+
+import numpy as np
+
+from parsers.model import Kind, Profile
+
+from .compare import Comparison, KeyRule, Status, align
+from .rules import KeyMap
+
+WEIGHTS = {"name": 0.30, "module": 0.10, "parent": 0.20, "source": 0.10, "entries": 0.30}
+DEFAULT_THRESHOLD = 0.75
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    removed_row: int
+    added_row: int
+    old_key: str
+    new_key: str
+    score: float
+    evidence: dict = field(default_factory=dict, hash=False, compare=False)
+
+    def describe(self) -> str:
+        o = self.old_key.replace("\x1f", ".")
+        n = self.new_key.replace("\x1f", ".")
+        ev = ", ".join(f"{k} {v}" for k, v in self.evidence.items())
+        return f"{o} -> {n} (score {self.score:.2f}: {ev})"
+
+
+def _ratio(a: str, b: str) -> float:
+    return SequenceMatcher(None, a, b).ratio() if a or b else 1.0
+
+
+def _file_line(src: str) -> tuple[str, int | None]:
+    """``AD/Dual.hs:(38,1)-(43,48)`` -> (``AD/Dual.hs``, 38); ``<built-in>`` -> (src, None)."""
+    if ":" not in src:
+        return src, None
+    f, _, rest = src.partition(":")
+    digits = ""
+    for ch in rest.lstrip("("):
+        if ch.isdigit():
+            digits += ch
+        else:
+            break
+    return f, int(digits) if digits else None
+
+
+def _entries_metric(cmp: Comparison) -> str | None:
+    for m in cmp.metrics:
+        if m.kind is Kind.NODE and m.name in cmp.values:
+            return m.name
+    return None
+
+
+def _frontier(cmp: Comparison, rows: np.ndarray, run_a: int, run_b: int) -> np.ndarray:
+    """Rows whose parent is a root or present in both runs."""
+    par = cmp.parent[rows]
+    ok = par < 0
+    both = cmp.present[:, run_a] & cmp.present[:, run_b]
+    ok |= both[np.maximum(par, 0)] & (par >= 0)
+    return rows[ok]
+
+
+def score_pair(cmp: Comparison, r: int, a: int, entries: str | None) -> tuple[float, dict]:
+    ev: dict = {}
+    parts: dict[str, float] = {}
+    n_old, n_new = str(cmp.name[r]), str(cmp.name[a])
+    tail_old, tail_new = n_old.rsplit(".", 1)[-1], n_new.rsplit(".", 1)[-1]
+    name_s = _ratio(n_old, n_new)
+    if tail_old == tail_new and tail_old != n_old:
+        name_s = max(name_s, 0.85)
+    parts["name"] = name_s
+    ev["name"] = f"{name_s:.2f}"
+    parts["module"] = 1.0 if cmp.module[r] == cmp.module[a] else _ratio(str(cmp.module[r]),
+                                                                        str(cmp.module[a]))
+    if cmp.mode == "tree":
+        same_parent = cmp.parent[r] == cmp.parent[a]
+        parts["parent"] = 1.0 if same_parent else 0.0
+        ev["same caller"] = "yes" if same_parent else "no"
+    f_old, l_old = _file_line(str(cmp.src[r]))
+    f_new, l_new = _file_line(str(cmp.src[a]))
+    if f_old and f_new and not f_old.startswith("<"):
+        if f_old == f_new:
+            shift = abs((l_old or 0) - (l_new or 0))
+            parts["source"] = 1.0 if shift <= 50 else 0.6
+            ev["source"] = f"same file, line shift {shift}" if l_old and l_new else "same file"
+        else:
+            parts["source"] = 0.5 * _ratio(f_old.rsplit("/", 1)[-1], f_new.rsplit("/", 1)[-1])
+    if entries is not None:
+        eo = float(cmp.values[entries][r, cmp.baseline])
+        en = float(cmp.values[entries][a, cmp.current])
+        if eo == en:
+            s = 1.0 if eo >= 100 else (0.6 if eo >= 2 else 0.3)
+            ev["entries"] = f"equal ({eo:,.0f})"
+        elif max(eo, en) > 0 and abs(eo - en) / max(eo, en) <= 0.01:
+            s = 0.7
+            ev["entries"] = f"within 1% ({eo:,.0f} vs {en:,.0f})"
+        else:
+            s = 0.0
+            ev["entries"] = f"differ ({eo:,.0f} vs {en:,.0f})"
+        parts["entries"] = s
+    total_w = sum(WEIGHTS[k] for k in parts)
+    score = sum(WEIGHTS[k] * v for k, v in parts.items()) / total_w if total_w else 0.0
+    return score, ev
+
+
+def suggest_matches(cmp: Comparison, *, min_score: float = 0.5,
+                    max_pairs: int = 200_000) -> list[Suggestion]:
+    """Greedy one-to-one suggestions between removed and added rows, best first."""
+    st = cmp.status
+    removed = _frontier(cmp, np.flatnonzero(st == Status.REMOVED), cmp.baseline, cmp.current)
+    added = _frontier(cmp, np.flatnonzero(st == Status.ADDED), cmp.baseline, cmp.current)
+    if removed.size == 0 or added.size == 0:
+        return []
+    entries = _entries_metric(cmp)
+    cands: list[tuple[float, int, int, dict]] = []
+    if cmp.mode == "tree" and removed.size * added.size > max_pairs:
+        by_parent: dict[int, list[int]] = {}
+        for a in added.tolist():
+            by_parent.setdefault(int(cmp.parent[a]), []).append(a)
+        pairs = ((r, a) for r in removed.tolist() for a in by_parent.get(int(cmp.parent[r]), []))
+    else:
+        pairs = ((r, a) for r in removed.tolist() for a in added.tolist())
+    for r, a in pairs:
+        s, ev = score_pair(cmp, r, a, entries)
+        if s >= min_score:
+            cands.append((s, r, a, ev))
+    cands.sort(key=lambda c: (-c[0], c[1], c[2]))
+    used_r: set[int] = set()
+    used_a: set[int] = set()
+    out = []
+    for s, r, a, ev in cands:
+        if r in used_r or a in used_a:
+            continue
+        used_r.add(r)
+        used_a.add(a)
+        out.append(Suggestion(r, a, str(cmp.keys[r]), str(cmp.keys[a]), round(s, 3), ev))
+    return out
+
+
+def accept(suggestions: Sequence[Suggestion]) -> KeyMap:
+    """A rule mapping each suggestion's new key onto its old key (applied to every run)."""
+    return KeyMap(tuple((s.new_key, s.old_key) for s in suggestions), origin="suggestion")
+
+
+def auto_match(
+    profiles: Sequence[Profile], *, baseline: int = 0, mode: str = "tree",
+    rules: Sequence[KeyRule] = (), threshold: float = DEFAULT_THRESHOLD, rounds: int = 3,
+) -> tuple[Comparison, list[Suggestion]]:
+    """Align, accept suggestions scoring >= ``threshold``, re-align (a few rounds)."""
+    rules = list(rules)
+    accepted: list[Suggestion] = []
+    cmp = align(profiles, baseline=baseline, mode=mode, rules=rules)
+    for _ in range(rounds):
+        good = [s for s in suggest_matches(cmp, min_score=threshold)]
+        if not good:
+            break
+        accepted += good
+        rules.append(accept(good))
+        cmp = align(profiles, baseline=baseline, mode=mode, rules=rules)
+    if accepted:
+        cmp.notes.append(f"auto-matched {len(accepted)} renamed node(s): "
+                         + "; ".join(s.describe() for s in accepted))
+    return cmp, accepted

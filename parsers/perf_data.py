@@ -1,0 +1,309 @@
+"""Reader for binary ``perf.data`` recordings, through the installed ``perf`` tool.
+
+Why a subprocess: perf.data holds raw addresses; turning them into symbols needs the
+recorded binaries, the kernel symbol table and perf's own unwinding/DSO logic.  Re-doing
+that in Python would be large and wrong in corner cases, so ``perf script`` does it and its
+stdout is streamed straight into the text reader (:func:`parsers.perf_script.read_stream`).
+
+Symbols: perf finds binaries by their recorded path or in its build-id cache.  Binaries
+kept *beside* the perf.data (as the sample recordings do) are added to a throw-away
+build-id cache in a temporary ``HOME``, so the user's ``~/.debug`` is never written; the
+user's existing cache entries are linked into it so they still resolve.  Frames whose
+binary is gone come out as ``[unknown]`` and a warning names the missing binaries.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from . import perf_script
+from .errors import ExternalToolError, ParseError
+from .model import Profile
+
+FORMAT = "perf-data"
+DESCRIPTION = "Linux perf.data recording (read with perf script)"
+
+MAGICS = (b"PERFILE2", b"PERFFILE", b"2ELIFREP")
+HEADER_SIZE_V2 = 104  # struct perf_file_header: magic, size, attr_size, 3 sections
+FIELDS = ["comm", "pid", "tid", "time", "period", "event", "ip", "sym", "dso"]
+DEFAULT_TIMEOUT_S = 600.0
+MAX_BESIDE = 64  # binaries beside the recording that are offered to perf
+INSTALL_HINT = (
+    "install perf (Debian/Ubuntu: 'apt-get install linux-perf' or 'linux-tools-generic'; "
+    "Fedora: 'dnf install perf'), or run 'perf script -i FILE > FILE.txt' where perf is "
+    "available and open the text file instead"
+)
+
+
+def sniff(head: bytes, path: Path) -> float:
+    """perf.data starts with the ``PERFILE2`` magic (``PERFFILE`` for the old v1 layout)."""
+    return 1.0 if head[:8] in MAGICS else 0.0
+
+
+def find_perf() -> str | None:
+    """The perf binary: ``$PROFDIFF_PERF`` or ``perf`` on PATH."""
+    env = os.environ.get("PROFDIFF_PERF")
+    if env:
+        return env if os.access(env, os.X_OK) else None
+    return shutil.which("perf")
+
+
+def _check_header(path: Path) -> None:
+    with open(path, "rb") as f:
+        head = f.read(HEADER_SIZE_V2)
+    if head[:8] not in MAGICS:
+        raise ParseError(path, "a perf.data file starting with 'PERFILE2'", offset=0,
+                         found=repr(head[:8]))
+    if head[:8] != b"PERFFILE" and len(head) < HEADER_SIZE_V2:
+        raise ParseError(path, f"a {HEADER_SIZE_V2}-byte perf.data header", offset=len(head),
+                         found=f"end of file after {len(head)} bytes")
+
+
+def _elf_beside(path: Path) -> list[Path]:
+    """Executables/shared objects in the recording's folder (candidates for the cache)."""
+    out = []
+    try:
+        entries = sorted(path.resolve().parent.iterdir())
+    except OSError:
+        return out
+    for p in entries:
+        if len(out) >= MAX_BESIDE:
+            break
+        try:
+            if p.is_file() and p.stat().st_size > 64:
+                with open(p, "rb") as f:
+                    if f.read(4) == b"\x7fELF":
+                        out.append(p)
+        except OSError:
+            continue
+    return out
+
+
+def _private_home(tmp: Path) -> dict[str, str]:
+    """Environment with HOME=tmp whose ``.debug`` mirrors the user's build-id cache.
+
+    perf writes ``buildid-cache --add`` results under ``$HOME/.debug``; pointing HOME at a
+    temporary folder keeps the user's cache clean.  Each of the user's build-id links is
+    linked (by absolute path) so binaries cached by earlier ``perf record`` runs still
+    resolve.
+    """
+    env = dict(os.environ)
+    user_home = Path(os.path.expanduser("~"))
+    env["HOME"] = str(tmp)
+    env.pop("PERF_BUILDID_DIR", None)
+    user_ids = user_home / ".debug" / ".build-id"
+    mine = tmp / ".debug" / ".build-id"
+    mine.mkdir(parents=True)
+    if user_ids.is_dir():
+        try:
+            for d in user_ids.iterdir():
+                if d.is_dir():
+                    (mine / d.name).mkdir(exist_ok=True)
+                    for e in d.iterdir():
+                        os.symlink(e.absolute(), mine / d.name / e.name)
+        except OSError:
+            pass
+    cfg = user_home / ".perfconfig"
+    if cfg.exists():
+        os.symlink(cfg, tmp / ".perfconfig")
+    return env
+
+
+def _run_limited(cmd: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout,
+                          check=False)
+
+
+def read(
+    path: str | Path,
+    *,
+    lenient: bool = False,
+    progress: Callable[[float], None] | None = None,
+    event: str | None = None,
+    group_by: str = "symbol+dso",
+    split_by: str | None = None,
+    demangle: bool = False,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    **_options: object,
+) -> Profile:
+    """Load a perf.data by streaming ``perf script`` output into the text reader.
+
+    Options are those of :func:`parsers.perf_script.read` plus ``timeout`` (seconds for
+    perf to finish).  Raises :class:`ExternalToolError` if perf is missing or times out,
+    :class:`ParseError` (with perf's own message) if perf cannot read the file.
+    """
+    p = Path(path)
+    _check_header(p)
+    perf = find_perf()
+    if perf is None:
+        raise ExternalToolError(f"{p}: reading perf.data needs the 'perf' program: {INSTALL_HINT}")
+    warnings: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="profdiff-perf-") as tmpdir:
+        tmp = Path(tmpdir)
+        env = _private_home(tmp)
+        env["LC_ALL"] = "C"
+        env.pop("PAGER", None)
+        beside = _elf_beside(p)
+        for b in beside:
+            try:
+                _run_limited([perf, "buildid-cache", "-a", str(b)], env, 60)
+            except subprocess.TimeoutExpired:
+                warnings.append(f"perf buildid-cache timed out on {b.name}")
+        fields = list(FIELDS)
+        for _attempt in range(len(FIELDS)):
+            cmd = [perf, "script", "--header", "-i", str(p), "-F", ",".join(fields)]
+            try:
+                prof, rc, err = _stream(cmd, env, p, timeout, warnings, lenient=lenient,
+                                        progress=progress, event=event, group_by=group_by,
+                                        split_by=split_by, demangle=demangle)
+            except subprocess.TimeoutExpired:
+                raise ExternalToolError(
+                    f"{p}: 'perf script' did not finish within {timeout:.0f} s"
+                ) from None
+            m = re.search(r"Cannot print '(\w+)' field", err)
+            if prof is None and m and m.group(1) in fields and m.group(1) not in ("ip", "event"):
+                fields.remove(m.group(1))  # not recorded in this file: ask for less
+                continue
+            break
+        missing: list[str] = []
+        if prof is not None and "[unknown]" in prof.frames.name.tolist():
+            missing = _missing_binaries(perf, p, env)  # only worth a perf run when needed
+    if prof is None:
+        first = next((ln for ln in err.splitlines() if ln.strip()), "")
+        if "has no samples" in err or (rc == 0 and not first):
+            raise ParseError(p, "a recording with at least one sample",
+                             found="no samples (perf script printed none)")
+        if "incompatible file format" in err:
+            first = _verbose_reason(perf, p, env_plain()) or first
+        raise ParseError(p, "a perf.data this perf can read", offset=0,
+                         found=f"perf script exit {rc}: {first}")
+    meta = dict(prof.meta)
+    meta["perf_binary"] = perf
+    meta["perf_fields"] = ",".join(fields)
+    extra: list[str] = []
+    incomplete, reason = prof.incomplete, prof.incomplete_reason
+    if rc != 0:
+        incomplete = True
+        msg = next((ln for ln in err.splitlines() if ln.strip()), f"exit status {rc}")
+        reason = f"perf script stopped with an error ({msg}); the samples before it were loaded"
+    unknown = _unknown_share(prof)
+    meta["unresolved_pct"] = round(unknown, 2)
+    if missing:
+        meta["missing_binaries"] = missing
+        extra.append(
+            "binaries of this recording were not found, so their frames are shown as "
+            f"[unknown] ({unknown:.1f} % of samples end in an unresolved frame): "
+            + ", ".join(missing)
+            + ". Put them beside the perf.data (same file name) or load 'perf script' text "
+            "made where they exist."
+        )
+    for ln in err.splitlines():
+        ln = ln.strip()
+        if ln and len(extra) < 10 and not ln.startswith("#"):
+            extra.append(f"perf: {ln}")
+    from dataclasses import replace
+
+    return replace(prof, meta=meta, warnings=tuple(prof.warnings) + tuple(extra),
+                   incomplete=incomplete, incomplete_reason=reason)
+
+
+def _stream(
+    cmd: list[str], env: dict[str, str], p: Path, timeout: float, warnings: list[str],
+    **opts: object,
+) -> tuple[Profile | None, int, str]:
+    """Run perf script and parse its stdout while it is written; (profile|None, rc, stderr)."""
+    with tempfile.TemporaryFile() as errf:
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=errf,
+                                stdin=subprocess.DEVNULL)
+        expired = threading.Event()
+
+        def _kill() -> None:
+            expired.set()
+            proc.kill()
+
+        timer = threading.Timer(timeout, _kill)
+        timer.start()
+        prof: Profile | None = None
+        parse_error: ParseError | None = None
+        try:
+            text = io.TextIOWrapper(proc.stdout, encoding="utf-8", errors="replace")  # type: ignore[arg-type]
+            try:
+                prof = perf_script.read_stream(text, p, format=FORMAT, warnings=warnings,
+                                               meta={"source": "perf.data"}, **opts)
+            except ParseError as e:
+                parse_error = e
+            text.read()  # drain so perf can exit
+            rc = proc.wait()
+        finally:
+            timer.cancel()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        killed = expired.is_set()
+        errf.seek(0)
+        err = errf.read().decode("utf-8", "replace")
+    if killed:
+        raise subprocess.TimeoutExpired(cmd, timeout)
+    if parse_error is not None and "no samples" not in (parse_error.found or ""):
+        raise parse_error
+    return prof, rc, err
+
+
+def env_plain() -> dict[str, str]:
+    env = dict(os.environ)
+    env["LC_ALL"] = "C"
+    return env
+
+
+def _verbose_reason(perf: str, p: Path, env: dict[str, str]) -> str:
+    """perf's specific reason for 'incompatible file format' (only printed with -v)."""
+    try:
+        r = _run_limited([perf, "report", "-v", "--header-only", "-i", str(p)], env, 60)
+    except subprocess.TimeoutExpired:
+        return ""
+    for ln in r.stderr.splitlines():
+        if "unsupported" in ln or "ABI" in ln or "magic" in ln.lower():
+            return ln.strip()
+    return ""
+
+
+def _missing_binaries(perf: str, p: Path, env: dict[str, str]) -> list[str]:
+    """Recorded user-space DSOs with samples that exist neither on disk nor in the cache."""
+    try:
+        r = _run_limited([perf, "buildid-list", "-i", str(p)], env, 60)
+    except subprocess.TimeoutExpired:
+        return []
+    cache = Path(env["HOME"]) / ".debug" / ".build-id"
+    out = []
+    for ln in r.stdout.splitlines():
+        parts = ln.split(None, 1)
+        if len(parts) != 2:
+            continue
+        bid, dso = parts
+        if dso.startswith("[") or not dso.startswith("/"):
+            continue
+        if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{32}|[0-9a-f]{64}", bid):
+            continue
+        if Path(dso).exists() or (cache / bid[:2] / bid[2:]).exists():
+            continue
+        out.append(dso)
+    return out
+
+
+def _unknown_share(prof: Profile) -> float:
+    """Percent of samples whose leaf frame is unresolved (``[unknown]``)."""
+    v = np.asarray(prof.values["self_samples"], dtype=np.float64)
+    tot = v.sum()
+    if not tot:
+        return 0.0
+    return float(v[prof.name == "[unknown]"].sum() * 100.0 / tot)

@@ -93,25 +93,17 @@ def benjamini_hochberg(p: np.ndarray, alpha: float) -> np.ndarray:
 
 
 def _run_totals(cmp: Comparison, metric: Metric, runs: Sequence[int]) -> np.ndarray:
-    """The denominator of a sampled metric's share in each run (total samples/ticks)."""
+    """The denominator of a metric's share in each run: 100 for percents, otherwise the
+    run's sum of the (self) metric over its whole tree, i.e. the run total."""
     out = []
     for r in runs:
-        p = cmp.runs[r]
-        tot = None
         if metric.unit is Unit.PERCENT:
-            tot = 100.0
-        else:
-            for key in ("total_ticks", "total_samples", "total_time_s", f"total_{metric.name}"):
-                if key in p.totals and p.totals[key]:
-                    want_ticks = metric.unit in (Unit.TICKS, Unit.SAMPLES)
-                    if (key == "total_time_s") == (metric.unit is Unit.SECONDS) or not want_ticks:
-                        tot = float(p.totals[key])
-                        break
-            if tot is None:  # sum of self values over the run's tree
-                self_name = metric.self_of if metric.kind is Kind.INCLUSIVE else metric.name
-                col = p.values.get(self_name or metric.name)
-                tot = float(np.nansum(col)) if col is not None else float("nan")
-        out.append(tot)
+            out.append(100.0)
+            continue
+        p = cmp.runs[r]
+        self_name = metric.self_of if metric.kind is Kind.INCLUSIVE else metric.name
+        col = p.values.get(self_name or metric.name)
+        out.append(float(np.nansum(col)) if col is not None else float("nan"))
     return np.array(out, dtype=float)
 
 

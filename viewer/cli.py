@@ -271,6 +271,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def _violation_json(v) -> dict:
     return {
         "expression": v.gate.text, "row": v.row, "label": v.label,
+        "name": v.name, "module": v.module,
         "base": v.base, "new": v.new,
         "change": v.change if np.isfinite(v.change) else None,
         "relative": v.gate.relative,

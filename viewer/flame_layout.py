@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 import warnings
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -431,16 +432,33 @@ def row_colors(cmp: Comparison, metric: str, mode: str, scale: DivergingScale,
 # ------------------------------------------------------------------------------------------
 # Search
 # ------------------------------------------------------------------------------------------
+_LABELS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def frame_labels(cmp: Comparison) -> tuple[np.ndarray, pd.Series]:
+    """(code per row, distinct ``module.name`` labels): searches scan distinct frames only."""
+    hit = _LABELS.get(cmp)
+    if hit is None:
+        names = np.asarray(cmp.name, dtype=object)
+        mods = np.asarray(cmp.module, dtype=object)
+        codes, uniq = pd.factorize(pd.Series(mods).fillna("").astype(str) + "\x1f"
+                                   + pd.Series(names).astype(str))
+        parts = pd.Series(np.asarray(uniq, dtype=object)).str.split("\x1f", n=1, expand=True)
+        mod_u = parts[0].fillna("")
+        full = mod_u.where(mod_u == "", mod_u + ".") + parts[1].fillna("")
+        hit = (np.asarray(codes), full)
+        _LABELS[cmp] = hit
+    return hit
+
+
 def match_rows(cmp: Comparison, text: str) -> np.ndarray:
     """bool[n]: rows whose ``name`` or ``module.name`` contains ``text`` (case-insensitive).
 
     ``/regex/`` searches with a regular expression.
     """
-    if not text:
+    if not text or cmp.n_rows == 0:
         return np.zeros(cmp.n_rows, dtype=bool)
-    names = pd.Series(np.asarray(cmp.name, dtype=object)).astype(str)
-    mods = pd.Series(np.asarray(cmp.module, dtype=object)).fillna("").astype(str)
-    full = mods.where(mods == "", mods + ".") + names
+    codes, full = frame_labels(cmp)
     if len(text) > 2 and text.startswith("/") and text.endswith("/"):
         try:
             re.compile(text[1:-1])
@@ -448,8 +466,10 @@ def match_rows(cmp: Comparison, text: str) -> np.ndarray:
             return np.zeros(cmp.n_rows, dtype=bool)
         with warnings.catch_warnings():  # "has match groups" is harmless here
             warnings.simplefilter("ignore", UserWarning)
-            return full.str.contains(text[1:-1], case=False, regex=True).to_numpy(bool)
-    return full.str.contains(text, case=False, regex=False).to_numpy(bool)
+            hit = full.str.contains(text[1:-1], case=False, regex=True).to_numpy(bool)
+    else:
+        hit = full.str.contains(text, case=False, regex=False).to_numpy(bool)
+    return hit[codes]
 
 
 def outermost(parent: np.ndarray, mask: np.ndarray, depth: np.ndarray) -> np.ndarray:

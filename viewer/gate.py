@@ -61,6 +61,8 @@ class Violation:
     gate: Gate
     row: int | None  # None for a totals gate
     label: str
+    name: str
+    module: str
     base: float | None
     new: float | None
     change: float
@@ -103,7 +105,7 @@ def evaluate(cmp: Comparison, gates: list[Gate], run: int | None = None) -> list
             if g.relative:
                 change = (math.inf if change > 0 else 0.0) if b == 0 else 100.0 * change / abs(b)
             if g.crosses(np.array([change]))[0]:
-                out.append(Violation(g, None, f"total {g.metric}", b, n, change))
+                out.append(Violation(g, None, f"total {g.metric}", g.metric, "", b, n, change))
             continue
         if not cmp.has_metric(g.metric):
             raise GateError(
@@ -124,6 +126,6 @@ def evaluate(cmp: Comparison, gates: list[Gate], run: int | None = None) -> list
                                  kind="stable")]:
             label = " / ".join(cmp.path_labels(int(i))[-2:]) if cmp.mode == "tree" else (
                 f"{cmp.module[i]}.{cmp.name[i]}" if cmp.module[i] else str(cmp.name[i]))
-            out.append(Violation(g, int(i), label, float(base[i]), float(new[i]),
-                                 float(change[i])))
+            out.append(Violation(g, int(i), label, str(cmp.name[i]), str(cmp.module[i]),
+                                 float(base[i]), float(new[i]), float(change[i])))
     return out

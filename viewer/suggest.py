@@ -18,6 +18,7 @@ suggestion becomes a :class:`~viewer.rules.KeyMap` rule and the runs are re-alig
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
@@ -29,7 +30,7 @@ from parsers.model import Kind, Profile
 from .compare import Comparison, KeyRule, Status, align
 from .rules import KeyMap
 
-WEIGHTS = {"name": 0.30, "module": 0.10, "parent": 0.20, "source": 0.10, "entries": 0.30}
+WEIGHTS = {"name": 0.25, "module": 0.10, "parent": 0.20, "source": 0.10, "entries": 0.35}
 DEFAULT_THRESHOLD = 0.75
 
 
@@ -68,10 +69,22 @@ def _file_line(src: str) -> tuple[str, int | None]:
 
 
 def _entries_metric(cmp: Comparison) -> str | None:
+    """A deterministic call-count metric: ``entries`` or any per-node count."""
+    if "entries" in cmp.values:
+        return "entries"
     for m in cmp.metrics:
         if m.kind is Kind.NODE and m.name in cmp.values:
             return m.name
     return None
+
+
+_TAGS = re.compile(r"\s*\([^()]*\)|\{[^{}]*\}")
+
+
+def _core_name(key: str) -> str:
+    """The identity's name without kind tags ``(fun)`` and uniques ``{v r4Bn}``."""
+    name = key.partition("\x1f")[2]
+    return _TAGS.sub("", name).strip() or name
 
 
 def _frontier(cmp: Comparison, rows: np.ndarray, run_a: int, run_b: int) -> np.ndarray:
@@ -86,7 +99,7 @@ def _frontier(cmp: Comparison, rows: np.ndarray, run_a: int, run_b: int) -> np.n
 def score_pair(cmp: Comparison, r: int, a: int, entries: str | None) -> tuple[float, dict]:
     ev: dict = {}
     parts: dict[str, float] = {}
-    n_old, n_new = str(cmp.name[r]), str(cmp.name[a])
+    n_old, n_new = _core_name(str(cmp.keys[r])), _core_name(str(cmp.keys[a]))
     tail_old, tail_new = n_old.rsplit(".", 1)[-1], n_new.rsplit(".", 1)[-1]
     name_s = _ratio(n_old, n_new)
     if tail_old == tail_new and tail_old != n_old:

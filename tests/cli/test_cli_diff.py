@@ -1,0 +1,107 @@
+"""`profdiff diff/show` end to end on real files: numbers, JSON contract, gates, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from viewer.cli import main
+
+DATA = Path(__file__).parents[1] / "data"
+PERF1 = DATA / "perf/c-vm/v1/perf.script.txt.gz"
+PERF2 = DATA / "perf/c-vm/v2/perf.script.txt.gz"
+TICKY1 = DATA / "ghc-ticky/hs-ad-v1.ticky.txt"
+TICKY2 = DATA / "ghc-ticky/hs-ad-v2.ticky.txt"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_perf_pair_json_matches_perf_report(capsys):
+    code, out, _ = run(capsys, "diff", PERF1, PERF2, "--json", "--sort", "self_samples", "--top", "3")
+    assert code == 0
+    doc = json.loads(out)
+    assert [r["format"] for r in doc["runs"]] == ["perf-script", "perf-script"]
+    assert doc["totals"]["total_samples"]["values"] == [3130, 4768]
+    top = doc["rows"][0]
+    assert top["name"] == "vm_run.constprop.0"
+    assert top["status"] == "changed"
+    assert top["values"][0]["self_samples"] == 2982
+    assert top["values"][1]["self_samples"] == 4613
+    assert top["delta"]["self_samples"] == 4613 - 2982
+    # perf report --stdio: vm_run.constprop.0 95.27 % (v1) and 96.75 % (v2)
+    assert round(top["values"][0]["self_pct"], 2) == 95.27
+    assert round(top["values"][1]["self_pct"], 2) == 96.75
+    assert "noise" in top and "p" in top["noise"]["self_samples"]
+
+
+def test_ticky_pair_text_table(capsys):
+    code, out, _ = run(capsys, "diff", TICKY1, TICKY2, "--sort", "alloc", "--top", "3")
+    assert code == 0
+    lines = out.splitlines()
+    first = next(line for line in lines if line.lstrip().startswith("1 "))
+    assert "$wevalDelta" in first and "246,906,880 B" in first and "495,206,400 B" in first
+    assert "legend:" in out
+
+
+def test_fail_if_gates(capsys):
+    code, out, _ = run(capsys, "diff", PERF1, PERF2, "--fail-if", "self_samples>+50%")
+    assert code == 1
+    assert "vm_run.constprop.0" in out.split("fail-if:")[1]
+    code, out, _ = run(capsys, "diff", PERF1, PERF2, "--fail-if", "total.total_samples>+60%")
+    assert code == 0 and "no threshold crossed" in out
+    code, out, _ = run(capsys, "diff", PERF1, PERF2, "--fail-if", "total.total_samples>+50%")
+    assert code == 1
+    code, out, _ = run(capsys, "diff", PERF1, PERF2, "--json", "--fail-if", "self_samples>1k")
+    doc = json.loads(out)
+    assert code == 1 and doc["fail_if"]["failed"]
+    assert [(v["name"], v["module"]) for v in doc["fail_if"]["violations"]] == [
+        ("vm_run.constprop.0", "vm")]
+
+
+@pytest.mark.parametrize("expr", ["alloc_bytes>>1", "nonsense", "unknown_metric>1"])
+def test_bad_gate_is_usage_error(capsys, expr):
+    code, _, err = run(capsys, "diff", PERF1, PERF2, "--fail-if", expr)
+    assert code == 2
+    assert "--fail-if" in err and "Traceback" not in err
+
+
+def test_errors_name_the_file_and_never_trace(capsys, tmp_path):
+    empty = tmp_path / "empty.prof"
+    empty.write_text("")
+    code, _, err = run(capsys, "diff", PERF1, empty)
+    assert code == 2 and "empty.prof" in err and "empty" in err and "Traceback" not in err
+    garbage = tmp_path / "garbage.bin"
+    garbage.write_bytes(bytes(range(256)) * 50)
+    code, _, err = run(capsys, "show", garbage)
+    assert code == 2 and "garbage.bin" in err and "supported formats" in err
+    code, _, err = run(capsys, "diff", PERF1)
+    assert code == 2 and "at least two files" in err
+    code, _, err = run(capsys, "diff", PERF1, PERF2, "--sort", "nope")
+    assert code == 2 and "unknown metric" in err
+
+
+def test_show_json(capsys):
+    code, out, _ = run(capsys, "show", TICKY1, "--json", "--top", "5")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["run"]["format"] == "ghc-ticky"
+    assert len(doc["rows"]) == 5
+    assert doc["run"]["counters"]  # ticky's global counters travel with the run
+
+
+def test_three_runs_have_per_run_deltas(capsys):
+    code, out, _ = run(capsys, "diff", TICKY1, TICKY2, TICKY1, "--json", "--top", "0")
+    assert code == 0
+    doc = json.loads(out)
+    assert len(doc["runs"]) == 3
+    row = next(r for r in doc["rows"] if r["name"].startswith("$wevalDelta"))
+    assert row["deltas"][0] is None and len(row["deltas"]) == 3
+    # the third run is the baseline file again: no change against the baseline
+    assert row["delta"]["alloc"] == 0
+    assert row["deltas"][1]["alloc"] == 495_206_400 - 246_906_880

@@ -1,0 +1,104 @@
+"""Rename rules and match suggestions on real ticky files of the hs-ad pair.
+
+v2 renames ``AD.Dual.sigmoidD`` to ``logisticD`` (same code, 12,928 entries in both).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from parsers import load
+from viewer.compare import MATCHED_BY, Status, align
+from viewer.rules import (
+    KeyMap,
+    ModuleRename,
+    NameRename,
+    RegexRewrite,
+    load_rules_file,
+    name_rule,
+    preset_rules,
+    save_rules_file,
+)
+from viewer.suggest import auto_match, suggest_matches
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+def pair():
+    return (load(DATA / "ghc-ticky/hs-ad-v1.ticky.txt"),
+            load(DATA / "ghc-ticky/hs-ad-v2.ticky.txt"))
+
+
+def rows_named(cmp, fragment):
+    return [i for i in range(cmp.n_rows) if fragment in str(cmp.name[i])]
+
+
+def test_exact_matching_shows_rename_as_removed_and_added():
+    cmp = align(pair(), mode="flat")
+    (old,) = rows_named(cmp, "sigmoidD")
+    (new,) = rows_named(cmp, "logisticD")
+    assert cmp.status[old] == Status.REMOVED and cmp.status[new] == Status.ADDED
+
+
+def test_name_rule_matches_renamed_closure():
+    a, b = pair()
+    # ticky identities are "name (kind)"; a rule on the identity name
+    rule = NameRename("logisticD (fun)", "sigmoidD (fun)")
+    cmp = align([a, b], mode="flat", rules=[rule])
+    (row,) = rows_named(cmp, "sigmoidD")
+    assert cmp.status[row] == Status.SAME
+    assert cmp.value("entries", 0)[row] == cmp.value("entries", 1)[row] == 12_928
+    assert MATCHED_BY[cmp.matched_by[row]] == "rule"
+    assert not rows_named(cmp, "logisticD")  # displayed under the baseline's name
+
+
+def test_auto_match_accepts_rename_and_keeps_weak_candidates_apart():
+    a, b = pair()
+    cmp0 = align([a, b], mode="flat")
+    sugg = {(s.old_key.split("\x1f")[1], s.new_key.split("\x1f")[1]): s
+            for s in suggest_matches(cmp0, min_score=0.3)}
+    assert ("sigmoidD (fun)", "logisticD (fun)") in sugg
+    cmp, accepted = auto_match([a, b], mode="flat")
+    names = {s.old_key.split("\x1f")[1] for s in accepted}
+    assert "sigmoidD (fun)" in names
+    # drainPending -> backprop4 has equal entries but nothing else in common: not accepted
+    assert "drainPending (fun)" not in names
+    (row,) = rows_named(cmp, "sigmoidD")
+    assert MATCHED_BY[cmp.matched_by[row]] == "suggestion"
+    assert cmp.status[row] == Status.SAME
+    # every other row keeps its exact-key status: no false merges
+    assert cmp.n_rows == cmp0.n_rows - len(accepted)
+    assert any("auto-matched" in n for n in cmp.notes)
+
+
+def test_module_prefix_and_regex_rules():
+    keys = np.array(["HordeAd.Core.Delta\x1feval0", "HordeAd.Core\x1fx",
+                     "Other\x1f$wgo"], dtype=object)
+    out = ModuleRename("HordeAd.Core", "HordeAd.Internal")(keys)
+    assert out.tolist()[:2] == ["HordeAd.Internal.Delta\x1feval0", "HordeAd.Internal\x1fx"]
+    out = RegexRewrite(r"^\$w", "")(keys)
+    assert out[2] == "Other\x1fgo"
+    ghc = preset_rules(["ghc"])
+    k = np.array(["GHC.Internal.Base\x1f$wfoo", "M\x1fCAF:main11"], dtype=object)
+    for r in ghc:
+        k = r(k)
+    assert k.tolist() == ["GHC.Base\x1ffoo", "M\x1fCAF:main"]
+    r = name_rule("AD.Dual:sigmoidD=logisticD")
+    assert r == NameRename("sigmoidD", "logisticD", "AD.Dual")
+
+
+def test_rules_file_round_trip(tmp_path):
+    rules = [
+        ModuleRename("HordeAd.Core.Delta", "HordeAd.Internal.Delta"),
+        NameRename("buildVectors.eval0", "buildFinMaps.eval0"),
+        RegexRewrite(r"^\$s", ""),
+        KeyMap((("AD.Dual\x1flogisticD", "AD.Dual\x1fsigmoidD"),)),
+    ]
+    path = tmp_path / ".profdiff.toml"
+    save_rules_file(path, rules, presets=["ghc"])
+    loaded = load_rules_file(path)
+    assert loaded[:3] == rules[:3]
+    assert loaded[-1].pairs == rules[-1].pairs
+    assert len(loaded) == 4 + len(preset_rules(["ghc"]))

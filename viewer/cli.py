@@ -237,6 +237,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     metrics = _metric_list(args.metrics, default_cols, list(cmp.values))
     if metric and metric not in metrics:
         metrics = [metric, *metrics]
+    if not args.metrics:  # keep the default table within a wide terminal: 3 metrics
+        metrics = ([metric] if metric else []) + [m for m in metrics if m != metric]
+        metrics = metrics[:3]
     out_metrics = list(cmp.values) if args.all_metrics else metrics
     if cmp.noise is None and cmp.n_runs == 2:
         gate_metrics = {g.metric for g in gates if not g.total}

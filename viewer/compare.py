@@ -87,6 +87,7 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
     noise: Any = None  # viewer.noise.Noise when spread/significance were computed
     groups: tuple[list[Profile], list[Profile]] | None = None  # repeated-run groups
+    total_override: dict[str, list[float | None]] | None = None  # e.g. group means
 
     def __post_init__(self) -> None:
         if self.current < 0:
@@ -198,6 +199,8 @@ class Comparison:
         return None
 
     def total_values(self, key: str) -> list[float | None]:
+        if self.total_override is not None and key in self.total_override:
+            return list(self.total_override[key])
         return [p.totals.get(key) for p in self.runs]
 
     @property

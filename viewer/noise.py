@@ -215,6 +215,13 @@ def group_comparison(
                f"{len(new)} run(s)" if stat == "mean" else
                f"groups: medians of {len(base)} and {len(new)} runs"],
     )
+    out.total_override = {}
+    for key in {k for p in runs for k in p.totals}:
+        per_group = []
+        for group in (base, new):
+            vals = [float(p.totals[key]) for p in group if p.totals.get(key) is not None]
+            per_group.append(float(reduce(np.array(vals))) if vals else None)
+        out.total_override[key] = per_group
     out.__dict__["present"] = in_group  # present in a group = present in any of its runs
     out.noise = noise
     out.groups = (list(base), list(new))

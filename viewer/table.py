@@ -177,7 +177,12 @@ def render_comparison(
     legend = "legend: Δ = current − baseline; Δ% relative to baseline; pp = percentage points;"
     legend += " · = absent in that run"
     if cmp.noise is not None:
-        legend += "; ~ = within run-to-run/sampling noise (not significant)"
+        if cmp.noise.n_base > 1 or cmp.noise.n_new > 1:
+            legend += (f"; ~ = within the noise of the repeated runs ({cmp.noise.n_base} vs "
+                       f"{cmp.noise.n_new}), not significant")
+        else:
+            legend += ("; ~ = within sampling error (one run per side: run-to-run noise is "
+                       "unknown, give repeated runs with --base/--new)")
     if color:
         legend += f"; {paint('red', RED)} = worse, {paint('green', GREEN)} = better"
     lines.append(paint(legend, GREY))

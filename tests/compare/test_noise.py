@@ -1,0 +1,75 @@
+"""Noise-aware comparison on the generated hs-ad runs.
+
+``noise-v1/run1..3`` are the v1 binary run again: identical entries and allocation, time
+shares moving by a few points.  v2 carries a real regression in ``addGrad``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from parsers import load
+from viewer.compare import align
+from viewer.noise import benjamini_hochberg, group_comparison, single_run_noise
+
+HS = Path(__file__).parents[1] / "data/hs-ad"
+
+
+def prof(*parts: str):
+    return load(HS.joinpath(*parts, "ad.prof"))
+
+
+def row(cmp, name):
+    (i,) = [i for i in range(cmp.n_rows) if cmp.name[i] == name]
+    return i
+
+
+def test_identical_builds_show_no_significant_change():
+    base = [prof("v1"), prof("noise-v1", "run1")]
+    new = [prof("noise-v1", "run2"), prof("noise-v1", "run3")]
+    for mode in ("flat", "tree"):
+        cmp = group_comparison(base, new, mode=mode)
+        for metric in ("time_pct", "inherited_time_pct", "alloc_pct", "entries"):
+            assert not cmp.noise.metrics[metric].significant.any(), (mode, metric)
+        # timings really moved between the groups (so this is not vacuous)
+        assert np.nanmax(np.abs(cmp.delta("time_pct"))) > 0.5
+
+
+def test_real_regression_is_flagged():
+    base = [prof("v1"), prof("noise-v1", "run1"), prof("noise-v1", "run2")]
+    cmp = group_comparison(base, [prof("v2")], mode="flat")
+    i = row(cmp, "addGrad")
+    assert cmp.noise.metrics["time_pct"].significant[i]
+    assert cmp.noise.metrics["alloc_pct"].significant[i]
+    assert cmp.noise.metrics["alloc_pct"].method.startswith("deterministic")
+    # group spread is reported: paramVar's %time in the files' top tables is 16.6 (v1),
+    # 16.6 (run1), 17.0 (run2); the tree sums agree to the printed rounding
+    j = row(cmp, "paramVar")
+    mn = cmp.noise.metrics["time_pct"]
+    assert abs(mn.base_min[j] - 16.6) <= 0.15 and abs(mn.base_max[j] - 17.0) <= 0.15
+    assert abs(mn.base_mean[j] - (16.6 + 16.6 + 17.0) / 3) <= 0.15
+    assert mn.base_std[j] > 0
+    # group totals are means: total alloc is identical in all v1 runs
+    assert cmp.total_values("total_alloc_bytes") == [4_291_393_792, 6_560_334_592]
+
+
+def test_single_run_sampling_error():
+    cmp = align([prof("v1"), prof("v2")], mode="flat")
+    noise = single_run_noise(cmp)
+    mn = noise.metrics["time_pct"]
+    assert "binomial" in mn.method
+    i = row(cmp, "addGrad")
+    assert mn.significant[i]
+    # entries are deterministic and unchanged for addGrad
+    assert noise.metrics["entries"].pvalue[i] == 1.0
+    # a node with few ticks cannot show small changes: min detectable change is large
+    small = np.flatnonzero((cmp.value("time_pct", 0) > 0) & (cmp.value("time_pct", 0) < 0.2))
+    assert small.size and (mn.min_detectable_rel[small] > 0.3).all()
+
+
+def test_benjamini_hochberg():
+    p = np.array([0.001, 0.04, 0.03, 0.5, np.nan])
+    assert benjamini_hochberg(p, 0.05).tolist() == [True, False, False, False, False]
+    assert benjamini_hochberg(np.array([0.01, 0.02, 0.03]), 0.05).tolist() == [True] * 3

@@ -163,13 +163,21 @@ def suggest_matches(cmp: Comparison, *, min_score: float = 0.5,
     cands.sort(key=lambda c: (-c[0], c[1], c[2]))
     used_r: set[int] = set()
     used_a: set[int] = set()
-    out = []
+    best: dict[tuple[str, str], tuple[float, int, int, dict]] = {}
+    sites: dict[tuple[str, str], int] = {}
     for s, r, a, ev in cands:
         if r in used_r or a in used_a:
             continue
         used_r.add(r)
         used_a.add(a)
-        out.append(Suggestion(r, a, str(cmp.keys[r]), str(cmp.keys[a]), round(s, 3), ev))
+        pair = (str(cmp.keys[r]), str(cmp.keys[a]))
+        sites[pair] = sites.get(pair, 0) + 1
+        best.setdefault(pair, (s, r, a, ev))
+    out = []
+    for pair, (s, r, a, ev) in best.items():  # one suggestion per key pair, best site's evidence
+        if sites[pair] > 1:
+            ev = {**ev, "call sites": sites[pair]}
+        out.append(Suggestion(r, a, pair[0], pair[1], round(s, 3), ev))
     return out
 
 

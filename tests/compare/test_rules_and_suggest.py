@@ -102,3 +102,24 @@ def test_rules_file_round_trip(tmp_path):
     assert loaded[:3] == rules[:3]
     assert loaded[-1].pairs == rules[-1].pairs
     assert len(loaded) == 4 + len(preset_rules(["ghc"]))
+
+
+def test_prof_tree_auto_match_renamed_function():
+    hs = DATA / "hs-ad"
+    a, b = load(hs / "v1/ad.prof"), load(hs / "v2/ad.prof")
+    cmp0 = align([a, b], mode="tree")
+    assert cmp0.status_counts()["removed"] == 7 and cmp0.status_counts()["added"] == 7
+    cmp, accepted = auto_match([a, b], mode="tree")
+    pairs = {(s.old_key, s.new_key) for s in accepted}
+    assert pairs == {("AD.Dual\x1fsigmoidD", "AD.Dual\x1flogisticD"),
+                     ("AD.Dual\x1fsigmoidD.s", "AD.Dual\x1flogisticD.s")}
+    counts = cmp.status_counts()
+    assert counts["added"] == 0 and counts["removed"] == 0
+    # the renamed node now carries its delta: entries identical at every call site
+    rows = [i for i in range(cmp.n_rows) if cmp.name[i] == "sigmoidD"]
+    assert len(rows) == 3
+    assert all(cmp.value("entries", 0)[i] == cmp.value("entries", 1)[i] > 0 for i in rows)
+    assert {MATCHED_BY[cmp.matched_by[i]] for i in rows} == {"suggestion"}
+    # unrelated rows were matched by path only
+    assert (cmp.matched_by[[i for i in range(cmp.n_rows) if "sigmoid" not in cmp.name[i]
+                            and cmp.name[i] != "scaleDelta"]] == 0).all()

@@ -4,9 +4,8 @@ a vectorised layout equal to a plain recursive one on a 10^5-node tree, search s
 import numpy as np
 import pytest
 
-from parsers.builder import TreeBuilder
+from parsers.builder import TreeBuilder, profile_from_arrays
 from parsers.model import Kind, Metric, Unit, make_frame_table
-from parsers.builder import profile_from_arrays
 from viewer.colors import ADDED, REMOVED, DivergingScale
 from viewer.compare import Status, align
 from viewer.flame_layout import (

@@ -63,7 +63,8 @@ def _comparison(runs, args: argparse.Namespace, mode: str, cache: dict) -> Compa
 def _print_speedscope(s: dict) -> None:
     unit = s["unit"]
     print(f"wrote {s['path']} ({s['bytes']:,} bytes): speedscope, weights = {s['weight_metric']}"
-          f" ({s['self_from']}), unit {unit}, {s['frames']} frames, {s['mode']} mode")
+          f" ({s['self_from']}), unit {unit}, {s['frames']} frames, {s['mode']} mode, "
+          f"stacks = {s['stacks']}")
     for pr in s["profiles"]:
         total = format_value(pr["total"], _unit_for_format(unit))
         dropped = (f", {pr['dropped_zero']} zero-weight node(s) dropped" if pr["dropped_zero"]

@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,11 +59,12 @@ _ABSOLUTE_TWIN = {
 }
 
 # Formats whose frame names are only meaningful with their module (GHC cost centres:
-# "go", "main", "CAF" exist in many modules); speedscope's own GHC importer does the same.
-_QUALIFIED_FORMATS = ("ghc-prof", "ghc-prof-json", "ghc-json")
+# "go", "main", "CAF" exist in many modules: .prof, -pj JSON); speedscope's own GHC
+# importer does the same.
+_QUALIFIED_PREFIX = "ghc"
 
-# "src/Foo.hs:12:3-14", "Foo.hs:(12,3)-(14,5)", "/a/b/x.jl:44" -> the file part
-_SRC_FILE = re.compile(r"^([^\s:<>]*[./\\][^\s:<>]*):[\d(]")
+# "src/Foo.hs:12:3-14", "Foo.hs:(12,3)-(14,5)", "/a/b/x.jl:44" -> the file and line
+_SRC_FILE = re.compile(r"^([^\s:<>]*[./\\][^\s:<>]*):\(?(\d+)")
 
 
 class ExportError(ProfdiffError):
@@ -138,8 +138,8 @@ def run_labels(cmp: Comparison) -> list[str]:
         if len(set(labels)) == len(labels) or all(depth >= len(pp) for pp in parts):
             break
         depth += 1
-    if len(set(labels)) != len(labels):
-        labels = [f"{lab} #{i}" for i, lab in enumerate(labels)]
+    if len(set(labels)) != len(labels):  # the same file twice: name and position
+        labels = [f"{pp[-1]} #{i}" for i, pp in enumerate(parts)]
     return labels
 
 
@@ -152,9 +152,10 @@ def _representatives(cmp: Comparison) -> tuple[np.ndarray, np.ndarray]:
     return rep_run, rep_node
 
 
-def _src_file(src: str) -> str:
+def _src_location(src: str) -> tuple[str, int]:
+    """(file, first line) of a source location string; ("", 0) when it is not one."""
     m = _SRC_FILE.match(src)
-    return m.group(1) if m else ""
+    return (m.group(1), int(m.group(2))) if m else ("", 0)
 
 
 class _Frames:
@@ -179,43 +180,75 @@ class _Frames:
         return fid
 
 
-def _row_stacks(cmp: Comparison, frames: _Frames) -> list[list[int]]:
-    """The stack (root first, frame ids) of every row."""
-    rep_run, rep_node = _representatives(cmp)
-    flat = bool(cmp.n_rows) and bool((cmp.parent < 0).all())
-    stacks: list[list[int]] = [[] for _ in range(cmp.n_rows)]
-    parent = cmp.parent.tolist()
-    for row in range(cmp.n_rows):  # parents precede children in the union tree
-        p = cmp.runs[int(rep_run[row])]
-        f = int(p.frame[int(rep_node[row])])
-        name = str(p.frames.name[f])
-        module = str(p.frames.module[f] or "")
-        src = str(p.frames.src[f] or "")
-        line = int(p.frames.line[f])
-        file = _src_file(src) or module
-        if flat and module:
-            stacks[row] = [frames(module, module if module == file else ""),
-                           frames(name, file, line)]
-            continue
-        if module and p.format in _QUALIFIED_FORMATS:
-            name = f"{module}.{name}"
-        fid = frames(name, file, line)
-        par = parent[row]
-        stacks[row] = [*stacks[par], fid] if par >= 0 else [fid]
-    return stacks
+class _Stacks:
+    """Root-first frame-id stacks of rows, built on demand.
+
+    Frame ids are resolved once per distinct (run, frame) - not per row - and stacks only
+    for rows that carry a weight, so a 10^5..10^6-row tree whose cost sits in a few
+    thousand nodes exports in about a second.
+    """
+
+    def __init__(self, cmp: Comparison, frames: _Frames) -> None:
+        n = cmp.n_rows
+        self.parent = cmp.parent.tolist()
+        self.flat = bool(n) and bool((cmp.parent < 0).all())
+        fid = np.zeros(n, dtype=np.int64)
+        mod_fid = np.full(n, -1, dtype=np.int64)
+        rep_run, rep_node = _representatives(cmp)
+        for r in np.unique(rep_run).tolist():
+            rows = np.flatnonzero(rep_run == r)
+            p = cmp.runs[r]
+            uniq, inv = np.unique(p.frame[rep_node[rows]], return_inverse=True)
+            ids = np.empty(len(uniq), dtype=np.int64)
+            mids = np.full(len(uniq), -1, dtype=np.int64)
+            for j, f in enumerate(uniq.tolist()):
+                name = str(p.frames.name[f])
+                module = str(p.frames.module[f] or "")
+                src_file, src_line = _src_location(str(p.frames.src[f] or ""))
+                line = int(p.frames.line[f]) or src_line
+                file = src_file or module
+                if self.flat and module:
+                    # flat data: module (file) frame above the closure (line) frame
+                    mids[j] = frames(module, module if module == file else "")
+                elif module and module != name and p.format.startswith(_QUALIFIED_PREFIX):
+                    name = f"{module}.{name}"
+                ids[j] = frames(name, file, line)
+            fid[rows] = ids[inv]
+            mod_fid[rows] = mids[inv]
+        self.fid = fid.tolist()
+        self.mod_fid = mod_fid.tolist()
+        self._cache: dict[int, list[int]] = {}
+
+    def __getitem__(self, row: int) -> list[int]:
+        if self.flat:
+            m = self.mod_fid[row]
+            return [m, self.fid[row]] if m >= 0 else [self.fid[row]]
+        hit = self._cache.get(row)
+        if hit is None:
+            # walk up: O(depth) per weighted row; caching every ancestor's list would cost
+            # O(depth) per *ancestor*, which for wide deep trees is far more
+            hit = []
+            parent, fid = self.parent, self.fid
+            r = row
+            while r >= 0:
+                hit.append(fid[r])
+                r = parent[r]
+            hit.reverse()
+            self._cache[row] = hit  # grew/shrank/run profiles share the list
+        return hit
 
 
 # ------------------------------------------------------------------------------------------
 # export
 # ------------------------------------------------------------------------------------------
 def _clean(x: float) -> float | int:
-    """12 significant digits: hides float noise of subtraction (0.1 - 0.08) in the file."""
-    r = float(f"{x:.12g}")
+    """15 significant digits: hides float noise of subtraction (0.1 - 0.08) in the file."""
+    r = float(f"{x:.15g}")
     return int(r) if r.is_integer() and abs(r) < 2**53 else r
 
 
 def _sampled(name: str, unit: str, weights: np.ndarray, order: np.ndarray,
-             stacks: Sequence[list[int]]) -> tuple[dict[str, Any], float]:
+             stacks: _Stacks) -> tuple[dict[str, Any], float]:
     """One sampled profile from per-row positive weights; returns (profile, sum of weights)."""
     w = weights[order]
     keep = order[w > 0]
@@ -248,9 +281,12 @@ def build_speedscope(cmp: Comparison, metric: str | None = None) -> tuple[dict, 
     negative = int(np.count_nonzero(weights < 0))
     unit = speedscope_unit(wmetric.unit)
     frames = _Frames()
-    stacks = _row_stacks(cmp, frames)
+    stacks = _Stacks(cmp, frames)
     pre, _size = preorder_and_size(cmp.parent)
     order = np.argsort(pre, kind="stable")
+    if stacks.flat:  # keep each module's rows together so its frame is one bar
+        mod = np.asarray(stacks.mod_fid, dtype=np.int64)
+        order = order[np.argsort(mod[order], kind="stable")]
     labels = run_labels(cmp)
     b = cmp.baseline
     wname = wmetric.name
@@ -315,6 +351,7 @@ def build_speedscope(cmp: Comparison, metric: str | None = None) -> tuple[dict, 
         "self_from": how,
         "unit": unit,
         "mode": cmp.mode,
+        "stacks": "module > name (flat data)" if stacks.flat else "call paths",
         "frames": len(frames.list),
         "profiles": info,
         "omitted": omitted,
@@ -332,13 +369,16 @@ def export_speedscope(cmp: Comparison, out_path: str | os.PathLike[str],
     the weights come from), ``self_from`` (how), ``unit`` (speedscope unit), ``frames``,
     ``profiles`` (list of ``{name, kind: base|run|grew|shrank, run, samples, dropped_zero,
     total}``), ``omitted`` (empty profiles left out), ``negative_clipped``,
-    ``active_profile``, ``bytes``.
+    ``active_profile``, ``mode`` (of the comparison), ``stacks`` (call paths, or
+    module > name for flat data), ``bytes``.
     """
     doc, summary = build_speedscope(cmp, metric)
     out = Path(out_path)
+    # dumps (the C encoder in one go) is several times faster than dump's chunked writes
+    text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     try:
         with open(out, "w", encoding="utf-8") as f:
-            json.dump(doc, f, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            f.write(text)
     except OSError as e:
         raise ExportError(f"{out}: cannot write: {e.strerror or e}") from e
     summary["path"] = str(out)

@@ -1,0 +1,138 @@
+"""CSV export of the comparison table: columns, row order, values; real pair via the CLI."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from parsers import load
+from parsers.builder import TreeBuilder
+from parsers.model import Kind, Metric, Unit
+from viewer.cli import main
+from viewer.compare import align
+from viewer.export.csv_export import export_csv
+from viewer.export.speedscope import ExportError
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "export"
+PERF_V1, PERF_V2 = DATA / "c-vm-v1.perf.script.txt.gz", DATA / "c-vm-v2.perf.script.txt.gz"
+TICKY_V1 = DATA / "hs-ad-v1.ticky.txt"
+
+METRICS = [
+    Metric("own", Unit.COUNT, Kind.SELF),
+    Metric("total", Unit.COUNT, Kind.INCLUSIVE, self_of="own"),
+]
+
+
+def build(stacks, path):
+    b = TreeBuilder(["own"])
+    for frames, v in stacks:
+        b.add_stack([b.frame(n, "M", src=f"m.c:{len(n)}") for n in frames], own=v)
+    return b.build(path=path, format="test", metrics=METRICS, inclusive={"total": "own"})
+
+
+BASE = build([(["main", "f"], 10), (["main", "g"], 5), (["main", "f", "h"], 1)], "a/run.txt")
+NEW = build([(["main", "g"], 7), (["main", "f"], 10), (["main", "k"], 3)], "b/run.txt")
+
+
+def read(path):
+    with open(path, encoding="utf-8", newline="") as f:
+        return list(csv.reader(f))
+
+
+def test_tree_csv_columns_and_values(tmp_path):
+    cmp = align([BASE, NEW])
+    out = tmp_path / "t.csv"
+    s = export_csv(cmp, out)
+    lines = read(out)
+    assert lines[0] == [
+        "name", "module", "src", "path", "status",
+        "own[a/run.txt]", "own[b/run.txt]", "own delta[b/run.txt]", "own rel[b/run.txt]",
+        "total[a/run.txt]", "total[b/run.txt]", "total delta[b/run.txt]", "total rel[b/run.txt]",
+    ]
+    assert s["rows"] == cmp.n_rows == len(lines) - 1 and s["columns"] == 13
+    rows = {ln[3]: ln for ln in lines[1:]}
+    assert rows["M.main > M.g"][4:] == ["changed", "5", "7", "2", "0.4", "5", "7", "2", "0.4"]
+    assert rows["M.main > M.f > M.h"][4:9] == ["removed", "1", "0", "-1", "-1"]
+    assert rows["M.main > M.k"][4:9] == ["added", "0", "3", "3", "inf"]
+    assert rows["M.main"][:3] == ["main", "M", "m.c:4"]
+    assert rows["M.main"][9:] == ["16", "20", "4", "0.25"]
+
+
+def test_rows_in_given_order_and_metric_subset(tmp_path):
+    cmp = align([BASE, NEW], mode="flat")
+    order = cmp.order_by("own", "delta", descending=True)
+    out = tmp_path / "f.csv"
+    export_csv(cmp, out, rows=order[:3], metrics=["own"])
+    lines = read(out)
+    assert lines[0] == ["name", "module", "src", "status", "own[a/run.txt]", "own[b/run.txt]",
+                        "own delta[b/run.txt]", "own rel[b/run.txt]"]
+    assert [ln[0] for ln in lines[1:]] == ["k", "g", "main"]  # +3, +2, 0 (stable: main first)
+    assert len(lines) == 4
+
+
+def test_missing_metric_is_an_empty_cell_and_errors(tmp_path):
+    b = TreeBuilder(["other"])
+    b.add_stack([b.frame("main", "M", src="m.c:4")], other=2)
+    p = b.build(path="c/run.txt", format="test", metrics=[Metric("other", Unit.COUNT, Kind.SELF)])
+    cmp = align([BASE, p])
+    out = tmp_path / "m.csv"
+    export_csv(cmp, out, metrics=["own", "other"])
+    lines = read(out)
+    main_row = next(ln for ln in lines[1:] if ln[3] == "M.main")
+    assert main_row[5:7] == ["0", ""]  # own: base has main (self 0), the other run lacks own
+    assert main_row[9:11] == ["", "2"]  # other: the base lacks it
+    with pytest.raises(ExportError, match="unknown metric"):
+        export_csv(cmp, out, metrics=["nope"])
+    with pytest.raises(ExportError, match="row ids"):
+        export_csv(cmp, out, rows=[cmp.n_rows])
+
+
+def test_real_perf_pair_via_cli(tmp_path, capsys):
+    out = tmp_path / "perf.csv"
+    rc = main(["export", str(PERF_V1), str(PERF_V2), "--csv", str(out), "--metrics",
+               "self_samples,self_period", "--sort", "self_samples:delta"])
+    text = capsys.readouterr().out
+    assert rc == 0 and f"wrote {out}: CSV" in text and "flat mode" in text
+    lines = read(out)
+    hdr = lines[0]
+    assert hdr[:4] == ["name", "module", "src", "status"] and len(hdr) == 12
+    # sorted by the change in samples: the VM's dispatch loop grew most (2982 -> 4613)
+    first = dict(zip(hdr, lines[1], strict=True))
+    assert first["name"] == "vm_run.constprop.0" and first["module"] == "vm"
+    assert first["self_samples[c-vm-v1.perf.script.txt.gz]"] == "2982"
+    assert first["self_samples[c-vm-v2.perf.script.txt.gz]"] == "4613"
+    assert first["self_samples delta[c-vm-v2.perf.script.txt.gz]"] == "1631"
+    deltas = [int(ln[hdr.index("self_samples delta[c-vm-v2.perf.script.txt.gz]")])
+              for ln in lines[1:]]
+    assert deltas == sorted(deltas, reverse=True)
+    # the columns sum to the runs' sample counts
+    col = hdr.index("self_samples[c-vm-v1.perf.script.txt.gz]")
+    assert sum(int(ln[col]) for ln in lines[1:]) == 3130
+    assert sum(int(ln[col + 1]) for ln in lines[1:]) == 4768
+
+
+def test_cli_tree_csv_and_speedscope_together(tmp_path, capsys):
+    out_csv, out_json = tmp_path / "t.csv", tmp_path / "t.json"
+    rc = main(["export", str(PERF_V1), str(PERF_V2), "--tree", "--csv", str(out_csv),
+               "-o", str(out_json)])
+    text = capsys.readouterr().out
+    assert rc == 0 and "tree mode" in text and out_json.exists()
+    lines = read(out_csv)
+    assert "path" in lines[0]
+    paths = [ln[3] for ln in lines[1:]]
+    assert ("libc.so.6.__libc_start_call_main > vm.main > vm.run_benchmark.constprop.0.isra.0 > "
+            "vm.vm_run.constprop.0") in paths
+
+
+def test_single_run_csv_ranked_by_cost(tmp_path, capsys):
+    out = tmp_path / "ticky.csv"
+    assert main(["export", str(TICKY_V1), "--csv", str(out)]) == 0
+    lines = read(out)
+    hdr = lines[0]
+    assert "alloc delta" not in " ".join(hdr)  # one run: no deltas
+    col = hdr.index("alloc[hs-ad-v1.ticky.txt]")
+    allocs = np.array([int(ln[col]) for ln in lines[1:]])
+    assert (np.diff(allocs) <= 0).all() and allocs.sum() == load(TICKY_V1).totals["table_alloc"]

@@ -138,7 +138,12 @@ def metric_for(key: str) -> Metric:
             label, desc = f"gen {m.group(1)} {what}", f"generation {m.group(1)}: {what}"
         else:
             label, desc = key.replace("_", " "), "RTS statistic " + key
-    return Metric(key, unit, Kind.NODE, label, desc)
+    better = "lower"
+    if key.startswith("productivity") or "balance" in key:
+        better = "higher"  # more mutator time / better parallel GC balance is good
+    elif key.endswith("_reported") or key.endswith("_samples") or key.startswith("num_"):
+        better = "none"
+    return Metric(key, unit, Kind.NODE, label, desc, better=better)
 
 
 def snake_key(ghc_key: str) -> tuple[str, float]:

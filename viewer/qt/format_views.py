@@ -1,0 +1,73 @@
+"""Format-specific views: the one entry point the main window asks for extra tabs.
+
+The generic views (trees, flame graph, flat table) fit every call-tree format; a few
+formats carry data they cannot show:
+
+* ``ghc-hp`` (heap profiles): time series -> :class:`~viewer.qt.heap_view.HeapView`;
+* ``ghc-ticky``: run-level counters and histograms, closures identical across runs,
+  ambiguous keys -> :mod:`viewer.qt.ticky_view`;
+* ``ghc-rts-s`` / ``ghc-rts-t`` (RTS statistics): zero-node profiles, so the tree views
+  are empty and :class:`~viewer.qt.rts_view.RtsView` replaces them (:func:`primary_view`).
+
+Views are built from the comparison's runs (re-aligning in the mode each needs), so the
+caller can pass its tree- or flat-mode comparison.  Every returned widget has
+``set_scale(DivergingScale)`` for the colour palette setting.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QWidget
+
+from viewer.compare import Comparison
+
+RTS_FORMATS = frozenset({"ghc-rts-s", "ghc-rts-t"})
+HEAP_FORMATS = frozenset({"ghc-hp"})
+TICKY_FORMATS = frozenset({"ghc-ticky"})
+
+
+def _formats(cmp: Comparison) -> set[str]:
+    return {p.format for p in cmp.runs}
+
+
+def is_rts(cmp: Comparison) -> bool:
+    """All runs are RTS statistics (``-s`` and ``-t`` files compare with each other)."""
+    f = _formats(cmp)
+    return bool(f) and f <= RTS_FORMATS
+
+
+def extra_views(cmp: Comparison) -> list[tuple[str, QWidget]]:
+    """Tabs to add for the runs' format: ``[(tab title, widget)]``, empty for others.
+
+    Only when every run has the format (a heap view of a .prof run makes no sense).
+    """
+    f = _formats(cmp)
+    if not f:
+        return []
+    if f <= HEAP_FORMATS:
+        from .heap_view import HeapView
+
+        return [("Heap over time", HeapView(cmp))]
+    if f <= TICKY_FORMATS:
+        from .ticky_view import TickyClosuresView, TickyCountersView
+
+        return [("Ticky closures", TickyClosuresView(cmp)),
+                ("Ticky counters", TickyCountersView(cmp))]
+    return []
+
+
+def primary_view(cmp: Comparison) -> tuple[str, QWidget] | None:
+    """A view replacing the tree views, for formats without a call tree (RTS stats)."""
+    if is_rts(cmp):
+        from .rts_view import RtsView
+
+        return ("RTS statistics", RtsView(cmp))
+    return None
+
+
+def totals_view(cmp: Comparison) -> tuple[str, QWidget] | None:
+    """A generic "run totals side by side" tab for any format with run totals."""
+    if not cmp.total_keys:
+        return None
+    from .totals_table import TotalsTable, totals_data
+
+    return ("Run totals", TotalsTable(totals_data(cmp)))

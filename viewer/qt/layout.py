@@ -14,6 +14,7 @@ model listening to the layout emits ``layoutAboutToBeChanged``/``layoutChanged``
 from __future__ import annotations
 
 import re
+import warnings
 import weakref
 from collections.abc import Callable
 from functools import cached_property
@@ -23,6 +24,27 @@ import pandas as pd
 
 from parsers.model import level_order
 from viewer.compare import Comparison
+
+_NAME_CODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def name_codes(cmp: Comparison) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(name codes, distinct names, module codes, distinct modules) of a comparison, cached
+    per comparison so every view filtering it shares one factorisation."""
+    v = _NAME_CODES.get(cmp)
+    if v is None:
+        nc, nu = pd.factorize(cmp.name)
+        mc, mu = pd.factorize(cmp.module)
+        v = (nc, np.asarray(nu, dtype=object), mc, np.asarray(mu, dtype=object))
+        _NAME_CODES[cmp] = v
+    return v
+
+
+def precompute(cmp: Comparison) -> None:
+    """Fill the lazy caches views need (children, depth, name codes, statuses); meant for
+    the loader thread so the GUI thread does not pay for them on the first click."""
+    _ = cmp.children_offsets_ids, cmp.depth, cmp.status, cmp.present
+    name_codes(cmp)
 
 
 class RowLayout:
@@ -149,11 +171,9 @@ class RowLayout:
 
         self._change(apply)
 
-    @cached_property
+    @property
     def _name_codes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        nc, nu = pd.factorize(self.cmp.name)
-        mc, mu = pd.factorize(self.cmp.module)
-        return nc, np.asarray(nu, dtype=object), mc, np.asarray(mu, dtype=object)
+        return name_codes(self.cmp)
 
     def _text_match(self, text: str, regex: bool) -> np.ndarray:
         nc, nu, mc, mu = self._name_codes
@@ -164,7 +184,9 @@ class RowLayout:
             if len(uniq) == 0:
                 return np.zeros(0, dtype=bool)
             s = pd.Series(uniq, dtype=object).astype(str)
-            return s.str.contains(text, case=False, regex=regex).to_numpy(dtype=bool)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # "has match groups"
+                return s.str.contains(text, case=False, regex=regex).to_numpy(dtype=bool)
 
         if not len(nc):
             return np.zeros(0, dtype=bool)
@@ -196,3 +218,67 @@ class RowLayout:
             if sel.size:
                 vis[par[sel]] = True
         return vis
+
+
+def path_hashes(cmp: Comparison) -> np.ndarray:
+    """uint64 hash of every row's key path from the root (tree) or of its key (flat).
+
+    Used to carry expansion and selection over when runs are replaced: rows of two
+    comparisons with equal hashes are the same call path.
+    """
+    kh = pd.util.hash_array(np.asarray(cmp.keys, dtype=object)).astype(np.uint64)
+    if cmp.mode == "flat" or cmp.n_rows == 0:
+        return kh
+    h = kh.copy()
+    order, bounds = level_order(cmp.depth)
+    par = cmp.parent
+    mul = np.uint64(1099511628211)
+    with np.errstate(over="ignore"):
+        for d in range(1, len(bounds) - 1):
+            idx = order[bounds[d]: bounds[d + 1]]
+            h[idx] = h[par[idx]] * mul ^ kh[idx]
+    return h
+
+
+def map_rows(old: Comparison, new: Comparison, rows: np.ndarray) -> np.ndarray:
+    """Rows of ``new`` on the same call path as ``rows`` of ``old`` (-1 where gone)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if rows.size == 0 or new.n_rows == 0:
+        return np.full(rows.size, -1, dtype=np.int64)
+    hn = pd.Series(np.arange(new.n_rows), index=path_hashes(new))
+    hn = hn[~hn.index.duplicated(keep="first")]
+    ho = path_hashes(old)[rows]
+    out = hn.reindex(ho).to_numpy()
+    return np.where(np.isnan(out.astype(float)), -1, out).astype(np.int64)
+
+
+def subtree_max(cmp: Comparison, v: np.ndarray) -> np.ndarray:
+    """Largest ``v`` in every row's subtree (itself included); one sweep per depth level."""
+    out = np.nan_to_num(np.asarray(v, dtype=np.float64), nan=-np.inf).copy()
+    if cmp.mode == "flat" or cmp.n_rows == 0:
+        return out
+    order, bounds = level_order(cmp.depth)
+    par = cmp.parent
+    for d in range(len(bounds) - 2, 0, -1):
+        idx = order[bounds[d]: bounds[d + 1]]
+        np.maximum.at(out, par[idx], out[idx])
+    return out
+
+
+def path_to_max(layout: RowLayout, v: np.ndarray) -> list[int]:
+    """Visible rows from a root down to the row with the largest ``v`` (e.g. |Δ self|)."""
+    cmp = layout.cmp
+    own = np.nan_to_num(np.asarray(v, dtype=np.float64), nan=-np.inf)
+    sub = subtree_max(cmp, own)
+    path: list[int] = []
+    p = -1
+    while True:
+        ch = layout.children(p)
+        if ch.size == 0 or (layout.flat and p >= 0):
+            break
+        best = int(ch[np.argmax(sub[ch])])
+        if p >= 0 and own[p] >= sub[best]:
+            break
+        path.append(best)
+        p = best
+    return path

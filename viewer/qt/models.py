@@ -36,6 +36,8 @@ SORT_VALUE_ROLE = Qt.ItemDataRole.UserRole + 2
 """The raw float behind a numeric cell (NaN when none)."""
 
 PLACEHOLDER_TEXT = "—"
+_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+_NO_FLAGS = Qt.ItemFlag.NoItemFlags
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 
@@ -76,7 +78,7 @@ def pane_columns(cmp: Comparison, metrics: list[str], run: int) -> list[Column]:
     cols = label_columns(cmp)
     for m in metrics:
         met = cmp.metric_by_name[m]
-        cols.append(Column("value", m, run, met.title, met.description))
+        cols.append(Column("value", m, run, short_title(met.title), met.description or met.title))
     return cols
 
 
@@ -93,17 +95,25 @@ def diff_columns(cmp: Comparison, metrics: list[str], src: bool = False,
         if cmp.n_runs <= 1:
             cols.append(Column("value", m, cmp.baseline, t, met.description))
         elif cmp.n_runs == 2:
-            cols.append(Column("value", m, cmp.baseline, f"{t} base", met.description))
-            cols.append(Column("value", m, cmp.current, f"{t} new", met.description))
-            cols.append(Column("delta", m, cmp.current, f"Δ {t}", "current − baseline"))
-            cols.append(Column("rel", m, cmp.current, f"Δ% {t}", "relative to baseline"))
+            h = short_title(t)
+            cols.append(Column("value", m, cmp.baseline, f"{h}\nbase", f"{t} in the baseline"))
+            cols.append(Column("value", m, cmp.current, f"{h}\nnew", f"{t} in the current run"))
+            cols.append(Column("delta", m, cmp.current, f"{h}\nΔ", f"{t}: current − baseline"))
+            cols.append(Column("rel", m, cmp.current, f"{h}\nΔ%",
+                               f"{t}: change relative to the baseline"))
         else:
             for r in range(cmp.n_runs):
                 tag = "base" if r == cmp.baseline else f"#{r}"
-                cols.append(Column("value", m, r, f"{t} [{tag}]", met.description))
+                cols.append(Column("value", m, r, f"{short_title(t)}\n[{tag}]", met.description))
             for r in others:
-                cols.append(Column("delta", m, r, f"Δ{t} [#{r}]", f"run {r} − baseline"))
+                cols.append(Column("delta", m, r, f"{short_title(t)}\nΔ [#{r}]",
+                                   f"{t}: run {r} − baseline"))
     return cols
+
+
+def short_title(title: str) -> str:
+    """Header-sized metric title: ``inherited %time`` -> ``inh. %time``."""
+    return title.replace("inherited ", "inh. ").replace("individual ", "")
 
 
 def metric_pairs(metrics: list[Metric]) -> dict[str, str]:
@@ -175,6 +185,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         self.color_deltas = True
         self._arrays: dict[int, np.ndarray] = {}
         self._colors: dict[tuple[str, int], np.ndarray] = {}
+        self._factors: dict[str, float] = {}
         self._persist_ids: list[tuple[int, int]] = []
         self._bold = QFont()
         self._bold.setBold(True)
@@ -252,12 +263,26 @@ class ComparisonTreeModel(QAbstractItemModel):
         return d
 
     def _delta_colors(self, metric: str, run: int | None) -> np.ndarray:
+        """Colours of a whole Δ column (uint8[n, 3]); cached. Cells use :meth:`_cell_rgb`."""
         key = (metric, -1 if run is None else run)
         c = self._colors.get(key)
         if c is None:
             c = self.scale.colors(self.change_pp(metric, run))
             self._colors[key] = c
         return c
+
+    def _cell_rgb(self, metric: str, run: int | None, r: int) -> tuple[int, int, int]:
+        """Colour of one Δ cell, computed for that row only (painting never touches n rows)."""
+        f = self._factors.get(metric)
+        if f is None:
+            met = self.cmp.metric_by_name[metric]
+            f = change_scale_factor(self.cmp, metric)
+            f = -f if met.better == "higher" else (0.0 if met.better == "none" else f)
+            self._factors[metric] = f
+        v = self.cmp.values[metric][r]
+        run = self.cmp.current if run is None else run
+        d = float(v[run] - v[self.cmp.baseline]) * f
+        return self.scale.color(d) if d == d else self.scale.color(0.0)
 
     # ----- structure --------------------------------------------------------------------
     def _pid(self, parent: QModelIndex) -> int:
@@ -308,9 +333,7 @@ class ComparisonTreeModel(QAbstractItemModel):
 
     # ----- data -------------------------------------------------------------------------
     def flags(self, index: QModelIndex) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        return _FLAGS if index.isValid() else _NO_FLAGS
 
     def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole):
@@ -349,8 +372,8 @@ class ComparisonTreeModel(QAbstractItemModel):
             if absent:
                 return self._grey
             if c.kind in ("delta", "rel") and self.color_deltas:
-                rgb = self._delta_colors(c.metric, c.run)[r]
-                return QBrush(QColor(*text_color_for(tuple(int(x) for x in rgb))))
+                rgb = self._cell_rgb(c.metric, c.run, r)
+                return QBrush(QColor(*text_color_for(rgb)))
             if self.pane_run is None and self.cmp.n_runs > 1 and \
                     self.cmp.status[r] == Status.REMOVED:
                 return self._grey
@@ -385,6 +408,8 @@ class ComparisonTreeModel(QAbstractItemModel):
             if self.pane_run is None and not self.cmp.present[r, run]:
                 return "·"
             return format_value(v, unit, suffix=False)
+        if v == 0 and self.cmp.n_runs > 1:
+            return ""  # unchanged: leave the Δ cells empty so changes stand out
         if c.kind == "delta":
             return format_delta(v, unit, suffix=False)
         return format_rel(v)
@@ -394,8 +419,7 @@ class ComparisonTreeModel(QAbstractItemModel):
             d = self.column_array(col)[r]  # rel is 0 exactly when the delta is
             if d == 0 or np.isnan(d):
                 return None
-            rgb = self._delta_colors(c.metric, c.run)[r]
-            return QBrush(QColor(int(rgb[0]), int(rgb[1]), int(rgb[2])))
+            return QBrush(QColor(*self._cell_rgb(c.metric, c.run, r)))
         if c.kind == "name" and self.pane_run is None and self.cmp.n_runs > 1:
             st = self.cmp.status[r]
             if st == Status.ADDED:

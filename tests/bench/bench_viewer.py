@@ -1,0 +1,213 @@
+"""Benchmark of the desktop viewer on ~10^6-node profile pairs (a script, not a test).
+
+    python tests/bench/bench_viewer.py                  # synthetic in-memory pair, 10^6 nodes
+    python tests/bench/bench_viewer.py --prof           # also write + open a GHC .prof pair
+    python tests/bench/bench_viewer.py --nodes 200000
+
+Prints: time from start to the first painted frame (load + align + models + paint), peak
+memory, and the time of expand-to-depth-5, sort (tree and flat), filter and select.
+Targets: open + paint a 100 MB ``.prof`` pair <= 4 s; each interaction <= 100 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from parsers.builder import profile_from_arrays  # noqa: E402
+from parsers.model import Kind, Metric, Unit, make_frame_table  # noqa: E402
+
+METRICS = [
+    Metric("entries", Unit.COUNT, Kind.NODE, "entries", better="none"),
+    Metric("time_pct", Unit.PERCENT, Kind.SELF, "%time", sampled=True),
+    Metric("alloc_pct", Unit.PERCENT, Kind.SELF, "%alloc"),
+    Metric("inherited_time_pct", Unit.PERCENT, Kind.INCLUSIVE, "inherited %time",
+           sampled=True, self_of="time_pct"),
+    Metric("inherited_alloc_pct", Unit.PERCENT, Kind.INCLUSIVE, "inherited %alloc",
+           self_of="alloc_pct"),
+]
+
+
+def random_tree(n: int, seed: int) -> np.ndarray:
+    """Random recursive tree: parent of node i uniform in [0, i) -> depth ~ ln n (realistic)."""
+    rng = np.random.default_rng(seed)
+    parent = np.empty(n, dtype=np.int32)
+    parent[0] = -1
+    i = np.arange(1, n)
+    parent[1:] = (rng.random(n - 1) * i).astype(np.int32)
+    return parent
+
+
+def synthetic(n: int, parent: np.ndarray, seed: int, path: str, n_names: int = 20000):
+    rng = np.random.default_rng(seed)
+    frame = (np.arange(n) * 7919 % n_names).astype(np.int32)  # same frames in both runs
+    names = [f"fn{i}" for i in range(n_names)]
+    mods = [f"Mod{i % 211}" for i in range(n_names)]
+    frames = make_frame_table(names, mods, [f"Mod{i % 211}.hs:{i}:1-20" for i in range(n_names)])
+    t = rng.exponential(1.0, n)
+    t *= 100 / t.sum()
+    a = rng.exponential(1.0, n)
+    a *= 100 / a.sum()
+    return profile_from_arrays(
+        path=path, format="ghc-prof", frames=frames, parent=parent, frame=frame,
+        metrics=METRICS,
+        columns={"entries": rng.integers(1, 1000, n).astype(np.float64), "time_pct": t,
+                 "alloc_pct": a},
+        inclusive={"inherited_time_pct": "time_pct", "inherited_alloc_pct": "alloc_pct"},
+        meta={"program": "bench", "command_line": "bench +RTS -p"},
+        totals={"total_time_s": 10.0},
+        default_metric="inherited_time_pct",
+    )
+
+
+def write_prof(p, out: Path) -> None:
+    """Write ``p`` as a GHC ``.prof`` text report (tree section only, like GHC prints it)."""
+    depth = p.depth
+    pre, _size = p.preorder_size
+    order = np.argsort(pre)
+    name, mod, src = p.name, p.module, p.src
+    e = p.values["entries"]
+    t, a = p.values["time_pct"], p.values["alloc_pct"]
+    it, ia = p.values["inherited_time_pct"], p.values["inherited_alloc_pct"]
+    with open(out, "w") as f:
+        f.write("\tMon Jan  1 00:00 2024 Time and Allocation Profiling Report  (Final)\n\n"
+                "\t   bench +RTS -p -RTS\n\n"
+                "\ttotal time  =       10.00 secs   (10000 ticks @ 1000 us, 1 processor)\n"
+                "\ttotal alloc = 1,000,000,000 bytes  (excludes profiling overheads)\n\n"
+                "COST CENTRE MODULE SRC %time %alloc\n\n"
+                "fn0         Mod0   Mod0.hs:0:1-20  1.0    1.0\n\n\n"
+                f"{'':60s}individual      inherited\n"
+                "COST CENTRE   MODULE   SRC   no.     entries  %time %alloc   %time %alloc\n\n")
+        lines = []
+        for i in order.tolist():
+            lines.append(f"{' ' * int(depth[i])}{name[i]} {mod[i]} {src[i]} {i + 1} {int(e[i])} "
+                         f"{t[i]:.1f} {a[i]:.1f} {it[i]:.1f} {ia[i]:.1f}\n")
+            if len(lines) >= 100_000:
+                f.writelines(lines)
+                lines.clear()
+        f.writelines(lines)
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def timed(label: str, fn, results: dict, target_ms: float | None = 100.0):
+    t0 = time.perf_counter()
+    out = fn()
+    ms = (time.perf_counter() - t0) * 1000
+    ok = "" if target_ms is None else ("  ok" if ms <= target_ms else f"  OVER {target_ms:.0f} ms")
+    print(f"{label:44s} {ms:9.1f} ms{ok}")
+    results[label] = ms
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nodes", type=int, default=1_000_000)
+    ap.add_argument("--prof", action="store_true", help="also write and open a .prof pair")
+    args = ap.parse_args()
+    n = args.nodes
+    results: dict[str, float] = {}
+    t_start = time.perf_counter()
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    from viewer.qt.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication([])
+    print(f"nodes per run: {n:,}")
+    parent = random_tree(n, 0)
+    base = synthetic(n, parent, 1, "base.prof")
+    new = synthetic(n, parent, 2, "new.prof")
+    print(f"{'build synthetic profiles (not viewer)':44s} {(time.perf_counter() - t_start) * 1000:9.1f} ms")
+    tmp = tempfile.mkdtemp()
+    win = MainWindow(settings=QSettings(os.path.join(tmp, "s.ini"), QSettings.Format.IniFormat),
+                     synchronous=True)
+    win.resize(1600, 900)
+
+    def open_and_paint():
+        win.set_runs([base, new], keep_state=False)
+        win.show()
+        app.processEvents()
+        win.grab()  # forces a full paint of the window
+
+    timed("set_runs (align x2 + models) + first paint", open_and_paint, results, None)
+    print(f"  aligned rows: {win.comparison.n_rows:,}; peak RSS so far {peak_mb():.0f} MB")
+
+    def paint():
+        win.diff.tree.viewport().repaint()
+
+    win.show_view("diff")
+    timed("expand to depth 5 (visible diff tab)", lambda: (win.expand_to_depth(5), paint()), results)
+    exp = int(win.diff.state.expanded.sum())
+    print(f"  expanded rows: {exp:,}")
+    m = win.diff.models[0]
+    dcol = [i for i, c in enumerate(m.columns) if c.kind == "delta"][0]
+    from PySide6.QtCore import Qt
+
+    timed("sort diff tree by Δ (expanded parents)", lambda: (
+        m.sort(dcol, Qt.SortOrder.DescendingOrder), paint()), results)
+    fm = win.flat.model
+    timed("sort flat table by Δ (all rows)", lambda: (
+        fm.sort(dcol + 1, Qt.SortOrder.DescendingOrder), win.flat.table.viewport().repaint()),
+        results)
+
+    def filt(text):
+        win.filter_edit.blockSignals(True)
+        win.filter_edit.setText(text)
+        win.filter_edit.blockSignals(False)
+        win.apply_filter()
+        paint()
+
+    timed("filter 'fn123' (3 tabs)", lambda: filt("fn123"), results)
+    timed("filter regex '^fn1[0-9]$' (3 tabs)", lambda: (win.regex_box.blockSignals(True),
+                                                        win.regex_box.setChecked(True),
+                                                        win.regex_box.blockSignals(False),
+                                                        filt("^fn1[0-9]$")), results)
+    win.regex_box.setChecked(False)
+    timed("clear filter", lambda: filt(""), results)
+    deep = int(np.argmax(win.comparison.depth))
+    timed(f"select deepest row (depth {int(win.comparison.depth[deep])}) everywhere",
+          lambda: (win._row_selected(deep, None), paint()), results)
+    timed("expand hottest path", lambda: (win.expand_hottest("value"), paint()), results)
+    print(f"peak RSS: {peak_mb():.0f} MB")
+
+    if args.prof:
+        d = Path(tmp)
+        t0 = time.perf_counter()
+        write_prof(base, d / "a.prof")
+        write_prof(new, d / "b.prof")
+        size = (d / "a.prof").stat().st_size / 1e6
+        print(f"{'write .prof pair (not viewer)':44s} {(time.perf_counter() - t0) * 1000:9.1f} ms"
+              f"  ({size:.0f} MB each)")
+        win2 = MainWindow(settings=QSettings(os.path.join(tmp, "t.ini"),
+                                             QSettings.Format.IniFormat), synchronous=True)
+        win2.resize(1600, 900)
+
+        def open_files():
+            win2.load_paths([str(d / "a.prof"), str(d / "b.prof")])
+            win2.show()
+            app.processEvents()
+            win2.grab()
+
+        timed("open .prof pair: parse x2 + align + paint", open_files, results, 4000)
+        print(f"  messages: {win2.message_bar.messages[:2]}; rows: "
+              f"{win2.comparison.n_rows if win2.comparison else 0:,}")
+        print(f"peak RSS: {peak_mb():.0f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""The Qt item model over a Comparison: model tester, sorting, filtering, placeholders."""
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QAbstractItemModelTester
+from synth_profiles import METRICS
+
+from viewer.compare import Status, align
+from viewer.qt.layout import RowLayout, map_rows, path_hashes
+from viewer.qt.models import (
+    PLACEHOLDER_TEXT,
+    ComparisonTreeModel,
+    diff_columns,
+    metric_pairs,
+    pane_columns,
+)
+
+
+def _tester(model):
+    return QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
+
+
+def _labels(model, parent=None):
+    from PySide6.QtCore import QModelIndex
+
+    parent = parent or QModelIndex()
+    return [model.data(model.index(i, 0, parent)) for i in range(model.rowCount(parent))]
+
+
+@pytest.mark.parametrize("mode", ["tree", "flat"])
+def test_model_tester_after_sort_and_filter(qapp, pair, mode):
+    c = align(list(pair), mode=mode)
+    m = ComparisonTreeModel(c, diff_columns(c, ["time_pct", "alloc_bytes"], status=True))
+    t = _tester(m)
+    for col in range(m.columnCount()):
+        m.sort(col, Qt.SortOrder.DescendingOrder)
+        m.sort(col, Qt.SortOrder.AscendingOrder)
+    m.layout.set_filter("insert")
+    m.layout.set_filter("^(f|g)$", regex=True)
+    m.layout.set_filter("", keep=c.status != Status.SAME)
+    m.layout.set_filter("")
+    del t
+
+
+def test_pane_models_share_layout_and_show_placeholders(qapp, pair):
+    c = align(list(pair))
+    lay = RowLayout(c)
+    a = ComparisonTreeModel(c, pane_columns(c, ["time_pct"], 0), pane_run=0, layout=lay)
+    b = ComparisonTreeModel(c, pane_columns(c, ["time_pct"], 1), pane_run=1, layout=lay)
+    ta, tb = _tester(a), _tester(b)
+    rows = {"/".join(c.path_labels(i)): i for i in range(c.n_rows)}
+    h = rows["Main.MAIN/Main.main/Main.f/Main.h"]  # removed in the new run
+    k = rows["Main.MAIN/Main.main/Main.k"]  # added in the new run
+    assert a.data(a.index_for_row(h)) == "h"
+    assert b.data(b.index_for_row(h)) == PLACEHOLDER_TEXT
+    assert a.data(a.index_for_row(k)) == PLACEHOLDER_TEXT
+    assert b.data(b.index_for_row(k)) == "k"
+    # one sort reorders both panes identically
+    col = [i for i, cc in enumerate(a.columns) if cc.metric == "time_pct"][0]
+    a.sort(col, Qt.SortOrder.DescendingOrder)
+    main = rows["Main.MAIN/Main.main"]
+    ia, ib = a.index_for_row(main), b.index_for_row(main)
+    assert _labels(a, ia) == ["f", "g", PLACEHOLDER_TEXT]  # f 40 > g 30 > k absent (0)
+    assert [b.data(b.index(i, 0, ib), Qt.ItemDataRole.UserRole + 1) for i in range(3)] == \
+        [a.data(a.index(i, 0, ia), Qt.ItemDataRole.UserRole + 1) for i in range(3)]
+    del ta, tb
+
+
+def test_sort_orders_children_by_column(qapp, pair):
+    c = align(list(pair))
+    cols = diff_columns(c, ["time_pct"])
+    m = ComparisonTreeModel(c, cols)
+    _t = _tester(m)
+    dcol = [i for i, cc in enumerate(cols) if cc.kind == "delta"][0]
+    m.sort(dcol, Qt.SortOrder.DescendingOrder)
+    root = m.index(0, 0)
+    main = m.index(0, 0, root)
+    assert m.data(main) == "main"
+    assert _labels(m, main) == ["g", "k", "f"]  # +20, +5, -20
+    m.sort(dcol, Qt.SortOrder.AscendingOrder)
+    assert _labels(m, m.index(0, 0, m.index(0, 0)))[0] == "f"
+
+
+def test_filter_keeps_ancestors_and_highlights(qapp, pair):
+    c = align(list(pair))
+    m = ComparisonTreeModel(c, diff_columns(c, ["time_pct"]))
+    _t = _tester(m)
+    m.layout.set_filter("map.ins")
+    main = m.index(0, 0, m.index(0, 0))
+    assert _labels(m, main) == ["g"]
+    g = m.index(0, 0, main)
+    hit = m.index(0, 0, g)
+    assert m.data(hit) == "Data.Map.insert"
+    assert m.data(hit, Qt.ItemDataRole.FontRole).bold()
+    assert m.data(g, Qt.ItemDataRole.FontRole) is None
+    # regex over modules too
+    m.layout.set_filter("^Data$", regex=True)
+    assert m.layout.matched.sum() == 1
+
+
+def test_delta_cells_are_formatted_and_coloured(qapp, pair):
+    c = align(list(pair))
+    cols = diff_columns(c, ["time_pct"])
+    m = ComparisonTreeModel(c, cols)
+    rows = {"/".join(c.path_labels(i)): i for i in range(c.n_rows)}
+    g = rows["Main.MAIN/Main.main/Main.g"]
+    dcol = [i for i, cc in enumerate(cols) if cc.kind == "delta"][0]
+    idx = m.index_for_row(g, dcol)
+    assert m.data(idx) == "+20.0"
+    assert m.data(m.index_for_row(g, dcol + 1)) == "+66.7%"
+    bg = m.data(idx, Qt.ItemDataRole.BackgroundRole).color()
+    assert bg.red() > bg.green()  # worse = red in the default palette
+    f = rows["Main.MAIN/Main.main/Main.f"]
+    bg = m.data(m.index_for_row(f, dcol), Qt.ItemDataRole.BackgroundRole).color()
+    assert bg.green() > bg.red()
+
+
+def test_metric_pairs_from_units():
+    p = metric_pairs(METRICS)
+    assert p["alloc_pct"] == "alloc_bytes" and p["alloc_bytes"] == "alloc_pct"
+    assert p["inherited_alloc_pct"] == "inherited_alloc_bytes"
+    assert "time_pct" not in p  # no absolute time column in the synthetic profile
+
+
+def test_map_rows_across_comparisons(pair):
+    a = align(list(pair))
+    b = align([pair[1], pair[0]])
+    assert len(set(path_hashes(a).tolist())) == a.n_rows
+    rows = np.arange(a.n_rows)
+    mapped = map_rows(a, b, rows)
+    assert (mapped >= 0).all()
+    for r, s in zip(rows, mapped, strict=True):
+        assert a.path_labels(int(r)) == b.path_labels(int(s))

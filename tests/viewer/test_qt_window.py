@@ -1,0 +1,207 @@
+"""The main window on real GHC profiles: synced panes, drops, flat table, errors, screenshot."""
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, QSettings, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+from PySide6.QtTest import QAbstractItemModelTester
+from synth_profiles import VIEWER_DATA
+
+from viewer.qt.main_window import MainWindow
+
+V1 = VIEWER_DATA / "hs-ad-v1.prof"
+V2 = VIEWER_DATA / "hs-ad-v2.prof"
+
+
+@pytest.fixture
+def win(qtbot, tmp_path):
+    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
+                   synchronous=True)
+    qtbot.addWidget(w)
+    w.resize(1400, 800)
+    return w
+
+
+@pytest.fixture
+def loaded(win):
+    win.load_paths([str(V1), str(V2)])
+    assert win.comparison is not None and win.comparison.n_runs == 2
+    return win
+
+
+def _row(cmp, *labels):
+    want = list(labels)
+    for i in range(cmp.n_rows):
+        if cmp.path_labels(i)[-len(want):] == want:
+            return i
+    raise KeyError(labels)
+
+
+def test_models_pass_the_tester_on_real_files(loaded):
+    w = loaded
+    models = [*w.side.models, *w.diff.models, w.flat.model]
+    testers = [QAbstractItemModelTester(m, QAbstractItemModelTester.FailureReportingMode.Fatal)
+               for m in models]
+    w.filter_edit.setText("addGrad")
+    w.apply_filter()
+    w.changed_box.setChecked(True)
+    for m in models:
+        m.sort(3, Qt.SortOrder.DescendingOrder)
+    w.changed_box.setChecked(False)
+    w.filter_edit.setText("")
+    w.apply_filter()
+    assert len(testers) == 4
+
+
+def test_side_by_side_expansion_and_selection_are_synchronised(loaded, qtbot):
+    w = loaded
+    a, b = w.side.panes
+    ma, mb = w.side.models
+    cmp = w.comparison
+    loop = _row(cmp, "Main.main", "Main.main.loop")
+    a.collapseAll()
+    b.collapseAll()
+    w.side.state.expanded[:] = False
+    # expand in the left pane -> the right pane follows (by row id)
+    for r in cmp.path_labels(loop) and w.side.layout_.ancestors(loop):
+        a.setExpanded(ma.index_for_row(r), True)
+    assert b.isExpanded(mb.index_for_row(loop))
+    a.setExpanded(ma.index_for_row(loop), False)
+    assert not b.isExpanded(mb.index_for_row(loop))
+    # select in the right pane -> the left pane and the details follow
+    w.tabs.setCurrentWidget(w.side)
+    add_grad = _row(cmp, "AD.Eval.evalDelta", "AD.Eval.addGrad")
+    w.side.expand_rows(w.side.layout_.ancestors(add_grad)[:-1])
+    b.setCurrentIndex(mb.index_for_row(add_grad))
+    assert int(a.currentIndex().internalId()) == add_grad
+    assert "addGrad" in w.details.toPlainText()
+    assert int(w.diff.tree.currentIndex().internalId()) == add_grad
+    # rows line up: same row id at the same visual position in both panes
+    assert a.visualRect(ma.index_for_row(add_grad)).top() == \
+        b.visualRect(mb.index_for_row(add_grad)).top()
+    # scrolling one pane scrolls the other
+    a.verticalScrollBar().setValue(3)
+    assert b.verticalScrollBar().value() == a.verticalScrollBar().value()
+
+
+def test_flat_table_first_row_is_the_addgrad_regression(loaded):
+    w = loaded
+    first = w.flat.first_row()
+    assert w.flat_comparison.name[first] == "addGrad"
+    assert w.flat_comparison.module[first] == "AD.Eval"
+    # call sites and reveal in the trees
+    sites = w.flat.call_sites(first)
+    assert len(sites) >= 1 and all(w.comparison.name[s] == "addGrad" for s in sites)
+    w.flat.select_row(first)
+    assert w.flat.sites.topLevelItemCount() == len(sites)
+    w.reveal_key(str(w.flat_comparison.keys[first]))
+    assert w.tabs.currentWidget() is w.diff
+    assert w.comparison.name[w.diff.current_row()] == "addGrad"
+
+
+def test_filter_keeps_ancestors_and_status_counts(loaded):
+    w = loaded
+    w.filter_edit.setText("addGrad")
+    w.apply_filter()
+    lay = w.diff.layout_
+    assert lay.matched is not None and lay.matched.sum() >= 1
+    vis = np.flatnonzero(lay.visible)
+    assert set(w.comparison.name[lay.matched].tolist()) == {"addGrad"}
+    assert "MAIN" in set(w.comparison.name[vis].tolist())
+    assert "rows shown" in w.status_label.text()
+    w.filter_edit.setText("")
+    w.apply_filter()
+    assert lay.visible is None
+    assert "7 added" in w.status_label.text() and "7 removed" in w.status_label.text()
+
+
+def test_drop_two_files_older_becomes_baseline(win, tmp_path):
+    a, b = tmp_path / "a.prof", tmp_path / "b.prof"
+    shutil.copy(V2, a)
+    shutil.copy(V1, b)
+    os.utime(b, (1_000_000, 1_000_000))  # b (v1) is older -> baseline
+    os.utime(a, (2_000_000, 2_000_000))
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(a)), QUrl.fromLocalFile(str(b))])
+    ev = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime,
+                    Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    win.dropEvent(ev)
+    assert [Path(p.path).name for p in win.runs] == ["b.prof", "a.prof"]
+    assert win.comparison.runs[0].totals["total_alloc_bytes"] == 4_291_393_792
+
+
+def test_drop_one_file_on_a_pane_replaces_that_run(loaded, tmp_path):
+    w = loaded
+    c = tmp_path / "c.prof"
+    shutil.copy(V1, c)
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(c))])
+    pane = w.side.panes[1]
+    ev = QDropEvent(QPointF(5, 5), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                    Qt.KeyboardModifier.NoModifier)
+    pane.dropEvent(ev)
+    assert Path(w.runs[0].path).name == V1.name
+    assert Path(w.runs[1].path).name == "c.prof"
+    assert w.comparison.status_counts()["added"] == 0
+
+
+def test_broken_file_shows_error_and_keeps_loaded_runs(loaded, tmp_path):
+    w = loaded
+    bad = tmp_path / "broken.prof"
+    bad.write_bytes(b"\x00\x01garbage\xff" * 50)
+    w.open_as_current(str(bad))
+    assert w.message_bar.isVisibleTo(w)
+    assert "broken.prof" in w.message_bar.text
+    assert len(w.runs) == 2 and Path(w.runs[1].path).name == V2.name
+    assert w.comparison.n_runs == 2
+
+
+def test_keep_state_when_runs_are_replaced(loaded):
+    w = loaded
+    cmp = w.comparison
+    add_grad = _row(cmp, "AD.Eval.evalDelta", "AD.Eval.addGrad")
+    w.diff.select_row(add_grad)
+    w.filter_edit.setText("eval")
+    w.apply_filter()
+    w.set_runs(list(reversed(w.runs)), keep_state=True)
+    new = w.comparison
+    cur = w.diff.current_row()
+    assert cur >= 0 and new.name[cur] == "addGrad"
+    assert w.diff.layout_.filter_text == "eval"
+
+
+def test_single_file_and_async_load(qtbot, tmp_path):
+    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(w)
+    w.load_paths([str(V1)])
+    qtbot.waitUntil(lambda: w.comparison is not None, timeout=10_000)
+    assert w.comparison.n_runs == 1
+    assert w.stack.currentWidget() is w.content
+    assert not w.side.panes[1].parentWidget().isVisibleTo(w)
+
+
+def test_empty_window_offers_the_sample(win):
+    assert win.stack.currentWidget() is win.empty
+    win.open_sample()
+    assert win.comparison is not None and win.comparison.n_runs == 2
+
+
+def test_expand_hottest_delta_reaches_addgrad(loaded):
+    w = loaded
+    last = w.expand_hottest("delta")
+    assert w.comparison.name[last] == "addGrad"
+    assert w.diff.tree.isExpanded(w.diff.models[0].index_for_row(int(w.comparison.parent[last])))
+
+
+def test_screenshot_writes_png(tmp_path):
+    from viewer.qt.app import main
+
+    out = tmp_path / "shot.png"
+    rc = main([str(V1), str(V2), "--screenshot", str(out), "--view", "diff", "--size", "900x600"])
+    assert rc == 0
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000

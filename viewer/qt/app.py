@@ -1,0 +1,153 @@
+"""Entry point of the desktop app: ``profdiff [FILES...] [--screenshot OUT.png ...]``.
+
+With ``--screenshot`` the same window is built offscreen (``QT_QPA_PLATFORM=offscreen``
+when there is no display), the files are loaded synchronously, the tree is expanded and
+the window is grabbed to a PNG: the README's pictures and the GUI smoke tests use it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+VIEWS = ("side", "diff", "flat", "flame")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="profdiff",
+        description="Open the profdiff desktop app. One file: view it; two or more: compare "
+        "them (the first is the baseline). Subcommands show/diff/export/watch are the CLI.")
+    p.add_argument("files", nargs="*", metavar="FILE")
+    p.add_argument("--screenshot", metavar="OUT.png",
+                   help="render the window offscreen to a PNG and exit")
+    p.add_argument("--view", choices=VIEWS, default=None,
+                   help="tab to show (default: diff when comparing, side for one run)")
+    p.add_argument("--size", default="1600x900", metavar="WxH", help="window size")
+    p.add_argument("--expand", default="3", metavar="N|hot",
+                   help="expand N tree levels (default 3), 'hot' for the hottest path or "
+                   "'delta' for the path of the largest change")
+    p.add_argument("--metrics", help="comma-separated metrics for the diff columns")
+    p.add_argument("--absolute", action="store_true",
+                   help="show absolute units (seconds, bytes) instead of percent of run")
+    p.add_argument("--colorblind", action="store_true", help="colour-blind safe palette")
+    p.add_argument("--filter", help="filter text (name or module)")
+    return p
+
+
+def _size(spec: str) -> tuple[int, int]:
+    try:
+        w, h = spec.lower().split("x")
+        return max(200, int(w)), max(150, int(h))
+    except ValueError:
+        raise SystemExit(
+            f"profdiff: error: --size expects WxH, e.g. 1600x900, not {spec!r}") from None
+
+
+def _stylesheet() -> str:
+    qss = Path(__file__).resolve().parent.parent.parent / "resources" / "profdiff.qss"
+    try:
+        return qss.read_text(encoding="utf-8")
+    except OSError:
+        return ""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    if args.screenshot and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    from .main_window import MainWindow
+
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication([sys.argv[0] if sys.argv else "profdiff"])
+    app.setOrganizationName("profdiff")
+    app.setApplicationName("profdiff")
+    app.setApplicationDisplayName("profdiff")
+    app.setStyleSheet(_stylesheet())
+
+    if args.screenshot:
+        # reproducible pictures: never the user's saved geometry, metrics or colours
+        tmp = tempfile.NamedTemporaryFile(suffix=".ini", delete=False)
+        tmp.close()
+        settings = QSettings(tmp.name, QSettings.Format.IniFormat)
+        win = MainWindow(settings=settings, synchronous=True)
+        return _screenshot(app, win, args, tmp.name)
+
+    win = MainWindow()
+    if args.absolute:
+        win.act_percent.setChecked(False)
+    if args.colorblind:
+        win.act_palette.setChecked(True)
+    if args.files:
+        win.load_paths(args.files)
+    win.show()
+    return int(app.exec())
+
+
+def _screenshot(app, win, args, settings_path: str) -> int:
+    w, h = _size(args.size)
+    win.resize(w, h)
+    if args.absolute:
+        win.act_percent.setChecked(False)
+    if args.colorblind:
+        win.act_palette.setChecked(True)
+    if args.files:
+        win.load_paths(args.files)
+    if args.files and not win.runs:
+        print("profdiff: error: " + "; ".join(win.message_bar.messages), file=sys.stderr)
+        return 2
+    if args.metrics and win.comparison is not None:
+        win.set_metrics([m.strip() for m in args.metrics.split(",") if m.strip()])
+    if args.filter:
+        win.filter_edit.setText(args.filter)
+        win.apply_filter()
+    win.show()
+    app.processEvents()
+    view = args.view or ("diff" if len(win.runs) > 1 else "side")
+    if view == "flame" and win.flame is None:
+        print("profdiff: warning: the flame view is not available; showing the diff tree",
+              file=sys.stderr)
+        view = "diff"
+    win.show_view(view)
+    if win.comparison is not None:
+        win.collapse_all()
+        if args.expand in ("hot", "delta"):
+            win.expand_to_depth(2)
+            win.expand_hottest("value" if args.expand == "hot" else "delta")
+        else:
+            try:
+                n = int(args.expand)
+            except ValueError:
+                print(f"profdiff: error: --expand expects a number or 'hot', not {args.expand!r}",
+                      file=sys.stderr)
+                return 2
+            win.expand_to_depth(n)
+        for v in win.tree_views():
+            v.fit_name_column()
+    for _ in range(3):
+        app.processEvents()
+    out = Path(args.screenshot)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    ok = win.grab().save(str(out), "PNG")
+    win.close()
+    try:
+        os.unlink(settings_path)
+    except OSError:
+        pass
+    if not ok:
+        print(f"profdiff: error: cannot write {out}", file=sys.stderr)
+        return 2
+    print(str(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

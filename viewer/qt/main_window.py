@@ -1,0 +1,1072 @@
+"""The profdiff main window: tabs of views around one comparison, loading, settings."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QSettings, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtGui import QAction, QIcon, QKeySequence
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QTabWidget,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from parsers.model import Kind, Profile, Unit
+from viewer.colors import DivergingScale
+from viewer.compare import Comparison, Status, align, comparable_metrics
+
+from .layout import map_rows, precompute
+from .loader import LoadResult, LoadTask, Slot, load_and_align
+from .models import change_scale_factor, default_metric, inclusive_of, metric_pairs
+from .views import DiffTreeView, FlatView, SideBySideView, local_files
+from .widgets import DetailsPane, DropOverlay, EmptyState, MessageBar, SummaryBar
+
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+RESOURCES = REPO_ROOT / "resources"
+SAMPLE_PAIR = ("hs-ad-v1.prof", "hs-ad-v2.prof")
+MAX_RECENT = 10
+
+
+def samples_dir() -> Path:
+    return REPO_ROOT / "samples"
+
+
+def icon(name: str) -> QIcon:
+    p = RESOURCES / f"{name}.svg"
+    return QIcon(str(p)) if p.exists() else QIcon()
+
+
+class MainWindow(QMainWindow):
+    """Tabs "Side by side", "Diff tree", "By cost centre" (and "Flame") over one comparison.
+
+    Public API for other components:
+
+    * ``set_runs(profiles, keep_state=True)`` - show already-loaded profiles (first =
+      baseline), keeping expansion, selection, scroll and filter where rows still exist.
+    * ``load_paths(paths)`` - read files in a worker, then ``set_runs``.
+    * ``add_tab(widget, title)`` - add a view; if it has ``set_comparison(cmp)`` it gets
+      every new tree-mode comparison; ``rowSelected(int)``/``select_row(int)`` are wired.
+    * ``comparison`` / ``flat_comparison`` - the current Comparisons (or None).
+    * signal ``comparisonChanged(object)`` after each swap of runs.
+    """
+
+    comparisonChanged = Signal(object)
+
+    def __init__(self, settings: QSettings | None = None, synchronous: bool = False) -> None:
+        super().__init__()
+        self.settings = settings if settings is not None else QSettings("profdiff", "profdiff")
+        self.synchronous = synchronous
+        self.setWindowTitle("profdiff")
+        self.setWindowIcon(icon("profdiff"))
+        self.setAcceptDrops(True)
+        self.runs: list[Profile] = []
+        self.paths: list[str | None] = []
+        self.comparison: Comparison | None = None
+        self.flat_comparison: Comparison | None = None
+        self.metrics: list[str] = []
+        self.percent_mode = True
+        self.threshold = 0.0
+        self.changed_only = False
+        self.scale = DivergingScale(
+            palette=str(self.settings.value("palette", "red-green")),
+            dead_zone=0.1, clamp=5.0)
+        self._task: LoadTask | None = None
+        self._selecting = False
+        self._extra_tabs: list[QWidget] = []
+        self._pending: dict[int, list] = {}
+        self._build_ui()
+        self._build_actions()
+        self._restore_settings()
+        self._update_enabled()
+
+    # ----------------------------------------------------------------------------------
+    # UI
+    # ----------------------------------------------------------------------------------
+    def _build_ui(self) -> None:
+        central = QWidget()
+        outer = QVBoxLayout(central)
+        outer.setContentsMargins(4, 2, 4, 2)
+        outer.setSpacing(3)
+        self.message_bar = MessageBar()
+        outer.addWidget(self.message_bar)
+        self.stack = QStackedWidget()
+        outer.addWidget(self.stack, 1)
+        self.empty = EmptyState()
+        self.empty.openSample.connect(self.open_sample)
+        self.empty.openFiles.connect(self.open_files_dialog)
+        self.stack.addWidget(self.empty)
+
+        content = QWidget()
+        cl = QVBoxLayout(content)
+        cl.setContentsMargins(0, 0, 0, 0)
+        cl.setSpacing(3)
+        self.summary = SummaryBar()
+        cl.addWidget(self.summary)
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.setObjectName("mainSplitter")
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("viewTabs")
+        self.tabs.setDocumentMode(True)
+        self.side = SideBySideView()
+        self.diff = DiffTreeView()
+        self.diff.icons = {int(Status.ADDED): icon("added"), int(Status.REMOVED): icon("removed")}
+        self.flat = FlatView()
+        self.tabs.addTab(self.side, "Side by side")
+        self.tabs.addTab(self.diff, "Diff tree")
+        self.tabs.addTab(self.flat, "By cost centre")
+        self.flame = None
+        try:
+            mod = importlib.import_module("viewer.qt.flame_view")
+            self.flame = mod.FlameView()
+            self.tabs.addTab(self.flame, "Flame")
+        except Exception:  # noqa: BLE001 - the flame view is optional
+            self.flame = None
+        self.splitter.addWidget(self.tabs)
+        self.details = DetailsPane()
+        self.details.setObjectName("details")
+        self.splitter.addWidget(self.details)
+        self.splitter.setStretchFactor(0, 5)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([640, 180])
+        cl.addWidget(self.splitter, 1)
+        self.stack.addWidget(content)
+        self.content = content
+
+        prog = QWidget()
+        pl = QHBoxLayout(prog)
+        pl.setContentsMargins(0, 0, 0, 0)
+        self.progress_label = QLabel("Loading…")
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.clicked.connect(self.cancel_loading)
+        pl.addWidget(self.progress_label)
+        pl.addWidget(self.progress, 1)
+        pl.addWidget(self.cancel_button)
+        self.progress_row = prog
+        prog.hide()
+        outer.addWidget(prog)
+        self.setCentralWidget(central)
+        self.overlay = DropOverlay(central)
+
+        self.status_label = QLabel()
+        self.statusBar().addWidget(self.status_label, 1)
+        self.incomplete_label = QLabel("<b style='color:#b35806'>INCOMPLETE</b>")
+        self.incomplete_label.hide()
+        self.statusBar().addPermanentWidget(self.incomplete_label)
+
+        # wiring
+        self.tabs.currentChanged.connect(self._tab_changed)
+        self.side.rowSelected.connect(lambda r: self._row_selected(r, self.side))
+        self.diff.rowSelected.connect(lambda r: self._row_selected(r, self.diff))
+        self.side.filesDropped.connect(self._pane_drop)
+        self.flat.flatRowSelected.connect(self._flat_selected)
+        self.flat.revealRequested.connect(self.reveal_key)
+        self.flat.callSiteActivated.connect(self.reveal_row)
+        if self.flame is not None and hasattr(self.flame, "rowSelected"):
+            self.flame.rowSelected.connect(lambda r: self._row_selected(r, self.flame))
+
+    def _build_actions(self) -> None:
+        mb = self.menuBar()
+        fm = mb.addMenu("&File")
+
+        def act(menu, text, slot, shortcut=None, tip="", name=None) -> QAction:
+            a = QAction(text, self)
+            if shortcut:
+                a.setShortcut(QKeySequence(shortcut))
+            if tip:
+                a.setStatusTip(tip)
+            a.triggered.connect(slot)
+            if name:
+                a.setObjectName(name)
+            menu.addAction(a)
+            return a
+
+        self.act_open = act(fm, "&Open…", self.open_files_dialog, QKeySequence.StandardKey.Open,
+                            "Open one profile, or several to compare (first = baseline)")
+        act(fm, "Open &baseline…", lambda: self._open_slot_dialog("baseline"))
+        act(fm, "Open &current…", lambda: self._open_slot_dialog("current"))
+        self.act_add = act(fm, "&Add run…", lambda: self._open_slot_dialog("add"))
+        self.recent_menu = fm.addMenu("&Recent files")
+        fm.addSeparator()
+        self.act_sample = act(fm, "Open &sample comparison", self.open_sample,
+                              name="openSample")
+        fm.addSeparator()
+        self.act_swap = act(fm, "S&wap baseline/current", self.swap_runs)
+        self.act_reload = act(fm, "&Reload", self.reload, "F5")
+        fm.addSeparator()
+        self.act_speedscope = act(fm, "Export to &speedscope…", self.export_speedscope, "Ctrl+E")
+        self.act_csv = act(fm, "Export table to CS&V…", self.export_csv)
+        fm.addSeparator()
+        act(fm, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+
+        vm = mb.addMenu("&View")
+        for d in (1, 2, 3, 5):
+            act(vm, f"Expand to depth {d}", lambda _=False, d=d: self.expand_to_depth(d))
+        self.act_hot = act(vm, "Expand &hottest path", lambda: self.expand_hottest("value"), "Ctrl+H")
+        act(vm, "Expand path of largest &Δ", lambda: self.expand_hottest("delta"),
+            "Ctrl+Shift+H")
+        act(vm, "Co&llapse all", self.collapse_all)
+        vm.addSeparator()
+        self.metrics_menu = vm.addMenu("&Metrics")
+        self.act_percent = QAction("Show percent of own run (else absolute units)", self,
+                                   checkable=True)
+        self.act_percent.setChecked(True)
+        self.act_percent.toggled.connect(self.set_percent_mode)
+        vm.addAction(self.act_percent)
+        self.act_palette = QAction("Colour-blind safe palette", self, checkable=True)
+        self.act_palette.setChecked(self.scale.palette == "colorblind")
+        self.act_palette.toggled.connect(self.set_colorblind)
+        vm.addAction(self.act_palette)
+        vm.addSeparator()
+        act(vm, "Next view", self.next_tab, "Ctrl+Tab")
+        act(vm, "Previous view", lambda: self.next_tab(-1), "Ctrl+Shift+Tab")
+        self.act_filter = act(vm, "&Filter…", self.focus_filter, QKeySequence.StandardKey.Find)
+
+        tb = QToolBar("Main")
+        tb.setObjectName("mainToolbar")
+        tb.setMovable(False)
+        tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.addToolBar(tb)
+        self.act_open.setIcon(icon("open"))
+        tb.addAction(self.act_open)
+        self.act_reload.setIcon(icon("reload"))
+        tb.addAction(self.act_reload)
+        self.act_swap.setIcon(icon("swap"))
+        tb.addAction(self.act_swap)
+        self.act_hot.setIcon(icon("hot"))
+        tb.addAction(self.act_hot)
+        tb.addSeparator()
+        self.filter_edit = QLineEdit()
+        self.filter_edit.setObjectName("filterEdit")
+        self.filter_edit.setPlaceholderText("Filter by name or module (Ctrl+F)")
+        self.filter_edit.setClearButtonEnabled(True)
+        self.filter_edit.setMinimumWidth(240)
+        self.filter_edit.setMaximumWidth(360)
+        self._filter_timer = QTimer(self)
+        self._filter_timer.setSingleShot(True)
+        self._filter_timer.setInterval(200)
+        self._filter_timer.timeout.connect(self.apply_filter)
+        self.filter_edit.textChanged.connect(lambda _t: self._filter_timer.start())
+        self.filter_edit.returnPressed.connect(self.apply_filter)
+        tb.addWidget(self.filter_edit)
+        self.regex_box = QCheckBox("regex")
+        self.regex_box.toggled.connect(lambda _b: self.apply_filter())
+        tb.addWidget(self.regex_box)
+        tb.addSeparator()
+        self.changed_box = QCheckBox("changed only")
+        self.changed_box.toggled.connect(self._set_changed_only)
+        tb.addWidget(self.changed_box)
+        tb.addWidget(QLabel(" hide |Δ| <"))
+        self.threshold_spin = QDoubleSpinBox()
+        self.threshold_spin.setRange(0, 100)
+        self.threshold_spin.setDecimals(2)
+        self.threshold_spin.setSingleStep(0.1)
+        self.threshold_spin.setSuffix(" pp")
+        self.threshold_spin.setToolTip("Hide rows whose change of every shown metric is below "
+                                       "this many percentage points of the run")
+        self.threshold_spin.valueChanged.connect(self._set_threshold)
+        tb.addWidget(self.threshold_spin)
+        tb.addSeparator()
+        self.percent_box = QCheckBox("% of run")
+        self.percent_box.setChecked(True)
+        self.percent_box.setToolTip("Percent of own run vs absolute units (seconds, bytes…)")
+        self.percent_box.toggled.connect(self.act_percent.setChecked)
+        self.act_percent.toggled.connect(self.percent_box.setChecked)
+        tb.addWidget(self.percent_box)
+        self.palette_box = QCheckBox("colour-blind palette")
+        self.palette_box.setChecked(self.scale.palette == "colorblind")
+        self.palette_box.toggled.connect(self.act_palette.setChecked)
+        self.act_palette.toggled.connect(self.palette_box.setChecked)
+        tb.addWidget(self.palette_box)
+        self._refresh_recent_menu()
+
+    def _update_enabled(self) -> None:
+        has = bool(self.runs)
+        self.stack.setCurrentWidget(self.content if has else self.empty)
+        for a in (self.act_swap, self.act_reload, self.act_speedscope, self.act_csv,
+                  self.act_add, self.act_hot):
+            a.setEnabled(has)
+        self.act_swap.setEnabled(len(self.runs) >= 2)
+
+    # ----------------------------------------------------------------------------------
+    # settings
+    # ----------------------------------------------------------------------------------
+    def _restore_settings(self) -> None:
+        s = self.settings
+        g = s.value("geometry")
+        if g is not None:
+            self.restoreGeometry(g)
+        sp = s.value("splitter")
+        if sp is not None:
+            self.splitter.restoreState(sp)
+        pm = s.value("percentMode")
+        if pm is not None:
+            self.act_percent.setChecked(str(pm).lower() in ("true", "1"))
+
+    def save_settings(self) -> None:
+        s = self.settings
+        s.setValue("geometry", self.saveGeometry())
+        s.setValue("splitter", self.splitter.saveState())
+        s.setValue("sideSplitter", self.side.splitter.saveState())
+        s.setValue("percentMode", self.percent_mode)
+        s.setValue("palette", self.scale.palette)
+        if self.metrics:
+            s.setValue(f"metrics/{self._format_key()}", self.metrics)
+        for name, view in (("side", self.side.panes[0]), ("diff", self.diff.tree),
+                           ("flat", self.flat.table)):
+            if view.model() is not None:
+                s.setValue(f"header/{name}/{self._format_key()}", view.header().saveState())
+        s.sync()
+
+    def _format_key(self) -> str:
+        return self.runs[0].format if self.runs else "none"
+
+    def closeEvent(self, ev) -> None:  # noqa: N802 - Qt API
+        self.cancel_loading()
+        self.save_settings()
+        super().closeEvent(ev)
+
+    def _remember(self, paths: Sequence[str]) -> None:
+        rec = [str(x) for x in (self.settings.value("recentFiles") or []) if x]
+        if isinstance(self.settings.value("recentFiles"), str):
+            rec = [self.settings.value("recentFiles")]
+        for p in paths:
+            p = str(Path(p).resolve())
+            if p in rec:
+                rec.remove(p)
+            rec.insert(0, p)
+        self.settings.setValue("recentFiles", rec[:MAX_RECENT])
+        if paths:
+            self.settings.setValue("lastFolder", str(Path(paths[-1]).resolve().parent))
+        self._refresh_recent_menu()
+
+    def recent_files(self) -> list[str]:
+        v = self.settings.value("recentFiles") or []
+        return [v] if isinstance(v, str) else [str(x) for x in v]
+
+    def _refresh_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        rec = self.recent_files()
+        for p in rec:
+            a = self.recent_menu.addAction(p)
+            a.triggered.connect(lambda _=False, p=p: self.open_as_current(p))
+        self.recent_menu.setEnabled(bool(rec))
+
+    # ----------------------------------------------------------------------------------
+    # opening files
+    # ----------------------------------------------------------------------------------
+    def _last_folder(self) -> str:
+        return str(self.settings.value("lastFolder") or os.getcwd())
+
+    def open_files_dialog(self) -> None:
+        files, _ = QFileDialog.getOpenFileNames(self, "Open profiles (first = baseline)",
+                                                self._last_folder())
+        if files:
+            self.load_paths(files)
+
+    def _open_slot_dialog(self, which: str) -> None:
+        f, _ = QFileDialog.getOpenFileName(self, f"Open {which} profile", self._last_folder())
+        if not f:
+            return
+        {"baseline": self.open_as_baseline, "current": self.open_as_current,
+         "add": self.add_run}[which](f)
+
+    def _slots(self) -> list[Slot]:
+        return [Slot(None, p) for p in self.runs]
+
+    def load_paths(self, paths: Sequence[str]) -> None:
+        """Replace all runs by ``paths`` (first = baseline)."""
+        self._start([Slot(str(p), None) for p in paths], [str(p) for p in paths])
+
+    def open_as_baseline(self, path: str) -> None:
+        slots = self._slots()
+        paths = list(self.paths)
+        if slots:
+            slots[0] = Slot(path, self.runs[0])
+            paths[0] = path
+        else:
+            slots, paths = [Slot(path)], [path]
+        self._start(slots, paths)
+
+    def open_as_current(self, path: str) -> None:
+        """Replace the current run (the last one), keeping the baseline."""
+        slots = self._slots()
+        paths = list(self.paths)
+        if len(slots) >= 2:
+            slots[-1] = Slot(path, self.runs[-1])
+            paths[-1] = path
+        else:
+            slots.append(Slot(path))
+            paths.append(path)
+        self._start(slots, paths)
+
+    def add_run(self, path: str) -> None:
+        self._start(self._slots() + [Slot(path)], list(self.paths) + [path])
+
+    def reload(self) -> None:
+        slots = [Slot(p, r) if p else Slot(None, r)
+                 for p, r in zip(self.paths, self.runs, strict=False)]
+        if slots:
+            self._start(slots, list(self.paths))
+
+    def open_sample(self) -> None:
+        d = samples_dir()
+        files = [d / n for n in SAMPLE_PAIR]
+        missing = [str(f) for f in files if not f.exists()]
+        if missing:
+            self.message_bar.show_message(
+                "Sample comparison not found: " + ", ".join(missing)
+                + " (the samples/ folder ships with the source tree).", "warning")
+            return
+        self.load_paths([str(f) for f in files])
+
+    def swap_runs(self) -> None:
+        if len(self.runs) < 2:
+            return
+        runs = list(self.runs)
+        paths = list(self.paths)
+        runs[0], runs[-1] = runs[-1], runs[0]
+        paths[0], paths[-1] = paths[-1], paths[0]
+        self.set_runs(runs, keep_state=True, paths=paths)
+
+    def _start(self, slots: list[Slot], paths: list[str | None]) -> None:
+        self.cancel_loading()
+        new_paths = [s.path for s in slots if s.path]
+        if self.synchronous:
+            try:
+                res = load_and_align(slots)
+            except Exception as e:  # noqa: BLE001
+                self.message_bar.show_message(f"Loading failed: {e}")
+                return
+            self._loaded(res, paths, slots)
+            return
+        task = LoadTask(slots)
+        self._task = task
+        self.progress.setValue(0)
+        self.progress_label.setText("Loading " + ", ".join(Path(p).name for p in new_paths))
+        self.progress_row.show()
+        task.signals.progress.connect(lambda f: self.progress.setValue(int(f * 1000)))
+        task.signals.finished.connect(lambda res, t=task: self._task_done(t, res, paths, slots))
+        task.signals.cancelled.connect(lambda t=task: self._task_cancelled(t))
+        task.signals.failed.connect(lambda msg, t=task: self._task_failed(t, msg))
+        QThreadPool.globalInstance().start(task)
+
+    def cancel_loading(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+            self.progress_row.hide()
+
+    @property
+    def loading(self) -> bool:
+        return self._task is not None
+
+    def _task_done(self, task: LoadTask, res: LoadResult, paths, slots) -> None:
+        if task is not self._task:
+            return
+        self._task = None
+        self.progress_row.hide()
+        self._loaded(res, paths, slots)
+
+    def _task_cancelled(self, task: LoadTask) -> None:
+        if task is self._task:
+            self._task = None
+        self.progress_row.hide()
+        self.statusBar().showMessage("Loading cancelled", 4000)
+
+    def _task_failed(self, task: LoadTask, msg: str) -> None:
+        if task is self._task:
+            self._task = None
+        self.progress_row.hide()
+        self.message_bar.show_message(f"Loading failed: {msg}")
+
+    def _loaded(self, res: LoadResult, paths: list[str | None], slots: list[Slot]) -> None:
+        for _path, msg in res.errors:
+            self.message_bar.show_message(msg)
+        # paths of the runs actually shown (a failed slot keeps its previous run, or is dropped)
+        old = {id(r): p for r, p in zip(self.runs, self.paths, strict=False)}
+        shown: list[str | None] = []
+        for s in slots:
+            if s.path and s.path in res.loaded:
+                shown.append(s.path)
+            elif s.previous is not None:
+                shown.append(old.get(id(s.previous), s.previous.path))
+        if res.loaded:
+            self._remember(res.loaded)
+        if not res.runs:
+            return
+        if res.tree is None:
+            return
+        self._apply(res.runs, res.tree, res.flat, shown, keep_state=True)
+
+    # ----------------------------------------------------------------------------------
+    # replacing runs
+    # ----------------------------------------------------------------------------------
+    def set_runs(self, profiles: Sequence[Profile], keep_state: bool = True,
+                 paths: Sequence[str | None] | None = None) -> None:
+        """Show ``profiles`` (first = baseline) and keep what the user was looking at."""
+        profiles = list(profiles)
+        if not profiles:
+            return
+        tree = align(profiles, mode="tree")
+        flat = align(profiles, mode="flat")
+        precompute(tree)
+        precompute(flat)
+        if paths is None:
+            paths = [p.path for p in profiles]
+        self._apply(profiles, tree, flat, list(paths), keep_state)
+
+    def _capture_state(self) -> dict | None:
+        if self.comparison is None:
+            return None
+        st = {"tab": self.tabs.currentIndex()}
+        for name, v in (("side", self.side), ("diff", self.diff)):
+            st[name] = (v.expanded_rows(), v.current_row(), v.scroll_value())
+        fc = self.flat.table.currentIndex()
+        st["flat_row"] = int(fc.internalId()) if fc.isValid() else -1
+        st["flat_sort"] = (self.flat.table.header().sortIndicatorSection(),
+                           self.flat.table.header().sortIndicatorOrder())
+        return st
+
+    def _apply(self, runs: list[Profile], tree: Comparison, flat: Comparison | None,
+               paths: list[str | None], keep_state: bool) -> None:
+        old_tree, old_flat = self.comparison, self.flat_comparison
+        state = self._capture_state() if keep_state else None
+        self.runs = runs
+        self.paths = paths
+        self.comparison = tree
+        self.flat_comparison = flat if flat is not None else align(runs, mode="flat")
+        self._choose_metrics()
+        self._rebuild_metrics_menu()
+        self._push_comparison()
+        self.apply_filter()
+        if state is not None and old_tree is not None:
+            self._restore_state(state, old_tree, old_flat)
+        else:
+            self.expand_to_depth(2)
+        self._update_enabled()
+        self._update_status()
+        self.comparisonChanged.emit(tree)
+
+    def _restore_state(self, st: dict, old_tree: Comparison, old_flat: Comparison | None) -> None:
+        for name, v in (("side", self.side), ("diff", self.diff)):
+            exp, cur, scroll = st[name]
+            new = map_rows(old_tree, self.comparison, exp)
+            v.expand_rows(new[new >= 0])
+            if cur >= 0:
+                c = int(map_rows(old_tree, self.comparison, np.array([cur]))[0])
+                if c >= 0:
+                    v.select_row(c)
+            v.set_scroll_value(scroll)
+        if old_flat is not None and st["flat_row"] >= 0:
+            c = int(map_rows(old_flat, self.flat_comparison, np.array([st["flat_row"]]))[0])
+            if c >= 0:
+                self.flat.select_row(c)
+        sec, order = st["flat_sort"]
+        if sec >= 0 and sec < self.flat.model.columnCount():
+            self.flat.table.sortByColumn(sec, order)
+        self.tabs.setCurrentIndex(st["tab"])
+
+    def _push_comparison(self) -> None:
+        cmp = self.comparison
+        self.summary.set_comparison(cmp)
+        self.side.set_comparison(cmp, self._pane_metrics(), self.scale)
+        self.diff.set_comparison(cmp, self.metrics, self.scale)
+        self.diff.legend.unit_text = "pp of run"
+        self.flat.set_comparison(self.flat_comparison, cmp, self.metrics, self._main_self_metric(),
+                                 self.scale)
+        key = self.hot_key("value")
+        if key is not None:
+            self.side.sort_by_key(key)
+            self.diff.sort_by_key(key)
+        self._pending.clear()
+        if self.flame is not None:
+            metric = self._main_self_metric() or ""
+
+            def flame_set(cmp=cmp, metric=metric) -> None:
+                try:
+                    self.flame.set_comparison(cmp, metric)
+                except Exception as e:  # noqa: BLE001 - a broken optional view must not stop us
+                    self.message_bar.show_message(f"Flame view: {type(e).__name__}: {e}",
+                                                  "warning")
+
+            self._defer(self.flame, flame_set)
+        for w in self._extra_tabs:
+            if hasattr(w, "set_comparison"):
+                try:
+                    w.set_comparison(cmp)
+                except Exception as e:  # noqa: BLE001
+                    self.message_bar.show_message(f"{type(w).__name__}: {e}", "warning")
+        self.details.clear()
+
+    # ----------------------------------------------------------------------------------
+    # metrics
+    # ----------------------------------------------------------------------------------
+    def _available_metrics(self) -> list[str]:
+        cmp = self.comparison
+        if cmp is None:
+            return []
+        if cmp.n_runs == 1:
+            return [m.name for m in cmp.metrics]
+        return [m.name for m in comparable_metrics(cmp)] or [m.name for m in cmp.metrics]
+
+    def _choose_metrics(self) -> None:
+        cmp = self.comparison
+        avail = self._available_metrics()
+        saved = self.settings.value(f"metrics/{self._format_key()}")
+        if isinstance(saved, str):
+            saved = [saved]
+        chosen = [m for m in (saved or []) if m in avail]
+        if not chosen or not self.metrics or not set(self.metrics) <= set(avail):
+            if not chosen:
+                base = cmp.runs[cmp.baseline]
+                cand = list(base.display_metrics) or [m.name for m in base.metrics]
+                cand = [m for m in cand if m in avail and cmp.metric_by_name[m].kind is not Kind.NODE]
+                chosen = self._convert_units(cand)[:4] or avail[:4]
+            self.metrics = chosen
+        self.metrics = self._convert_units(self.metrics)
+
+    def _convert_units(self, metrics: list[str]) -> list[str]:
+        """Swap each metric for its percent/absolute partner according to the toggle."""
+        cmp = self.comparison
+        if cmp is None:
+            return metrics
+        pairs = metric_pairs(cmp.metrics)
+        out = []
+        for m in metrics:
+            unit = cmp.metric_by_name[m].unit
+            want_pct = self.percent_mode
+            if (unit is Unit.PERCENT) != want_pct and m in pairs and pairs[m] in cmp.values:
+                m = pairs[m]
+            if m not in out:
+                out.append(m)
+        return out
+
+    def _pane_metrics(self) -> list[str]:
+        """Side-by-side columns: the run's shown metrics (entries included) in the unit mode."""
+        cmp = self.comparison
+        base = cmp.runs[cmp.baseline]
+        shown = [m for m in base.shown_metrics if m in cmp.values]
+        out = self._convert_units(shown)
+        for m in self.metrics:
+            if m not in out:
+                out.append(m)
+        return out
+
+    def _main_self_metric(self) -> str | None:
+        cmp = self.comparison
+        if cmp is None:
+            return None
+        m = default_metric(cmp)
+        if m is None:
+            return None
+        met = cmp.metric_by_name[m]
+        if met.kind is Kind.INCLUSIVE and met.self_of in cmp.values:
+            m = met.self_of  # flat ranking and Δ paths use the node's own cost
+        conv = self._convert_units([m])
+        return conv[0] if conv else m
+
+    def _rebuild_metrics_menu(self) -> None:
+        self.metrics_menu.clear()
+        cmp = self.comparison
+        if cmp is None:
+            return
+        for name in self._available_metrics():
+            met = cmp.metric_by_name[name]
+            a = self.metrics_menu.addAction(f"{met.title}  ({name})")
+            a.setCheckable(True)
+            a.setChecked(name in self.metrics)
+            a.toggled.connect(lambda on, n=name: self.toggle_metric(n, on))
+
+    def toggle_metric(self, name: str, on: bool) -> None:
+        if on and name not in self.metrics:
+            self.metrics.append(name)
+        elif not on and name in self.metrics:
+            if len(self.metrics) == 1:
+                return
+            self.metrics.remove(name)
+        self._metrics_changed()
+
+    def set_metrics(self, metrics: list[str]) -> None:
+        self.metrics = [m for m in metrics if self.comparison and m in self.comparison.values]
+        self._rebuild_metrics_menu()
+        self._metrics_changed()
+
+    def _metrics_changed(self) -> None:
+        if self.comparison is None:
+            return
+        self.side.set_metrics(self._pane_metrics())
+        self.diff.set_metrics(self.metrics)
+        self.flat.metric = self._main_self_metric()
+        self.flat.set_metrics(self.metrics)
+        self.settings.setValue(f"metrics/{self._format_key()}", self.metrics)
+        self.apply_filter()
+
+    def set_percent_mode(self, on: bool) -> None:
+        self.percent_mode = on
+        if self.comparison is None:
+            return
+        self.metrics = self._convert_units(self.metrics)
+        self._rebuild_metrics_menu()
+        self._metrics_changed()
+
+    def set_colorblind(self, on: bool) -> None:
+        self.scale = DivergingScale(dead_zone=self.scale.dead_zone, clamp=self.scale.clamp,
+                                    palette="colorblind" if on else "red-green")
+        self.settings.setValue("palette", self.scale.palette)
+        for v in (self.side, self.diff, self.flat):
+            v.set_scale(self.scale)
+        if self.flame is not None and hasattr(self.flame, "set_palette"):
+            try:
+                self.flame.set_palette(self.scale.palette)
+            except Exception:  # noqa: BLE001
+                pass
+
+    # ----------------------------------------------------------------------------------
+    # filter
+    # ----------------------------------------------------------------------------------
+    def focus_filter(self) -> None:
+        self.filter_edit.setFocus()
+        self.filter_edit.selectAll()
+
+    def _set_changed_only(self, on: bool) -> None:
+        self.changed_only = on
+        self.apply_filter()
+
+    def _set_threshold(self, v: float) -> None:
+        self.threshold = float(v)
+        self.apply_filter()
+
+    def _keep_mask(self, cmp: Comparison) -> np.ndarray | None:
+        if cmp.n_runs < 2 or (not self.changed_only and self.threshold <= 0):
+            return None
+        keep = np.ones(cmp.n_rows, dtype=bool)
+        if self.changed_only:
+            keep &= cmp.status != Status.SAME
+        if self.threshold > 0:
+            big = np.zeros(cmp.n_rows, dtype=bool)
+            for m in self.metrics:
+                if m in cmp.values:
+                    d = np.abs(cmp.delta(m)) * change_scale_factor(cmp, m)
+                    big |= np.nan_to_num(d) >= self.threshold
+            big |= (cmp.status == Status.ADDED) | (cmp.status == Status.REMOVED)
+            keep &= big
+        return keep
+
+    def apply_filter(self) -> None:
+        if self.comparison is None:
+            return
+        text = self.filter_edit.text().strip()
+        regex = self.regex_box.isChecked()
+        try:
+            if regex and text:
+                import re
+
+                re.compile(text)
+        except Exception as e:  # noqa: BLE001
+            self.filter_edit.setStyleSheet("QLineEdit { background: #fde0dc; }")
+            self.filter_edit.setToolTip(f"bad regular expression: {e}")
+            return
+        self.filter_edit.setStyleSheet("")
+        self.filter_edit.setToolTip("")
+        keep_tree = self._keep_mask(self.comparison)
+        self.side.apply_filter(text, regex, keep_tree)
+        self.diff.apply_filter(text, regex, keep_tree)
+        self.flat.apply_filter(text, regex, self._keep_mask(self.flat_comparison))
+        if self.flame is not None and hasattr(self.flame, "set_filter"):
+            try:
+                self.flame.set_filter(text)
+            except Exception:  # noqa: BLE001
+                pass
+        self._update_status()
+
+    # ----------------------------------------------------------------------------------
+    # navigation
+    # ----------------------------------------------------------------------------------
+    def tree_views(self) -> list:
+        return [self.side, self.diff]
+
+    def _defer(self, view, fn) -> None:
+        """Run ``fn`` now if ``view`` is the visible tab, else when it is first shown
+        (expanding or laying out hidden tabs would cost the user time for nothing)."""
+        if self.tabs.currentWidget() is view:
+            fn()
+        else:
+            self._pending.setdefault(id(view), []).append(fn)
+
+    def _tab_changed(self, _i: int) -> None:
+        w = self.tabs.currentWidget()
+        for fn in self._pending.pop(id(w), []):
+            fn()
+
+    def flush_pending(self) -> None:
+        """Apply every deferred operation to every tab now (tests, screenshots)."""
+        pending, self._pending = self._pending, {}
+        for fns in pending.values():
+            for fn in fns:
+                fn()
+
+    def expand_to_depth(self, depth: int) -> None:
+        for v in self.tree_views():
+            self._defer(v, lambda v=v: v.expand_to_depth(depth))
+
+    def collapse_all(self) -> None:
+        for v in self.tree_views():
+            self._pending.pop(id(v), None)
+            v.collapse_all()
+
+    def expand_hottest(self, by: str = "value") -> int:
+        """Expand along the largest inherited cost (``by="value"``), or down to the row with
+        the largest self change of the main metric (``by="delta"``)."""
+        cmp = self.comparison
+        if cmp is None:
+            return -1
+        if by == "delta" and cmp.n_runs > 1:
+            m = self._main_self_metric()
+            if m is None:
+                return -1
+            key = np.abs(cmp.delta(m)) * change_scale_factor(cmp, m)
+            to_max = True
+        else:
+            key = self.hot_key("value")
+            to_max = False
+        if key is None:
+            return -1
+        last = -1
+        for v in self.tree_views():
+            last = v.expand_hottest(key, to_max=to_max)
+        if last >= 0:
+            self._row_selected(last, None)
+        return last
+
+    def hot_key(self, by: str = "value") -> np.ndarray | None:
+        """Per-row inherited cost (larger of baseline and current) or its Δ (``by="delta"``)."""
+        cmp = self.comparison
+        if cmp is None:
+            return None
+        m = inclusive_of(cmp, self._main_self_metric())
+        if m is None:
+            return None
+        if by == "delta" and cmp.n_runs > 1:
+            return cmp.delta(m)
+        return np.fmax(cmp.value(m, cmp.current), cmp.value(m, cmp.baseline))
+
+    def _row_selected(self, row: int, source) -> None:
+        if self._selecting:
+            return
+        self._selecting = True
+        try:
+            self.details.show_row(self.comparison, row)
+            for v in [self.side, self.diff, self.flame, *self._extra_tabs]:
+                if v is None or v is source or not hasattr(v, "select_row"):
+                    continue
+                try:
+                    v.select_row(row)
+                except Exception:  # noqa: BLE001 - optional views
+                    pass
+        finally:
+            self._selecting = False
+
+    def _flat_selected(self, row: int) -> None:
+        self.details.show_row(self.flat_comparison, row)
+
+    def reveal_key(self, key: str) -> None:
+        """Show every tree row with match ``key`` (expanded) and select the first."""
+        cmp = self.comparison
+        if cmp is None:
+            return
+        rows = np.flatnonzero(cmp.keys == key)
+        if rows.size == 0:
+            return
+        for v in self.tree_views():
+            v.expand_rows([int(cmp.parent[r]) for r in rows if cmp.parent[r] >= 0])
+        self.reveal_row(int(rows[0]), expand=False)
+
+    def reveal_row(self, row: int, expand: bool = True) -> None:
+        self.tabs.setCurrentWidget(self.diff if self.comparison.n_runs > 1 else self.side)
+        self._row_selected(row, None)
+        self.diff.select_row(row)
+
+    def next_tab(self, step: int = 1) -> None:
+        n = self.tabs.count()
+        if n:
+            self.tabs.setCurrentIndex((self.tabs.currentIndex() + step) % n)
+
+    def show_view(self, name: str) -> None:
+        w = {"side": self.side, "diff": self.diff, "flat": self.flat,
+             "flame": self.flame}.get(name)
+        if w is not None:
+            self.tabs.setCurrentWidget(w)
+
+    def add_tab(self, widget: QWidget, title: str) -> int:
+        """Add a view tab; it receives comparisons and selections if it has the hooks."""
+        self._extra_tabs.append(widget)
+        idx = self.tabs.addTab(widget, title)
+        if hasattr(widget, "rowSelected"):
+            widget.rowSelected.connect(lambda r, w=widget: self._row_selected(r, w))
+        if self.comparison is not None and hasattr(widget, "set_comparison"):
+            widget.set_comparison(self.comparison)
+        return idx
+
+    # ----------------------------------------------------------------------------------
+    # status and exports
+    # ----------------------------------------------------------------------------------
+    def _update_status(self) -> None:
+        cmp = self.comparison
+        if cmp is None:
+            self.status_label.setText("No profile loaded")
+            self.incomplete_label.hide()
+            return
+        fmts = sorted({p.format for p in cmp.runs})
+        nodes = " / ".join(f"{p.n_nodes:,}" for p in cmp.runs)
+        txt = f"{', '.join(fmts)} · nodes {nodes} · {cmp.n_rows:,} aligned rows"
+        if cmp.n_runs > 1:
+            c = cmp.status_counts()
+            matched = c["same"] + c["changed"]
+            txt += (f" · {matched:,} matched ({c['changed']:,} changed), "
+                    f"{c['added']:,} added, {c['removed']:,} removed")
+        lay = self.diff.layout_
+        if lay is not None and lay.visible is not None:
+            txt += f" · filter: {int(lay.visible.sum()):,} rows shown"
+            if lay.matched is not None:
+                txt += f", {int(lay.matched.sum()):,} match"
+        self.status_label.setText(txt)
+        inc = [i for i, p in enumerate(cmp.runs) if p.incomplete]
+        if inc:
+            reasons = "; ".join(f"{Path(cmp.runs[i].path).name}: {cmp.runs[i].incomplete_reason}"
+                                for i in inc)
+            self.incomplete_label.setToolTip(reasons)
+            self.incomplete_label.show()
+        else:
+            self.incomplete_label.hide()
+        names = " vs ".join(Path(p.path).name for p in cmp.runs)
+        self.setWindowTitle(f"{names} — profdiff")
+
+    def _save_dialog(self, title: str, suffix: str, filt: str) -> str | None:
+        base = Path(self.paths[-1] or "profile").stem if self.paths else "profile"
+        f, _ = QFileDialog.getSaveFileName(self, title,
+                                           str(Path(self._last_folder()) / f"{base}{suffix}"),
+                                           filt)
+        return f or None
+
+    def export_speedscope(self, path: str | None = None) -> bool:
+        if self.comparison is None:
+            return False
+        try:
+            mod = importlib.import_module("viewer.export.speedscope")
+        except Exception as e:  # noqa: BLE001
+            self.message_bar.show_message(f"speedscope export is not available: {e}")
+            return False
+        path = path or self._save_dialog("Export to speedscope", ".speedscope.json",
+                                         "speedscope JSON (*.json)")
+        if not path:
+            return False
+        try:
+            mod.export_speedscope(self.comparison, path, metric=None)
+        except Exception as e:  # noqa: BLE001
+            self.message_bar.show_message(f"Export to {path} failed: {e}")
+            return False
+        self.statusBar().showMessage(f"Exported {path}", 5000)
+        return True
+
+    def export_csv(self, path: str | None = None) -> bool:
+        if self.comparison is None:
+            return False
+        try:
+            mod = importlib.import_module("viewer.export.csv_export")
+        except Exception as e:  # noqa: BLE001
+            self.message_bar.show_message(f"CSV export is not available: {e}")
+            return False
+        path = path or self._save_dialog("Export table to CSV", ".csv", "CSV (*.csv)")
+        if not path:
+            return False
+        flat = self.tabs.currentWidget() is self.flat
+        cmp = self.flat_comparison if flat else self.comparison
+        lay = self.flat.layout_ if flat else self.diff.layout_
+        rows = None
+        if flat and lay is not None:
+            rows = lay.children(-1)
+        elif lay is not None and lay.visible is not None:
+            rows = np.flatnonzero(lay.visible)
+        try:
+            mod.export_csv(cmp, path, rows=rows, metrics=self.metrics)
+        except Exception as e:  # noqa: BLE001
+            self.message_bar.show_message(f"Export to {path} failed: {e}")
+            return False
+        self.statusBar().showMessage(f"Exported {path}", 5000)
+        return True
+
+    # ----------------------------------------------------------------------------------
+    # drag and drop onto the window
+    # ----------------------------------------------------------------------------------
+    def dragEnterEvent(self, ev) -> None:  # noqa: N802 - Qt API
+        files = local_files(ev.mimeData())
+        if not files:
+            ev.ignore()
+            return
+        ev.acceptProposedAction()
+        if len(files) >= 2:
+            text = "Drop to compare (older file = baseline)"
+        elif self.runs:
+            text = "Drop to replace the current run"
+        else:
+            text = "Drop to open"
+        self.overlay.show_over(self.centralWidget(), text)
+
+    def dragMoveEvent(self, ev) -> None:  # noqa: N802 - Qt API
+        if local_files(ev.mimeData()):
+            ev.acceptProposedAction()
+
+    def dragLeaveEvent(self, ev) -> None:  # noqa: N802 - Qt API
+        self.overlay.hide()
+
+    def dropEvent(self, ev) -> None:  # noqa: N802 - Qt API
+        self.overlay.hide()
+        files = local_files(ev.mimeData())
+        if not files:
+            ev.ignore()
+            return
+        ev.acceptProposedAction()
+        self.drop_files(files)
+
+    def drop_files(self, files: Sequence[str]) -> None:
+        """Two or more files: compare, oldest first; one file: replace the current run."""
+        if len(files) >= 2:
+            self.load_paths(sorted(files, key=_mtime))
+        elif self.runs:
+            self.open_as_current(files[0])
+        else:
+            self.load_paths(files)
+
+    def _pane_drop(self, slot: int, files: list) -> None:
+        if len(files) >= 2:
+            self.drop_files(files)
+        elif slot == 0:
+            self.open_as_baseline(files[0])
+        else:
+            self.open_as_current(files[0])
+
+
+def _mtime(p: str) -> float:
+    try:
+        return os.stat(p).st_mtime
+    except OSError:
+        return 0.0

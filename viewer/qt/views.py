@@ -1,0 +1,695 @@
+"""The tabs of the main window: side-by-side panes, merged diff tree, flat table.
+
+Each view takes a :class:`~viewer.compare.Comparison` through ``set_comparison`` and
+talks to the window by union-row ids only (``rowSelected(int)``, ``select_row(int)``),
+so views never hold a Python object per row and any view (the flame graph, a heap plot)
+can be wired to any other.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTreeView,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from viewer.colors import DivergingScale
+from viewer.compare import Comparison
+from viewer.units import format_delta, format_value
+
+from .layout import RowLayout, path_to_max
+from .models import ComparisonTreeModel, diff_columns, pane_columns
+from .widgets import DropOverlay, LegendWidget, run_role
+
+
+def local_files(mime) -> list[str]:
+    if not mime.hasUrls():
+        return []
+    return [u.toLocalFile() for u in mime.urls() if u.isLocalFile() and u.toLocalFile()]
+
+
+class TreePane(QTreeView):
+    """A QTreeView tuned for big lazy models; accepts file drops when ``drop_text`` is set."""
+
+    filesDropped = Signal(list)
+
+    def __init__(self, parent=None, drop_text: str = "") -> None:
+        super().__init__(parent)
+        self.setUniformRowHeights(True)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setAllColumnsShowFocus(True)
+        self.setExpandsOnDoubleClick(True)
+        self.setIndentation(14)
+        self.header().setStretchLastSection(False)
+        self.header().setSectionsMovable(True)
+        self.header().setDefaultAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.header().setSortIndicatorShown(True)
+        self.drop_text = drop_text
+        self.setAcceptDrops(bool(drop_text))
+        self.viewport().setAcceptDrops(bool(drop_text))
+        self.setDragDropMode(QAbstractItemView.DragDropMode.DropOnly if drop_text
+                             else QAbstractItemView.DragDropMode.NoDragDrop)
+        self._overlay = DropOverlay(self)
+
+    # Enter / Space toggle expansion (arrows come with QTreeView)
+    def keyPressEvent(self, ev) -> None:  # noqa: N802 - Qt API
+        if ev.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
+            idx = self.currentIndex()
+            if idx.isValid():
+                idx = idx.siblingAtColumn(0)
+                self.setExpanded(idx, not self.isExpanded(idx))
+                return
+        super().keyPressEvent(ev)
+
+    def dragEnterEvent(self, ev) -> None:  # noqa: N802 - Qt API
+        if self.drop_text and local_files(ev.mimeData()):
+            ev.acceptProposedAction()
+            self._overlay.show_over(self, self.drop_text)
+        else:
+            ev.ignore()
+
+    def dragMoveEvent(self, ev) -> None:  # noqa: N802 - Qt API
+        if self.drop_text and local_files(ev.mimeData()):
+            ev.acceptProposedAction()
+        else:
+            ev.ignore()
+
+    def dragLeaveEvent(self, ev) -> None:  # noqa: N802 - Qt API
+        self._overlay.hide()
+
+    def dropEvent(self, ev) -> None:  # noqa: N802 - Qt API
+        self._overlay.hide()
+        files = local_files(ev.mimeData())
+        if self.drop_text and files:
+            ev.acceptProposedAction()
+            self.filesDropped.emit(files)
+        else:
+            ev.ignore()
+
+    def model_(self) -> ComparisonTreeModel | None:
+        m = self.model()
+        return m if isinstance(m, ComparisonTreeModel) else None
+
+
+def fit_columns(view: QTreeView, name_width: int = 260) -> None:
+    """Sensible initial widths: name wide, module/src medium, numbers to their header."""
+    m = view.model()
+    if not isinstance(m, ComparisonTreeModel):
+        return
+    h = view.header()
+    fm = view.fontMetrics()
+    for i, c in enumerate(m.columns):
+        if c.kind == "name":
+            w = name_width
+        elif c.kind == "module":
+            w = 100
+        elif c.kind == "src":
+            w = 115
+        else:
+            head = max(fm.horizontalAdvance(x) for x in c.header.split("\n"))
+            unit = m.cmp.metric_by_name[c.metric].unit if c.metric else None
+            sample = "−100.0%" if c.kind == "rel" else (
+                "−000,000,000" if unit is not None and unit.value in ("bytes", "count", "ticks",
+                                                                      "samples")
+                else "−00.000")
+            w = max(head + 14, fm.horizontalAdvance(sample) + 12)
+        h.resizeSection(i, w)
+    h.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+
+
+class _TreeState:
+    """Expansion bookkeeping shared by tree views (QTreeView cannot list expanded rows)."""
+
+    def __init__(self) -> None:
+        self.expanded: np.ndarray = np.zeros(0, dtype=bool)
+
+    def reset(self, n: int) -> None:
+        self.expanded = np.zeros(n, dtype=bool)
+
+
+def hottest_path(layout: RowLayout, key: np.ndarray) -> list[int]:
+    """Rows from a root down a leaf, always taking the visible child with the largest key."""
+    path: list[int] = []
+    p = -1
+    k = np.nan_to_num(np.asarray(key, dtype=np.float64), nan=-np.inf)
+    while True:
+        ch = layout.children(p)
+        if ch.size == 0 or layout.flat and p >= 0:
+            break
+        best = int(ch[np.argmax(k[ch])])
+        path.append(best)
+        p = best
+        if len(path) > 10_000:
+            break
+    return path
+
+
+class _TreeViewMixin:
+    """Expansion / selection helpers over one or more synchronised TreePanes."""
+
+    panes: list[TreePane]
+    models: list[ComparisonTreeModel]
+    cmp: Comparison | None
+    layout_: RowLayout | None
+
+    def _init_state(self) -> None:
+        self.state = _TreeState()
+        self._syncing = False
+
+    def expand_rows(self, rows) -> None:
+        """Expand ``rows`` (and their ancestors) in every pane."""
+        if self.layout_ is None:
+            return
+        rows = [int(r) for r in rows if 0 <= int(r) < self.layout_.n]
+        self._syncing = True
+        try:
+            for r in rows:
+                for a in self.layout_.ancestors(r):
+                    if self.state.expanded[a]:
+                        continue
+                    for pane, m in zip(self.panes, self.models, strict=True):
+                        idx = m.index_for_row(a)
+                        if idx.isValid():
+                            pane.setExpanded(idx, True)
+                    self.state.expanded[a] = True
+        finally:
+            self._syncing = False
+
+    def fit_name_column(self, cap: int = 420) -> None:
+        """Widen the name column to what the expanded rows need (never narrower, capped)."""
+        for p in self.panes:
+            if p.model() is None:
+                continue
+            want = min(cap, max(p.sizeHintForColumn(0), 120))
+            if want > p.header().sectionSize(0):
+                p.header().resizeSection(0, want)
+
+    def expanded_rows(self) -> np.ndarray:
+        return np.flatnonzero(self.state.expanded)
+
+    def collapse_all(self) -> None:
+        for p in self.panes:
+            p.collapseAll()
+        self.state.expanded[:] = False
+
+    def expand_to_depth(self, depth: int) -> None:
+        """Expand every visible row shallower than ``depth`` levels (depth 1 = roots open)."""
+        if self.cmp is None or depth <= 0:
+            return
+        for p in self.panes:
+            p.expandToDepth(depth - 1)
+        vis = self.layout_.visible
+        mask = self.cmp.depth < depth
+        if vis is not None:
+            mask &= vis
+        self.state.expanded |= mask
+
+    def expand_hottest(self, key: np.ndarray, to_max: bool = False) -> int:
+        """Expand along the largest ``key`` from the root; select and return the last row.
+
+        ``to_max``: instead go down to the row whose own ``key`` is the largest of the tree
+        (the path to the biggest self change).
+        """
+        if self.layout_ is None:
+            return -1
+        path = path_to_max(self.layout_, key) if to_max else hottest_path(self.layout_, key)
+        if not path:
+            return -1
+        self.expand_rows(path[:-1])
+        self.select_row(path[-1])
+        self.fit_name_column()
+        return path[-1]
+
+    def select_row(self, row: int) -> None:
+        """Make ``row`` current in every pane (expanding its ancestors) and scroll to it."""
+        if self.layout_ is None or not self.layout_.is_visible(row):
+            return
+        anc = self.layout_.ancestors(row)[:-1]
+        if anc:
+            self.expand_rows(anc[-1:])
+        for pane, m in zip(self.panes, self.models, strict=True):
+            idx = m.index_for_row(row)
+            if not idx.isValid():
+                continue
+            self._syncing = True
+            try:
+                pane.selectionModel().setCurrentIndex(
+                    idx, QItemSelectionModel.SelectionFlag.ClearAndSelect
+                    | QItemSelectionModel.SelectionFlag.Rows)
+                pane.scrollTo(idx, QAbstractItemView.ScrollHint.EnsureVisible)
+            finally:
+                self._syncing = False
+
+    def current_row(self) -> int:
+        if not self.panes or self.models == []:
+            return -1
+        idx = self.panes[0].currentIndex()
+        return int(idx.internalId()) if idx.isValid() else -1
+
+    def scroll_value(self) -> int:
+        return self.panes[0].verticalScrollBar().value() if self.panes else 0
+
+    def set_scroll_value(self, v: int) -> None:
+        for p in self.panes:
+            p.verticalScrollBar().setValue(v)
+
+    def apply_filter(self, text: str, regex: bool, keep: np.ndarray | None) -> None:
+        if self.layout_ is None:
+            return
+        self.layout_.set_filter(text, regex, keep)
+        # rows hidden by the filter lose their expansion in Qt; re-open what is still shown
+        keep_open = self.state.expanded.copy()
+        if self.layout_.visible is not None:
+            keep_open &= self.layout_.visible
+        if text and self.layout_.matched is not None and not self.layout_.flat:
+            # open the ancestors of the first matches so they are visible at once
+            hits = np.flatnonzero(self.layout_.matched)[:200]
+            par = self.cmp.parent[hits]
+            keep_open[par[par >= 0]] = True
+        self.state.expanded[:] = False
+        self.expand_rows(np.flatnonzero(keep_open))
+
+    def set_scale(self, scale: DivergingScale) -> None:
+        for m in self.models:
+            m.set_scale(scale)
+        for p in self.panes:
+            p.viewport().update()
+
+    def sort_by_key(self, key: np.ndarray | None, descending: bool = True) -> None:
+        """Order siblings by ``key`` (e.g. the larger inherited cost of the two runs)."""
+        if self.layout_ is None:
+            return
+        for p in self.panes:
+            h = p.header()
+            h.blockSignals(True)
+            h.setSortIndicator(-1, Qt.SortOrder.DescendingOrder)
+            h.blockSignals(False)
+        self.layout_.set_sort(key, descending)
+
+
+class SideBySideView(QWidget, _TreeViewMixin):
+    """Baseline | current panes over one union tree; everything in one pane mirrors the other."""
+
+    rowSelected = Signal(int)
+    filesDropped = Signal(int, list)  # run slot (0 = baseline, 1 = current), paths
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._init_state()
+        self.cmp: Comparison | None = None
+        self.layout_: RowLayout | None = None
+        self.models: list[ComparisonTreeModel] = []
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setObjectName("sideBySideSplitter")
+        lay.addWidget(self.splitter)
+        self.panes = []
+        self.titles: list[QLabel] = []
+        for slot, text in enumerate(("Drop the BASELINE profile here",
+                                     "Drop the CURRENT profile here")):
+            box = QWidget()
+            bl = QVBoxLayout(box)
+            bl.setContentsMargins(0, 0, 0, 0)
+            bl.setSpacing(2)
+            title = QLabel()
+            title.setObjectName("paneTitle")
+            title.setContentsMargins(6, 2, 6, 2)
+            pane = TreePane(drop_text=text)
+            pane.setObjectName(f"pane{slot}")
+            pane.filesDropped.connect(lambda files, s=slot: self.filesDropped.emit(s, files))
+            bl.addWidget(title)
+            bl.addWidget(pane)
+            self.splitter.addWidget(box)
+            self.panes.append(pane)
+            self.titles.append(title)
+        self._wire()
+
+    def _wire(self) -> None:
+        a, b = self.panes
+        for src, dst in ((a, b), (b, a)):
+            src.expanded.connect(lambda idx, d=dst: self._mirror_expand(idx, d, True))
+            src.collapsed.connect(lambda idx, d=dst: self._mirror_expand(idx, d, False))
+            src.verticalScrollBar().valueChanged.connect(
+                lambda v, d=dst: self._mirror_scroll(v, d))
+            src.header().sectionResized.connect(
+                lambda i, _o, w, d=dst: self._mirror_resize(i, w, d))
+
+    def _mirror_expand(self, idx: QModelIndex, dst: TreePane, on: bool) -> None:
+        if not idx.isValid():
+            return
+        rid = int(idx.internalId())
+        if rid < len(self.state.expanded):
+            self.state.expanded[rid] = on
+        if self._syncing:
+            return
+        m = dst.model_()
+        if m is None:
+            return
+        self._syncing = True
+        try:
+            dst.setExpanded(m.index_for_row(rid), on)
+        finally:
+            self._syncing = False
+
+    def _mirror_scroll(self, v: int, dst: TreePane) -> None:
+        if dst.verticalScrollBar().value() != v:
+            dst.verticalScrollBar().setValue(v)
+
+    def _mirror_resize(self, i: int, w: int, dst: TreePane) -> None:
+        if self._syncing:
+            return
+        self._syncing = True
+        try:
+            if dst.header().sectionSize(i) != w:
+                dst.header().resizeSection(i, w)
+        finally:
+            self._syncing = False
+
+    def _mirror_current(self, cur: QModelIndex, src: TreePane) -> None:
+        if not cur.isValid():
+            return
+        rid = int(cur.internalId())
+        if not self._syncing:
+            self._syncing = True
+            try:
+                for p in self.panes:
+                    if p is src:
+                        continue
+                    m = p.model_()
+                    idx = m.index_for_row(rid, cur.column()) if m else QModelIndex()
+                    if idx.isValid():
+                        p.selectionModel().setCurrentIndex(
+                            idx, QItemSelectionModel.SelectionFlag.ClearAndSelect
+                            | QItemSelectionModel.SelectionFlag.Rows)
+            finally:
+                self._syncing = False
+        self.rowSelected.emit(rid)
+
+    def _mirror_sort(self, col: int, order, dst: TreePane) -> None:
+        h = dst.header()
+        h.blockSignals(True)
+        h.setSortIndicator(col, order)
+        h.blockSignals(False)
+        h.viewport().update()
+
+    def set_comparison(self, cmp: Comparison, metrics: list[str],
+                       scale: DivergingScale | None = None) -> None:
+        self.cmp = cmp
+        self.layout_ = RowLayout(cmp)
+        self.state.reset(cmp.n_rows)
+        runs = [cmp.baseline, cmp.current]
+        old = self.models
+        self.models = []
+        for slot, (pane, run) in enumerate(zip(self.panes, runs, strict=True)):
+            m = ComparisonTreeModel(cmp, pane_columns(cmp, metrics, run), pane_run=run,
+                                    layout=self.layout_, scale=scale, parent=self)
+            self.models.append(m)
+            widths = [pane.header().sectionSize(i) for i in range(pane.header().count())] \
+                if pane.model() is not None else []
+            pane.setSortingEnabled(False)
+            pane.setModel(m)
+            pane.header().setSortIndicator(-1, Qt.SortOrder.DescendingOrder)
+            pane.setSortingEnabled(True)
+            if widths and len(widths) == m.columnCount():
+                for i, w in enumerate(widths):
+                    pane.header().resizeSection(i, w)
+            else:
+                fit_columns(pane, 220)
+            pane.selectionModel().currentChanged.connect(
+                lambda cur, _prev, p=pane: self._mirror_current(cur, p))
+            p = cmp.runs[run]
+            label = f"<b>{run_role(cmp, run).upper() if cmp.n_runs > 1 else 'RUN'}</b> " \
+                    f"[{run}] {Path(p.path).name}"
+            if p.incomplete:
+                label += " <b style='color:#b35806'>INCOMPLETE</b>"
+            self.titles[slot].setText(label)
+        a, b = self.models
+        a.sortApplied.connect(lambda c, o: self._mirror_sort(c, o, self.panes[1]))
+        b.sortApplied.connect(lambda c, o: self._mirror_sort(c, o, self.panes[0]))
+        single = cmp.n_runs == 1
+        self.panes[1].parentWidget().setVisible(not single)
+        for m in old:
+            m.deleteLater()
+
+    def set_metrics(self, metrics: list[str]) -> None:
+        if self.cmp is None:
+            return
+        for m, run in zip(self.models, [self.cmp.baseline, self.cmp.current], strict=True):
+            m.set_columns(pane_columns(self.cmp, metrics, run))
+        for p in self.panes:
+            fit_columns(p, 220)
+
+
+class DiffTreeView(QWidget, _TreeViewMixin):
+    """One merged tree: per metric base, new, Δ, Δ% with diverging colours and a legend."""
+
+    rowSelected = Signal(int)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._init_state()
+        self.cmp: Comparison | None = None
+        self.layout_: RowLayout | None = None
+        self.models = []
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        self.legend = LegendWidget()
+        self.tree = TreePane()
+        self.tree.setObjectName("diffTree")
+        self.panes = [self.tree]
+        lay.addWidget(self.legend)
+        lay.addWidget(self.tree)
+        self.tree.expanded.connect(lambda i: self._track(i, True))
+        self.tree.collapsed.connect(lambda i: self._track(i, False))
+        self.icons: dict[int, object] = {}
+
+    def _track(self, idx: QModelIndex, on: bool) -> None:
+        rid = int(idx.internalId())
+        if rid < len(self.state.expanded):
+            self.state.expanded[rid] = on
+
+    def set_comparison(self, cmp: Comparison, metrics: list[str],
+                       scale: DivergingScale | None = None) -> None:
+        self.cmp = cmp
+        self.layout_ = RowLayout(cmp)
+        self.state.reset(cmp.n_rows)
+        m = ComparisonTreeModel(cmp, diff_columns(cmp, metrics), None, self.layout_, scale,
+                                parent=self)
+        m.icons = self.icons
+        old = self.models
+        self.models = [m]
+        self.tree.setSortingEnabled(False)
+        self.tree.setModel(m)
+        self.tree.header().setSortIndicator(-1, Qt.SortOrder.DescendingOrder)
+        self.tree.setSortingEnabled(True)
+        fit_columns(self.tree, 280)
+        self.tree.selectionModel().currentChanged.connect(self._current)
+        if scale is not None:
+            self.legend.set_scale(scale)
+        self.legend.setVisible(cmp.n_runs > 1)
+        for o in old:
+            o.deleteLater()
+
+    def set_metrics(self, metrics: list[str]) -> None:
+        if self.cmp is None:
+            return
+        self.models[0].set_columns(diff_columns(self.cmp, metrics))
+        fit_columns(self.tree, 280)
+
+    def _current(self, cur: QModelIndex, _prev: QModelIndex) -> None:
+        if cur.isValid() and not self._syncing:
+            self.rowSelected.emit(int(cur.internalId()))
+
+    def set_scale(self, scale: DivergingScale) -> None:
+        super().set_scale(scale)
+        self.legend.set_scale(scale)
+
+
+class FlatView(QWidget):
+    """Per cost centre totals over all call sites, largest regression first, with call sites."""
+
+    revealRequested = Signal(str)  # match key of the row to find in the trees
+    callSiteActivated = Signal(int)  # tree-mode union-row id
+    flatRowSelected = Signal(int)  # flat-mode row id
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.cmp: Comparison | None = None
+        self.tree_cmp: Comparison | None = None
+        self.layout_: RowLayout | None = None
+        self.model: ComparisonTreeModel | None = None
+        self.metric: str | None = None
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.setObjectName("flatSplitter")
+        self.splitter = split
+        lay.addWidget(split)
+        self.table = TreePane()
+        self.table.setObjectName("flatTable")
+        self.table.setRootIsDecorated(False)
+        self.table.setItemsExpandable(False)
+        self.table.setExpandsOnDoubleClick(False)
+        self.table.doubleClicked.connect(self._double)
+        split.addWidget(self.table)
+        box = QWidget()
+        bl = QVBoxLayout(box)
+        bl.setContentsMargins(0, 0, 0, 0)
+        self.sites_label = QLabel("Call sites")
+        self.sites_label.setContentsMargins(6, 2, 6, 2)
+        bl.addWidget(self.sites_label)
+        self.sites = QTreeWidget()
+        self.sites.setObjectName("callSites")
+        self.sites.setRootIsDecorated(False)
+        self.sites.setHeaderLabels(["called from", "call path"])
+        self.sites.setUniformRowHeights(True)
+        self.sites.itemActivated.connect(self._site)
+        self.sites.itemDoubleClicked.connect(self._site)
+        bl.addWidget(self.sites)
+        split.addWidget(box)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+        self.table.activated_shortcut = QKeySequence(Qt.Key.Key_Return)
+
+    def set_comparison(self, flat: Comparison, tree: Comparison | None, metrics: list[str],
+                       main_metric: str | None, scale: DivergingScale | None = None) -> None:
+        self.cmp = flat
+        self.tree_cmp = tree
+        self.metric = main_metric
+        self.layout_ = RowLayout(flat)
+        cols = diff_columns(flat, metrics, status=flat.n_runs > 1)
+        m = ComparisonTreeModel(flat, cols, None, self.layout_, scale, parent=self)
+        old = self.model
+        self.model = m
+        self.table.setSortingEnabled(False)
+        self.table.setModel(m)
+        sort_col = self.default_sort_column()
+        self.table.header().setSortIndicator(sort_col, Qt.SortOrder.DescendingOrder)
+        self.table.setSortingEnabled(True)
+        fit_columns(self.table, 260)
+        self.table.selectionModel().currentChanged.connect(self._current)
+        self.sites.clear()
+        if old is not None:
+            old.deleteLater()
+
+    def set_metrics(self, metrics: list[str]) -> None:
+        if self.cmp is None or self.model is None:
+            return
+        self.model.set_columns(diff_columns(self.cmp, metrics, status=self.cmp.n_runs > 1))
+        self.table.header().setSortIndicator(self.default_sort_column(),
+                                             Qt.SortOrder.DescendingOrder)
+        fit_columns(self.table, 260)
+
+    def default_sort_column(self) -> int:
+        """Δ of the main metric (largest regression first); else its value; else -1."""
+        if self.model is None:
+            return -1
+        cols = self.model.columns
+        for kind in ("delta", "value"):
+            for i, c in enumerate(cols):
+                if c.kind == kind and c.metric == self.metric:
+                    return i
+        for i, c in enumerate(cols):
+            if c.kind == "delta":
+                return i
+        return -1
+
+    def first_row(self) -> int:
+        if self.model is None or self.model.rowCount() == 0:
+            return -1
+        return int(self.model.index(0, 0).internalId())
+
+    def _current(self, cur: QModelIndex, _prev: QModelIndex) -> None:
+        if not cur.isValid():
+            return
+        r = int(cur.internalId())
+        self.flatRowSelected.emit(r)
+        self.show_call_sites(r)
+
+    def _double(self, idx: QModelIndex) -> None:
+        if idx.isValid() and self.cmp is not None:
+            self.revealRequested.emit(str(self.cmp.keys[int(idx.internalId())]))
+
+    def call_sites(self, flat_row: int) -> np.ndarray:
+        """Tree rows with the same key as ``flat_row``."""
+        if self.cmp is None or self.tree_cmp is None:
+            return np.zeros(0, dtype=np.int64)
+        key = self.cmp.keys[flat_row]
+        return np.flatnonzero(self.tree_cmp.keys == key)
+
+    def show_call_sites(self, flat_row: int, limit: int = 500) -> None:
+        self.sites.clear()
+        tc = self.tree_cmp
+        if tc is None or self.cmp is None:
+            return
+        rows = self.call_sites(flat_row)
+        metric = self.metric
+        hdr = ["called from", "call path"]
+        if metric and metric in tc.values:
+            met = tc.metric_by_name[metric]
+            hdr += [f"{met.title} base", f"{met.title} new", f"Δ {met.title}"]
+        self.sites.setHeaderLabels(hdr)
+        if metric and metric in tc.values:
+            d = tc.values[metric][rows]
+            order = np.argsort(-np.abs(d[:, tc.current] - d[:, tc.baseline]), kind="stable")
+            rows = rows[order]
+        items = []
+        for r in rows[:limit].tolist():
+            par = int(tc.parent[r])
+            frm = f"{tc.module[par]}.{tc.name[par]}" if par >= 0 else "(root)"
+            cells = [frm, " ▸ ".join(tc.path_labels(r))]
+            if metric and metric in tc.values:
+                met = tc.metric_by_name[metric]
+                v = tc.values[metric][r]
+                cells += [format_value(float(v[tc.baseline]), met.unit),
+                          format_value(float(v[tc.current]), met.unit),
+                          format_delta(float(v[tc.current] - v[tc.baseline]), met.unit)]
+            it = QTreeWidgetItem(cells)
+            it.setData(0, Qt.ItemDataRole.UserRole, r)
+            for c in range(2, len(cells)):
+                it.setTextAlignment(c, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            items.append(it)
+        self.sites.addTopLevelItems(items)
+        self.sites.resizeColumnToContents(0)
+        self.sites.setColumnWidth(1, 420)
+        more = f" (first {limit})" if len(rows) > limit else ""
+        self.sites_label.setText(
+            f"Call sites of <b>{self.cmp.name[flat_row]}</b>: {len(rows)}{more} — "
+            "double-click one to show it in the trees")
+
+    def _site(self, item: QTreeWidgetItem, _col: int = 0) -> None:
+        r = item.data(0, Qt.ItemDataRole.UserRole)
+        if r is not None:
+            self.callSiteActivated.emit(int(r))
+
+    def apply_filter(self, text: str, regex: bool, keep: np.ndarray | None) -> None:
+        if self.layout_ is not None:
+            self.layout_.set_filter(text, regex, keep)
+
+    def set_scale(self, scale: DivergingScale) -> None:
+        if self.model is not None:
+            self.model.set_scale(scale)
+        self.table.viewport().update()
+
+    def select_row(self, row: int) -> None:
+        if self.model is None:
+            return
+        idx = self.model.index_for_row(row)
+        if idx.isValid():
+            self.table.setCurrentIndex(idx)
+            self.table.scrollTo(idx)

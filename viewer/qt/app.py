@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-VIEWS = ("side", "diff", "flat", "flame")
+VIEWS = ("side", "diff", "flat", "flame", "heap", "rts", "ticky", "counters", "totals")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,8 +58,12 @@ def _stylesheet() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    if args.screenshot and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+    has_display = bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+                       or os.environ.get("QT_QPA_PLATFORM") or sys.platform != "linux")
+    if args.screenshot and not has_display:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    elif not has_display:
+        return _no_display(args)
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
@@ -92,6 +96,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return int(app.exec())
 
 
+def _no_display(args) -> int:
+    """No screen to open a window on (a server, CI, ssh without X): say so, and show the
+    same comparison in the terminal instead of letting Qt abort."""
+    print("profdiff: no display found (DISPLAY/WAYLAND_DISPLAY unset); showing the comparison "
+          "in the terminal. Use --screenshot OUT.png to render the window to a file.",
+          file=sys.stderr)
+    from ..cli import main as cli_main
+
+    files = [f for f in args.files]
+    if not files:
+        return 0
+    if len(files) == 1:
+        return cli_main(["show", *files])
+    return cli_main(["diff", *files])
+
+
 def _screenshot(app, win, args, settings_path: str) -> int:
     w, h = _size(args.size)
     win.resize(w, h)
@@ -111,12 +131,15 @@ def _screenshot(app, win, args, settings_path: str) -> int:
         win.apply_filter()
     win.show()
     app.processEvents()
-    view = args.view or ("diff" if len(win.runs) > 1 else "side")
+    view = args.view
+    if view is None and win.primary_tab() is None:
+        view = "diff" if len(win.runs) > 1 else "side"
     if view == "flame" and win.flame is None:
         print("profdiff: warning: the flame view is not available; showing the diff tree",
               file=sys.stderr)
         view = "diff"
-    win.show_view(view)
+    if view is not None:
+        win.show_view(view)
     if win.comparison is not None:
         win.collapse_all()
         if args.expand in ("hot", "delta"):

@@ -90,6 +90,7 @@ class MainWindow(QMainWindow):
         self._task: LoadTask | None = None
         self._selecting = False
         self._extra_tabs: list[QWidget] = []
+        self._format_tabs: list[QWidget] = []
         self._pending: dict[int, list] = {}
         self._build_ui()
         self._build_actions()
@@ -537,7 +538,8 @@ class MainWindow(QMainWindow):
     def _capture_state(self) -> dict | None:
         if self.comparison is None:
             return None
-        st = {"tab": self.tabs.currentIndex()}
+        st = {"tab": self.tabs.currentIndex(),
+              "tab_title": self.tabs.tabText(self.tabs.currentIndex())}
         for name, v in (("side", self.side), ("diff", self.diff)):
             st[name] = (v.expanded_rows(), v.current_row(), v.scroll_value())
         fc = self.flat.table.currentIndex()
@@ -557,7 +559,10 @@ class MainWindow(QMainWindow):
         self._choose_metrics()
         self._rebuild_metrics_menu()
         self._push_comparison()
+        primary = self._refresh_format_tabs()
         self.apply_filter()
+        if primary is not None and (state is None or old_tree is None):
+            self.tabs.setCurrentWidget(primary)
         if state is not None and old_tree is not None:
             self._restore_state(state, old_tree, old_flat)
         else:
@@ -583,7 +588,47 @@ class MainWindow(QMainWindow):
         sec, order = st["flat_sort"]
         if sec >= 0 and sec < self.flat.model.columnCount():
             self.flat.table.sortByColumn(sec, order)
-        self.tabs.setCurrentIndex(st["tab"])
+        titles = [self.tabs.tabText(i) for i in range(self.tabs.count())]
+        if st.get("tab_title") in titles:
+            self.tabs.setCurrentIndex(titles.index(st["tab_title"]))
+
+    def _refresh_format_tabs(self) -> QWidget | None:
+        """Tabs specific to the runs' format (heap charts, RTS statistics, ticky counters,
+        run totals), rebuilt for each comparison.  Returns the view that should be shown
+        first when the tree views have nothing to show (RTS statistics: no tree)."""
+        from .format_views import extra_views, primary_view, totals_view
+
+        for w in self._format_tabs:
+            idx = self.tabs.indexOf(w)
+            if idx >= 0:
+                self.tabs.removeTab(idx)
+            w.deleteLater()
+        self._format_tabs = []
+        cmp = self.comparison
+        views: list[tuple[str, QWidget]] = []
+        try:
+            primary = primary_view(cmp)
+            if primary is not None:
+                views.append(primary)
+            views += extra_views(cmp)
+            if primary is None:
+                tv = totals_view(cmp)
+                if tv is not None:
+                    views.append(tv)
+        except Exception as e:  # noqa: BLE001 - an optional view must not stop the window
+            self.message_bar.show_message(f"format view: {type(e).__name__}: {e}", "warning")
+            return None
+        for title, w in views:
+            if hasattr(w, "set_scale"):
+                w.set_scale(self.scale)
+            self.tabs.addTab(w, title)
+            self._format_tabs.append(w)
+        self._primary_tab = primary[1] if primary is not None else None
+        return self._primary_tab
+
+    def primary_tab(self) -> QWidget | None:
+        """The format view that replaces the trees (RTS statistics), if any."""
+        return getattr(self, "_primary_tab", None)
 
     def _push_comparison(self) -> None:
         cmp = self.comparison
@@ -913,6 +958,12 @@ class MainWindow(QMainWindow):
     def show_view(self, name: str) -> None:
         w = {"side": self.side, "diff": self.diff, "flat": self.flat,
              "flame": self.flame}.get(name)
+        if w is None:  # format tabs by the first word of their title: heap, rts, ticky, ...
+            for i in range(self.tabs.count()):
+                words = self.tabs.tabText(i).lower().split()
+                if name.lower() in words:
+                    w = self.tabs.widget(i)
+                    break
         if w is not None:
             self.tabs.setCurrentWidget(w)
 

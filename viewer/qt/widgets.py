@@ -112,11 +112,19 @@ class SummaryBar(QLabel):
         self.setText(summary_html(cmp))
 
 
+# Run totals a reader of the summary bar looks for first, in this order (any format).
+_HEADLINE = ("total_time_s", "total_ticks", "total_alloc_bytes", "total_samples",
+             "total_period", "bytes_allocated", "max_residency_bytes", "total_elapsed_s",
+             "productivity_pct", "peak_bytes", "alloc_total", "bytes")
+
+
 def _total_keys(cmp: Comparison, limit: int = 4) -> list[str]:
-    preferred = [k for k in cmp.total_keys if any(s in k for s in ("time", "alloc", "tick",
-                                                                        "sample"))]
-    rest = [k for k in cmp.total_keys if k not in preferred]
-    return (preferred + rest)[:limit]
+    keys = cmp.total_keys
+    headline = [k for k in _HEADLINE if k in keys]
+    preferred = [k for k in keys if k not in headline and not k.endswith("_reported")
+                 and any(s in k for s in ("time", "alloc", "tick", "sample"))]
+    rest = [k for k in keys if k not in headline and k not in preferred]
+    return (headline + preferred + rest)[:limit]
 
 
 def summary_html(cmp: Comparison) -> str:

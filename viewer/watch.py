@@ -400,6 +400,10 @@ class FolderWatcher:
             return
         except (ProfdiffError, OSError):
             return  # vanished or unreadable right now; a later event retries
+        except Exception as e:  # noqa: BLE001 - a broken sniffer: report, retry on change
+            self._finish(path, pend, sig, "unknown", None,
+                         f"{path}: cannot detect the format: {type(e).__name__}: {e}")
+            return
         if getattr(mod, "ACCEPTS_DIRECTORY", False) and os.path.isdir(path):
             return
         profile: Profile | None = None
@@ -420,10 +424,14 @@ class FolderWatcher:
             if after is not None:
                 self.touch(path)
             return
+        self._finish(path, pend, sig, mod.FORMAT, profile, error)
+
+    def _finish(self, path: str, pend: _Pending, sig: Signature, fmt: str,
+                profile: Profile | None, error: str | None) -> None:
         self._done[path] = sig
         self._seq += 1
         landed = Landed(
-            path=path, format=mod.FORMAT, mtime=sig[1] / 1e9, size=sig[0], profile=profile,
+            path=path, format=fmt, mtime=sig[1] / 1e9, size=sig[0], profile=profile,
             incomplete=bool(profile is not None and profile.incomplete),
             reason=(profile.incomplete_reason if profile is not None else "") or "",
             error=error, initial=pend.initial, seq=self._seq,

@@ -90,7 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         win.act_percent.setChecked(False)
     if args.colorblind:
         win.act_palette.setChecked(True)
-    if args.files:
+    from .runs_panel import is_watch_folder, open_watch
+
+    if len(args.files) == 1 and is_watch_folder(args.files[0]):
+        open_watch(win, args.files[0])  # profdiff DIR: watch it, runs compare themselves
+    elif args.files:
         win.load_paths(args.files)
     win.show()
     return int(app.exec())

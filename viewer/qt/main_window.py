@@ -298,10 +298,14 @@ class MainWindow(QMainWindow):
         self.act_palette.toggled.connect(self.palette_box.setChecked)
         tb.addWidget(self.palette_box)
         self._refresh_recent_menu()
+        from .runs_panel import install_watch_action
+
+        install_watch_action(self)  # File ▸ Watch folder…
 
     def _update_enabled(self) -> None:
         has = bool(self.runs)
-        self.stack.setCurrentWidget(self.content if has else self.empty)
+        # a watched folder's runs tab is content too, before its first run lands
+        self.stack.setCurrentWidget(self.content if has or self._extra_tabs else self.empty)
         for a in (self.act_swap, self.act_reload, self.act_speedscope, self.act_csv,
                   self.act_add, self.act_hot):
             a.setEnabled(has)

@@ -51,8 +51,11 @@ def readers() -> dict[str, ModuleType]:
     return _readers
 
 
-def supported_formats() -> str:
-    return ", ".join(f"{m.DESCRIPTION} [{fid}]" for fid, m in readers().items())
+def supported_formats(long: bool = False) -> str:
+    """Reader ids (``long``: with their descriptions), for error messages and help."""
+    if long:
+        return "\n".join(f"  {fid:12s} {m.DESCRIPTION}" for fid, m in readers().items())
+    return ", ".join(readers())
 
 
 def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
@@ -122,7 +125,7 @@ def detect(path: str | Path) -> ModuleType:
         binary = b"\x00" in head[:4096]
         raise UnknownFormatError(
             p,
-            f"one of the supported formats: {supported_formats()}",
+            f"a profile in a supported format ({supported_formats()})",
             found="binary data" if binary else first.decode("utf-8", "replace").split("\n")[0],
         )
     return best[1]

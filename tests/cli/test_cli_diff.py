@@ -79,7 +79,7 @@ def test_errors_name_the_file_and_never_trace(capsys, tmp_path):
     garbage = tmp_path / "garbage.bin"
     garbage.write_bytes(bytes(range(256)) * 50)
     code, _, err = run(capsys, "show", garbage)
-    assert code == 2 and "garbage.bin" in err and "supported formats" in err
+    assert code == 2 and "garbage.bin" in err and "supported format" in err and "perf-script" in err
     code, _, err = run(capsys, "diff", PERF1)
     assert code == 2 and "at least two files" in err
     code, _, err = run(capsys, "diff", PERF1, PERF2, "--sort", "nope")

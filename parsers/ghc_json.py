@@ -1,0 +1,321 @@
+"""GHC ``+RTS -pj`` JSON cost-centre profile reader.
+
+The file holds run facts (program, arguments, end time, total ticks/alloc, tick
+interval), a ``cost_centres`` table (id, label, module, src_loc, is_caf) and the
+cost-centre-stack tree as nested ``{"id", "entries", "alloc", "ticks", "children"}``
+objects whose ``ticks``/``alloc`` are exclusive.  It often carries the ``.prof``
+extension, so detection is by content.
+
+Why it is read the way it is:
+
+* Unlike the text report, the JSON includes the system cost centres (GC, SYSTEM, IDLE,
+  OVERHEAD_of, DONT_CARE, PINNED) and every library CAF, and its totals count them.
+  Percentages are therefore recomputed from the raw ticks/bytes over the JSON totals
+  (stated in ``meta["percent_basis"]``); they do not equal the text report's.
+* GHC 9.0's JSON escaper escapes backslashes but not ``"`` or control characters, so a
+  cost centre named ``"foo"`` makes the file invalid JSON.  When ``json.loads`` fails, a
+  tolerant reader takes the fixed key layout GHC writes (``{"id": .., "label": "..",
+  "module": "..", "src_loc": "..", "is_caf": ..}``) apart with anchored patterns and
+  reads the tree, which holds only numbers, with a bracket scanner; this is reported in
+  ``warnings``.  The same scanner makes a cut file loadable (``incomplete``).
+* The tree is walked iteratively (deep stacks cannot overflow the recursion limit) and
+  only flat lists are kept per node.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .builder import FrameInterner, profile_from_arrays
+from .errors import ParseError
+from .ghc_prof import (
+    DISPLAY_METRICS,
+    M_ALLOC_B,
+    M_ALLOC_PCT,
+    M_BYTES,
+    M_ENTRIES,
+    M_IALLOC_B,
+    M_IALLOC_PCT,
+    M_ITIME_PCT,
+    M_ITIME_S,
+    M_TICKS,
+    M_TIME_PCT,
+    M_TIME_S,
+    TOTAL_METRICS,
+    read_maybe_gzip,
+    subtree_sums,
+    time_scale,
+    tree_from_depth,
+)
+from .model import Profile
+
+FORMAT = "ghc-prof-json"
+DESCRIPTION = "GHC JSON cost-centre profile (+RTS -pj)"
+
+PERCENT_BASIS_JSON = (
+    "Percentages are recomputed from the raw ticks and bytes over the JSON totals "
+    "(total_ticks, total_alloc). Those totals, and this tree, include the GC, SYSTEM, "
+    "IDLE, OVERHEAD_of, DONT_CARE and PINNED cost centres that the text .prof report "
+    "hides, so the figures are lower than the .prof percentages of the same run."
+)
+
+
+def sniff(head: bytes, path: Path) -> float:
+    """A JSON object whose first KiB names GHC's keys (``program`` + ``rts_arguments`` /
+    ``total_ticks`` / ``cost_centres``)."""
+    first = head[:1024].lstrip()
+    if not first.startswith(b"{"):
+        return 0.0
+    if b'"cost_centres"' in head and b'"program"' in head:
+        return 0.95
+    if b'"program"' in first and (b'"rts_arguments"' in first or b'"total_ticks"' in first
+                                  or b'"tick_interval"' in first):
+        return 0.9
+    return 0.0
+
+
+_NODE_EVENT = re.compile(r'\{([^{}\[\]"]*(?:"\w+"\s*:\s*-?\d+\s*,\s*)*)"children"\s*:\s*\[|\]')
+_FIELD = re.compile(r'"(\w+)"\s*:\s*(-?\d+)')
+_CC = re.compile(
+    r'\{\s*"id"\s*:\s*(\d+)\s*,\s*"label"\s*:\s*"(.*?)"\s*,\s*"module"\s*:\s*"(.*?)"\s*,'
+    r'\s*"src_loc"\s*:\s*"(.*?)"\s*,\s*"is_caf"\s*:\s*(true|false)\s*\}', re.S)
+
+
+def _unescape(s: str) -> str:
+    """Undo what GHC's escaper did (backslashes, and ``\\"`` if a later GHC escapes it)."""
+    try:
+        return json.loads(f'"{s}"')
+    except json.JSONDecodeError:
+        return re.sub(r"\\(.)", r"\1", s)
+
+
+def _line_of(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def _tolerant_header(text: str) -> dict[str, Any]:
+    """Run facts by anchored patterns; strings may hold raw quotes (GHC 9.0 escaper)."""
+    out: dict[str, Any] = {}
+    m = re.search(r'"program"\s*:\s*"(.*?)"\s*,\s*"arguments"', text, re.S)
+    if m:
+        out["program"] = _unescape(m.group(1))
+    for key in ("arguments", "rts_arguments"):
+        m = re.search(rf'"{key}"\s*:\s*\[(.*?)\]\s*,\s*"', text, re.S)
+        if m:
+            out[key] = [_unescape(a) for a in re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1))]
+    m = re.search(r'"end_time"\s*:\s*"(.*?)"\s*,', text, re.S)
+    if m:
+        out["end_time"] = _unescape(m.group(1))
+    for key in ("initial_capabilities", "total_time", "total_ticks", "tick_interval",
+                "total_alloc"):
+        m = re.search(rf'"{key}"\s*:\s*(-?[\d.]+(?:[eE][-+]?\d+)?)', text)
+        if m:
+            v = float(m.group(1))
+            out[key] = int(v) if v.is_integer() and "." not in m.group(1) else v
+    return out
+
+
+def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None] | None = None,
+         **options: object) -> Profile:
+    """Parse a ``-pj`` JSON profile (plain or gzipped)."""
+    path = Path(path)
+    data, cut_reason = read_maybe_gzip(path)
+    if not data.strip():
+        raise ParseError(path, "a GHC -pj JSON profile, but the file is empty")
+    if b"\x00" in data[:4096]:
+        raise ParseError(path, "a GHC -pj JSON profile", found="binary data")
+    text = data.decode("utf-8", "replace")
+    if not text.lstrip().startswith("{"):
+        raise ParseError(path, "a GHC -pj JSON profile (a JSON object)", line=1,
+                         found=text.lstrip().split("\n", 1)[0])
+    warnings: list[str] = []
+    incomplete_reason = cut_reason
+    doc: dict[str, Any] | None
+    try:
+        doc = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as e:
+        doc = None
+        where = f" at line {e.lineno}" if isinstance(e, json.JSONDecodeError) else ""
+        warnings.append(
+            f"not valid JSON{where} ({e.msg if isinstance(e, json.JSONDecodeError) else e}); "
+            "read with a tolerant parser (GHC 9.0's -pj does not escape quotes or control "
+            "characters in names)")
+        err_line = e.lineno if isinstance(e, json.JSONDecodeError) else None
+    if progress:
+        progress(0.3)
+
+    interner = FrameInterner()
+    cc_frame: dict[int, int] = {}
+    if doc is not None:
+        if not isinstance(doc, dict) or "cost_centres" not in doc or "profile" not in doc:
+            raise ParseError(path, "a GHC -pj JSON object with 'cost_centres' and 'profile'",
+                             line=1, found=", ".join(list(doc)[:8]) if isinstance(doc, dict)
+                             else type(doc).__name__)
+        header = {k: v for k, v in doc.items() if k not in ("cost_centres", "profile")}
+        for cc in doc["cost_centres"]:
+            try:
+                label, module, src = str(cc["label"]), str(cc["module"]), str(cc["src_loc"])
+                cc_frame[int(cc["id"])] = interner(label, module, src, 0,
+                                                   "caf" if cc.get("is_caf") else "cc")
+            except (KeyError, TypeError, ValueError) as e:
+                raise ParseError(path, "cost_centres entries with id, label, module, src_loc",
+                                 found=str(cc)[:100]) from e
+        ids, parent, entries, ticks, alloc, depth = _walk_dicts(path, doc["profile"])
+    else:
+        header = _tolerant_header(text)
+        pstart = text.rfind('"profile"')
+        cstart = text.find('"cost_centres"')
+        if cstart < 0 or pstart < 0 or pstart < cstart:
+            raise ParseError(path, "a GHC -pj JSON profile with 'cost_centres' and 'profile'",
+                             line=err_line, found="neither could be found")
+        for m in _CC.finditer(text, cstart, pstart):
+            label, module, src = (_unescape(m.group(i)) for i in (2, 3, 4))
+            cc_frame[int(m.group(1))] = interner(label, module, src, 0,
+                                                 "caf" if m.group(5) == "true" else "cc")
+        ids, parent, entries, ticks, alloc, depth, open_left = _scan_tree(text, pstart)
+        if open_left:
+            incomplete_reason = incomplete_reason or (
+                f"the JSON ends inside the profile tree (line {_line_of(text, len(text))}); "
+                f"{open_left} nodes were still open")
+    if progress:
+        progress(0.7)
+    if not ids:
+        raise ParseError(path, "a 'profile' tree with at least one node", found="none")
+
+    frame = np.empty(len(ids), dtype=np.int32)
+    for i, cid in enumerate(ids):
+        f = cc_frame.get(cid)
+        if f is None:
+            if not lenient:
+                raise ParseError(path, f"cost centre id {cid} in the 'cost_centres' table",
+                                 found="an unknown id in the profile tree")
+            warnings.append(f"tree node with unknown cost-centre id {cid}")
+            f = interner(f"<unknown cost centre {cid}>", "", "", 0, "cc")
+            cc_frame[cid] = f
+        frame[i] = f
+    prof = _build(path, header, interner, np.asarray(parent, np.int32),
+                  np.asarray(depth, np.int32), frame, np.asarray(entries, np.int64),
+                  np.asarray(ticks, np.int64), np.asarray(alloc, np.int64), warnings,
+                  incomplete_reason)
+    if progress:
+        progress(1.0)
+    return prof
+
+
+def _walk_dicts(path: Path, root: Any) -> tuple[list[int], ...]:
+    """Pre-order walk of the nested node objects with an explicit stack."""
+    ids: list[int] = []
+    parent: list[int] = []
+    entries: list[int] = []
+    ticks: list[int] = []
+    alloc: list[int] = []
+    depth: list[int] = []
+    stack: list[tuple[Any, int, int]] = [(root, -1, 0)]
+    while stack:
+        node, par, d = stack.pop()
+        try:
+            idx = len(ids)
+            ids.append(int(node["id"]))
+            entries.append(int(node.get("entries", 0)))
+            ticks.append(int(node.get("ticks", 0)))
+            alloc.append(int(node.get("alloc", 0)))
+            kids = node.get("children", [])
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise ParseError(path, "profile nodes with id, entries, alloc, ticks, children",
+                             found=str(node)[:100]) from e
+        parent.append(par)
+        depth.append(d)
+        for c in reversed(kids):
+            stack.append((c, idx, d + 1))
+    return ids, parent, entries, ticks, alloc, depth
+
+
+def _scan_tree(text: str, start: int) -> tuple[list[int], list[int], list[int], list[int],
+                                                list[int], list[int], int]:
+    """Bracket scanner over the number-only profile section (works on cut files)."""
+    ids: list[int] = []
+    parent: list[int] = []
+    entries: list[int] = []
+    ticks: list[int] = []
+    alloc: list[int] = []
+    depth: list[int] = []
+    stack: list[int] = []
+    for m in _NODE_EVENT.finditer(text, start):
+        body = m.group(1)
+        if body is None:
+            if stack:
+                stack.pop()
+            continue
+        f = dict(_FIELD.findall(body))
+        if "id" not in f:
+            continue
+        parent.append(stack[-1] if stack else -1)
+        depth.append(len(stack))
+        stack.append(len(ids))
+        ids.append(int(f["id"]))
+        entries.append(int(f.get("entries", 0)))
+        ticks.append(int(f.get("ticks", 0)))
+        alloc.append(int(f.get("alloc", 0)))
+    return ids, parent, entries, ticks, alloc, depth, len(stack)
+
+
+def _build(path: Path, header: dict[str, Any], interner: FrameInterner, parent: np.ndarray,
+           depth: np.ndarray, frame: np.ndarray, entries: np.ndarray, ticks: np.ndarray,
+           alloc: np.ndarray, warnings: list[str], incomplete_reason: str) -> Profile:
+    args = [str(a) for a in header.get("arguments", [])]
+    rts = [str(a) for a in header.get("rts_arguments", [])]
+    cmd = " ".join(args + (["+RTS", *rts, "-RTS"] if rts else []))
+    procs = header.get("initial_capabilities")
+    procs = int(procs) if isinstance(procs, (int, float)) and procs > 0 else None
+    interval = header.get("tick_interval")
+    meta: dict[str, Any] = {
+        "program": str(header.get("program", "")),
+        "command_line": cmd,
+        "date": str(header.get("end_time", "")),
+        "tick_interval_us": interval,
+        "processors": procs,
+        "percent_basis": PERCENT_BASIS_JSON,
+        "arguments": args,
+        "rts_arguments": rts,
+    }
+    totals: dict[str, float] = {}
+    if "total_time" in header:
+        totals["total_time_s"] = float(header["total_time"])
+    if "total_ticks" in header:
+        totals["total_ticks"] = int(header["total_ticks"])
+    if "total_alloc" in header:
+        totals["total_alloc_bytes"] = int(header["total_alloc"])
+    tt = float(totals.get("total_ticks", ticks.sum()))
+    ta = float(totals.get("total_alloc_bytes", alloc.sum()))
+    ts = float(totals.get("total_time_s", np.nan))
+    scale = time_scale(tt, ts, float(interval) if interval else None, procs)
+    _, end = tree_from_depth(depth)
+    iticks = subtree_sums(ticks, end)
+    ialloc = subtree_sums(alloc, end)
+    tpc = 100.0 / tt if tt > 0 else 0.0
+    apc = 100.0 / ta if ta > 0 else 0.0
+    cols = {
+        "entries": entries,
+        "time_pct": ticks * tpc, "alloc_pct": alloc * apc,
+        "inherited_time_pct": iticks * tpc, "inherited_alloc_pct": ialloc * apc,
+        "ticks": ticks, "bytes": alloc,
+        "time_s": ticks * scale, "alloc_bytes": alloc.astype(np.float64),
+        "inherited_time_s": iticks * scale, "inherited_alloc_bytes": ialloc.astype(np.float64),
+    }
+    metrics = [M_ENTRIES, M_TIME_PCT, M_ALLOC_PCT, M_ITIME_PCT, M_IALLOC_PCT, M_TICKS,
+               M_BYTES, M_TIME_S, M_ALLOC_B, M_ITIME_S, M_IALLOC_B]
+    return profile_from_arrays(
+        path=str(path), format=FORMAT, frames=interner.table(), parent=parent, frame=frame,
+        metrics=metrics, columns=cols, meta=meta, totals=totals,
+        total_metrics={k: v for k, v in TOTAL_METRICS.items() if k in totals},
+        incomplete=bool(incomplete_reason), incomplete_reason=incomplete_reason,
+        warnings=tuple(warnings), extras={},
+        default_metric="inherited_time_pct" if tt > 0 else "inherited_alloc_pct",
+        display_metrics=DISPLAY_METRICS,
+    )

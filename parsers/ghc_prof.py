@@ -1,0 +1,1123 @@
+"""GHC ``.prof`` text report reader (``+RTS -p``, ``-P``, ``-pa``; GHC 6.x to 9.x, ``.prof.gz``).
+
+The report is a header (date, program + RTS command line, total time/ticks/interval/
+processors, total alloc), a flat "top" table per cost centre, and the cost-centre-stack
+tree, one line per node::
+
+    COST CENTRE  MODULE  SRC  no.  entries  %time %alloc   %time %alloc  [ticks  bytes]
+    MAIN         MAIN    <built-in>  157   0    0.0    0.0   100.0  100.0      0   816
+     CAF         AD.Dual <entire-module> 312 ...
+
+Why it is parsed the way it is:
+
+* Numbers are read from the right (``rsplit``): SRC may contain spaces
+  (``<no location info>``), and names may be empty, quoted, operators or CJK.
+* Depth is the count of leading spaces; the parent is the nearest earlier node with a
+  smaller depth (GHC 6 sometimes skips a level when it hides a stack).
+* Name/module/SRC are cut at the columns of the tree's own header line; when a row does
+  not fit those columns (GHC 6 names overflow their fixed 24-column field) it falls back
+  to whitespace tokens.
+* Speed: a 10^6-row report must parse in a few times the cost of merely iterating over
+  its lines, so the tree is streamed in 4 MB chunks of raw bytes and parsed with numpy
+  (:class:`_FastTree`).  Rows sharing the layout of the bulk of the file (found from a
+  sample; nearly all rows for GHC >= 7.4) are checked and converted column-wise; their
+  left part (indent + name + module + SRC) is deduplicated by a hash so only distinct
+  frames are decoded in Python.  Rows that do not fit (multi-byte names, overflowing
+  ``ticks``, GHC 6 layouts, corrupt lines) go through a per-line parser, which also
+  writes the located error messages; ``read(..., fast=False)`` uses it for every row.
+* Cut files: a last line without its newline is never trusted; a cut exactly at a line
+  end is noticed when the last rows' ancestors print inherited costs their children do
+  not add up to.  Both give ``incomplete=True`` with the header's totals.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .builder import FrameInterner, profile_from_arrays
+from .errors import ParseError
+from .model import Kind, Metric, Profile, Unit
+
+FORMAT = "ghc-prof"
+DESCRIPTION = "GHC time/allocation profile (.prof text report)"
+
+REPORT_MARK = b"Time and Allocation Profiling Report"
+
+# ---------------------------------------------------------------------------------------
+# Metric descriptions, shared with the -pj JSON reader.
+# ---------------------------------------------------------------------------------------
+M_ENTRIES = Metric("entries", Unit.COUNT, Kind.NODE, "entries",
+                   "times the cost-centre stack was entered")
+M_TIME_PCT = Metric("time_pct", Unit.PERCENT, Kind.SELF, "%time",
+                    "individual share of profiled time", sampled=True)
+M_ALLOC_PCT = Metric("alloc_pct", Unit.PERCENT, Kind.SELF, "%alloc",
+                     "individual share of allocation")
+M_ITIME_PCT = Metric("inherited_time_pct", Unit.PERCENT, Kind.INCLUSIVE, "inherited %time",
+                     "share of profiled time including callees", sampled=True,
+                     self_of="time_pct")
+M_IALLOC_PCT = Metric("inherited_alloc_pct", Unit.PERCENT, Kind.INCLUSIVE, "inherited %alloc",
+                      "share of allocation including callees", self_of="alloc_pct")
+M_TICKS = Metric("ticks", Unit.TICKS, Kind.SELF, "ticks", "profiler ticks (samples)",
+                 sampled=True)
+M_BYTES = Metric("bytes", Unit.BYTES, Kind.SELF, "bytes", "bytes allocated")
+M_TIME_S = Metric("time_s", Unit.SECONDS, Kind.SELF, "time",
+                  "individual time: share of the header's total time", sampled=True)
+M_ALLOC_B = Metric("alloc_bytes", Unit.BYTES, Kind.SELF, "alloc", "individual allocation")
+M_ITIME_S = Metric("inherited_time_s", Unit.SECONDS, Kind.INCLUSIVE, "inherited time",
+                   "time including callees", sampled=True, self_of="time_s")
+M_IALLOC_B = Metric("inherited_alloc_bytes", Unit.BYTES, Kind.INCLUSIVE, "inherited alloc",
+                    "allocation including callees", self_of="alloc_bytes")
+
+# the columns of GHC's own report, in its order
+DISPLAY_METRICS = ("entries", "time_pct", "alloc_pct", "inherited_time_pct",
+                   "inherited_alloc_pct")
+
+TOTAL_METRICS = {
+    "total_time_s": Metric("total_time_s", Unit.SECONDS, Kind.SELF, "total time",
+                           "header 'total time'", sampled=True),
+    "total_ticks": Metric("total_ticks", Unit.TICKS, Kind.SELF, "total ticks",
+                          "header tick count", sampled=True),
+    "total_alloc_bytes": Metric("total_alloc_bytes", Unit.BYTES, Kind.SELF, "total alloc",
+                                "header 'total alloc' (excludes profiling overheads)"),
+}
+
+PERCENT_BASIS_TEXT = (
+    "Percentages are those printed by GHC: shares of the header's total ticks and total "
+    "alloc, which exclude profiling overheads and the GC, SYSTEM, IDLE, OVERHEAD_of and "
+    "DONT_CARE cost centres (they are not in the text report)."
+)
+PERCENT_BASIS_TEXT_PA = (
+    "Percentages are those printed by GHC: shares of the header's total ticks and total "
+    "alloc. This report was made with -pa, so the GC/SYSTEM/OVERHEAD_of cost centres "
+    "are included in the tree and in the totals."
+)
+
+_SYSTEM_CCS = {"GC", "SYSTEM", "IDLE", "OVERHEAD_of", "DONT_CARE", "PINNED"}
+
+
+def frame_kind(name: str) -> str:
+    """``"caf"`` for CAF cost centres (``CAF``, ``CAF:foo`` with -fprof-cafs), else ``"cc"``."""
+    return "caf" if name == "CAF" or name.startswith("CAF:") else "cc"
+
+
+def time_scale(total_ticks: float, total_time_s: float, interval_us: float | None,
+               processors: int | None) -> float:
+    """Seconds per tick such that the ticks add up to the header's total time.
+
+    GHC prints ``total time = ticks * interval / processors`` in most versions, so the
+    exact ``interval / processors`` is used when it reproduces the (2-decimal) header
+    time; newer ``-N`` reports print a different total, then the header total is spread
+    over the ticks so ``sum(time_s) == total_time_s`` still holds.
+    """
+    procs = processors or 1
+    if interval_us:
+        exact = interval_us * 1e-6 / procs
+        if total_ticks <= 0 or abs(total_ticks * exact - total_time_s) <= 0.0051:
+            return exact
+    if total_ticks > 0:
+        return total_time_s / total_ticks
+    return (interval_us or 0.0) * 1e-6
+
+
+# ---------------------------------------------------------------------------------------
+# Detection
+# ---------------------------------------------------------------------------------------
+def sniff(head: bytes, path: Path) -> float:
+    """Content decides: the report title line, or a tree header without it."""
+    first = head[:1024]
+    if REPORT_MARK in first:
+        return 0.95
+    if b"COST CENTRE" in head and b"MODULE" in head and b"entries" in head and b"no." in head:
+        return 0.6
+    return 0.0
+
+
+# ---------------------------------------------------------------------------------------
+# Input
+# ---------------------------------------------------------------------------------------
+def read_maybe_gzip(path: Path) -> tuple[bytes, str]:
+    """Whole file, gunzipped if needed.  A cut gzip stream yields what it held plus a reason
+    (the report may still be usable up to the cut)."""
+    data = Path(path).read_bytes()
+    if data[:2] != b"\x1f\x8b":
+        return data, ""
+    try:
+        return gzip.decompress(data), ""
+    except (OSError, EOFError, zlib.error) as e:
+        d = zlib.decompressobj(wbits=31)
+        try:
+            out = d.decompress(data)
+        except zlib.error:
+            raise ParseError(path, "a readable gzip stream", found=str(e)) from e
+        return out, f"the gzip stream ends early ({e})"
+
+
+# ---------------------------------------------------------------------------------------
+# Header
+# ---------------------------------------------------------------------------------------
+_RE_REPORT = re.compile(r"^\s*(?P<date>.*?)\s*Time and Allocation Profiling Report\s*(?:\((?P<kind>[^)]*)\))?")
+_RE_TIME = re.compile(
+    r"total time\s*=\s*(?P<secs>[\d.]+)\s*secs\s*\(\s*(?P<ticks>[\d,]+)\s*ticks\s*@\s*"
+    r"(?P<iv>[\d.]+)\s*(?P<unit>us|ms)(?:\s*,\s*(?P<procs>\d+)\s*processors?)?\s*\)")
+_RE_ALLOC = re.compile(r"total alloc\s*=\s*(?P<bytes>[\d,]+)\s*bytes")
+_RE_TREE_HEADER = re.compile(rb"^[ \t]*COST CENTRE[ \t]+MODULE\b[^\n]*?\bno\.[ \t]+entries\b[^\n]*$",
+                             re.M)
+_TREE_NUM_COLS = ["no.", "entries", "%time", "%alloc", "%time", "%alloc"]
+
+
+@dataclass
+class _Header:
+    meta: dict[str, Any] = field(default_factory=dict)
+    totals: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _parse_header(path: Path, lines: list[str], lenient: bool) -> _Header:
+    """Header facts from the lines above the tree header (1-based numbering = index + 1)."""
+    h = _Header()
+    rep = None
+    for i, ln in enumerate(lines):
+        m = _RE_REPORT.match(ln)
+        if m and "Time and Allocation Profiling Report" in ln:
+            rep = i
+            h.meta["date"] = m.group("date").strip()
+            h.meta["report"] = (m.group("kind") or "").strip()
+            break
+    cmd = ""
+    start = 0 if rep is None else rep + 1
+    for ln in lines[start:]:
+        if ln.strip():
+            if "total time" not in ln and "total alloc" not in ln:
+                cmd = ln.strip()
+            break
+    h.meta["program"] = cmd.split()[0] if cmd else ""
+    h.meta["command_line"] = cmd
+    tm = am = None
+    for i, ln in enumerate(lines):
+        if tm is None and "total time" in ln:
+            tm = _RE_TIME.search(ln)
+            if tm is None:
+                _header_problem(path, h, lenient, i + 1,
+                                "'total time = <secs> secs (<n> ticks @ <interval> us|ms...)'", ln)
+        if am is None and "total alloc" in ln:
+            am = _RE_ALLOC.search(ln)
+            if am is None:
+                _header_problem(path, h, lenient, i + 1, "'total alloc = <n> bytes'", ln)
+    if tm is None and not any("total time" in ln for ln in lines):
+        _header_problem(path, h, lenient, len(lines), "a 'total time = ...' header line", None)
+    if am is None and not any("total alloc" in ln for ln in lines):
+        _header_problem(path, h, lenient, len(lines), "a 'total alloc = ...' header line", None)
+    if tm is not None:
+        iv = float(tm.group("iv")) * (1000.0 if tm.group("unit") == "ms" else 1.0)
+        h.meta["tick_interval_us"] = int(iv) if iv.is_integer() else iv
+        h.meta["processors"] = int(tm.group("procs")) if tm.group("procs") else None
+        h.totals["total_time_s"] = float(tm.group("secs"))
+        h.totals["total_ticks"] = int(tm.group("ticks").replace(",", ""))
+    else:
+        h.meta["tick_interval_us"] = None
+        h.meta["processors"] = None
+    if am is not None:
+        h.totals["total_alloc_bytes"] = int(am.group("bytes").replace(",", ""))
+    return h
+
+
+def _header_problem(path: Path, h: _Header, lenient: bool, line: int, expected: str,
+                    found: str | None) -> None:
+    if not lenient:
+        raise ParseError(path, expected, line=line, found=found)
+    h.warnings.append(f"line {line}: expected {expected}; header value missing")
+
+
+# ---------------------------------------------------------------------------------------
+# Column layout of the tree (and top table) header
+# ---------------------------------------------------------------------------------------
+@dataclass
+class _Cols:
+    """Where name/module/SRC start (characters == bytes: header lines are ASCII)."""
+
+    mod_col: int
+    src_col: int | None
+    num_names: list[str]
+
+    @property
+    def k(self) -> int:
+        return len(self.num_names)
+
+
+def _cols_of(header: str, first_num: str) -> _Cols | None:
+    mod_col = header.find("MODULE")
+    if mod_col < 0:
+        return None
+    m = re.search(r"\bSRC\b", header[mod_col:])
+    src_col = mod_col + m.start() if m else None
+    if first_num == "no.":
+        idx = header.find("no.")
+    else:
+        m2 = re.search(r"%time", header)
+        idx = m2.start() if m2 else -1
+    if idx < 0:
+        return None
+    return _Cols(mod_col, src_col, header[idx:].split())
+
+
+def _split_left(left: str, cols: _Cols) -> tuple[str, str, str, bool]:
+    """(name, module, src, fits_columns) of the text left of the numbers (indent included).
+
+    Column cuts are used when the row lines up with the header; otherwise whitespace
+    tokens (GHC 6 lets long names push the module column to the right).
+    """
+    mc, sc = cols.mod_col, cols.src_col
+    n = len(left)
+    ok = n > mc and left[mc - 1] == " " and left[mc] != " "
+    if ok and sc is not None:
+        ok = n > sc and left[sc - 1] == " " and left[sc] != " "
+    if ok:
+        name = left[:mc].strip()
+        if sc is None:
+            module, src = left[mc:].strip(), ""
+        else:
+            module, src = left[mc:sc].strip(), left[sc:].strip()
+        if module and " " not in module:
+            return name, module, src, True
+    # Off the columns: whitespace tokens, and no empty names (they need the columns).
+    toks = left.split()
+    if sc is None:
+        if len(toks) < 2:
+            return "", "", "", False
+        return " ".join(toks[:-1]), toks[-1], "", False
+    if len(toks) < 3:
+        return "", "", "", False
+    return toks[0], toks[1], " ".join(toks[2:]), False
+
+
+_RE_INT = re.compile(r"\d+")
+_RE_PCT = re.compile(r"\d+\.\d")
+
+
+class _RowError(Exception):
+    pass
+
+
+def _parse_line(line: str, cols: _Cols) -> tuple[int, str, str, str, list[float]]:
+    """One tree row the slow way: (depth, name, module, src, numbers). Raises _RowError."""
+    s = line.rstrip()
+    k = cols.k
+    parts = s.rsplit(None, k)
+    if len(parts) != k + 1 or not parts[0].strip():
+        raise _RowError(f"a cost-centre row: name, module, then {k} numeric columns "
+                        f"({' '.join(cols.num_names)})")
+    nums: list[float] = []
+    for colname, tok in zip(cols.num_names, parts[1:], strict=True):
+        if colname.startswith("%"):
+            if not _RE_PCT.fullmatch(tok):
+                raise _RowError(f"a percentage like 12.3 in column {colname}")
+            nums.append(float(tok))
+        else:
+            if not _RE_INT.fullmatch(tok):
+                raise _RowError(f"an integer in column {colname}")
+            nums.append(int(tok))
+    left = parts[0]
+    depth = len(left) - len(left.lstrip(" "))
+    name, module, src, _fits = _split_left(left, cols)
+    if not module:
+        raise _RowError("a MODULE column")
+    if depth >= cols.mod_col and left[:cols.mod_col].strip() == "":
+        depth = -1  # empty name: the indent cannot be told from the padding
+    return depth, name, module, src, nums
+
+
+# ---------------------------------------------------------------------------------------
+# Fast path: chunked, column-wise parsing of fixed-layout rows
+# ---------------------------------------------------------------------------------------
+CHUNK_BYTES = 4 << 20  # small enough that a chunk's matrices stay in the CPU caches
+_PAD = 512
+
+
+@dataclass
+class _Layout:
+    """Byte columns shared by the rows of one report (found from a sample of rows).
+
+    ``lw``: width of the left part (indent + name + module + SRC, padded); the numeric
+    fields are right-aligned and end at ``ends`` (no., entries, 4 percentages, and for
+    ``-P`` the ticks); the ``bytes`` column ends at the line end (it may overflow).
+    """
+
+    lw: int
+    ends: list[int]
+    raw: bool
+
+
+def _layout_from_sample(lines_b: list[bytes], k: int) -> _Layout | None:
+    from collections import Counter
+
+    raw = k == 8
+    nf = 7 if raw else 6
+    rows: list[tuple[tuple[int, ...], int]] = []
+    for ln in lines_b:
+        toks = [(m.start(), m.end()) for m in re.finditer(rb"\S+", ln)]
+        if len(toks) >= k + 2:
+            rows.append((tuple(t[1] for t in toks[-k:][:nf]), toks[-k - 1][1]))
+    if not rows:
+        return None
+    ends, count = Counter(r[0] for r in rows).most_common(1)[0]
+    if count < max(1, len(rows) // 4):
+        return None
+    lw = max(r[1] for r in rows if r[0] == ends)
+    if lw >= ends[0] - 1:
+        return None
+    return _Layout(lw, list(ends), raw)
+
+
+_FIELD_NAMES = ["no.", "entries", "%time2", "%alloc3", "%time4", "%alloc5", "ticks", "bytes"]
+
+
+class _RowSpec:
+    """Column checks and value weights for rows of one byte length.
+
+    Every numeric field is a right-aligned span ``[a, b)`` of the region that starts at
+    the left part's end: ``a`` is a separator space, ``b - 1`` a digit, percentages have
+    their decimal point at ``b - 2``, the rest are digits or leading spaces.  The checks
+    are one expression over the whole byte matrix, ``bad = (x & A) ^ (y & B) ^ C`` with
+    ``x = not a digit``, ``y = space`` and per-column constants A, B, C, so that odd rows
+    cost no Python.
+    """
+
+    def __init__(self, lay: _Layout, line_len: int) -> None:
+        self.key = line_len
+        lw, ends = lay.lw, lay.ends
+        bounds = ends + ([line_len] if lay.raw else [])
+        wr = bounds[-1] - lw
+        self.wr8 = (wr + 7) // 8 * 8
+        spans = [(0, bounds[0] - lw, "int")]
+        for j in range(1, len(bounds)):
+            spans.append((bounds[j - 1] - lw, bounds[j] - lw, "pct" if 2 <= j <= 5 else "int"))
+        A = np.zeros(self.wr8, dtype=bool)
+        B = np.zeros(self.wr8, dtype=bool)
+        C = np.zeros(self.wr8, dtype=bool)
+        pair = np.zeros(self.wr8, dtype=bool)  # (c, c+1) inside one field
+        dots: list[int] = []
+        for a, b, kind in spans:
+            A[a + 1 : b] = B[a + 1 : b] = True  # digit or space
+            B[b - 1] = False  # digit only
+            B[a] = C[a] = True  # space only (separator)
+            pair[a : b - 1] = True
+            if kind == "pct":
+                A[b - 2] = B[b - 2] = False  # the '.' is checked on its own
+                dots.append(b - 2)
+        self.A, self.B, self.C, self.pair = A, B, C, pair
+        self.dots = dots
+        groups: list[tuple[int, int]] = []  # (field index, group index)
+        wcols: list[list[tuple[int, float]]] = []
+        for fi, (a, b, kind) in enumerate(spans[1:], start=1):
+            for c in range(a, b):
+                if kind == "pct":
+                    if c == b - 2:
+                        continue
+                    p = 0 if c == b - 1 else b - 2 - c
+                else:
+                    p = b - 1 - c
+                key = (fi, p // 7)
+                if key not in groups:
+                    groups.append(key)
+                    wcols.append([])
+                wcols[groups.index(key)].append((c, 10.0 ** (p % 7)))
+        weights = np.zeros((self.wr8, len(groups)), dtype=np.float32)
+        for g, lst in enumerate(wcols):
+            for c, w in lst:
+                weights[c, g] = w
+        self.groups = groups
+        self.weights = weights
+        self._tiles: dict[str, np.ndarray] = {}
+
+    def tile(self, name: str, n: int) -> np.ndarray:
+        t = self._tiles.get(name)
+        if t is None or len(t) < n:
+            t = np.tile(getattr(self, name), (max(n, 1), 1))
+            self._tiles[name] = t
+        return t[:n]
+
+
+class _FastTree:
+    """Parses chunks of tree rows with numpy; rows that do not fit the layout are kept
+    (line number + bytes) for the per-line parser.
+
+    Per chunk: line ends by one byte scan; rows are grouped by byte length (the ``bytes``
+    column of ``-P`` reports may overflow its width); each row's numeric region and left
+    part are gathered into small contiguous byte matrices (a sliding-window view indexed
+    by the line starts), validated column-wise (:class:`_RowSpec`) and converted by one
+    float32 matrix product (digit x power of ten, exact below 2^24 per 7-digit group);
+    the left part is hashed to 64 bits so only distinct frames are decoded later.
+    Chunks are a few MB so all the temporary matrices stay in the CPU caches.
+    """
+
+    def __init__(self, layout: _Layout) -> None:
+        self.lay = layout
+        self.nw = (layout.lw + 7) // 8
+        self.specs: dict[int, _RowSpec] = {}
+        rng = np.random.default_rng(0x5EED)
+        self.hk = (rng.integers(1, 2**62, size=self.nw, dtype=np.int64).astype(np.uint64)
+                   | np.uint64(1))
+        rem = layout.lw % 8
+        self.lastmask = (np.frombuffer(b"\xff" * rem + b"\x00" * (8 - rem), np.uint64)[0]
+                         if rem else None)
+        self._hk_tile = np.zeros((0, self.nw), dtype=np.uint64)
+        # outputs, per row length
+        self.line: dict[int, list[np.ndarray]] = {}
+        self.hash: dict[int, list[np.ndarray]] = {}
+        self.digits: dict[int, list[np.ndarray]] = {}
+        self.slow: list[tuple[int, bytes]] = []
+        self.reps: dict[int, bytes] = {}
+
+    def spec(self, line_len: int) -> _RowSpec:
+        sp = self.specs.get(line_len)
+        if sp is None:
+            sp = self.specs[line_len] = _RowSpec(self.lay, line_len)
+        return sp
+
+    def feed(self, work: np.ndarray, nbytes: int, line0: int) -> int:
+        """Parse the complete lines in ``work[:nbytes]`` (``work`` is zero-padded beyond);
+        ``line0`` is the file line number of its first line.  Returns the line count."""
+        lay = self.lay
+        nl = np.flatnonzero(work[:nbytes] == 10)
+        nlines = len(nl)
+        if nlines == 0:
+            return 0
+        starts = np.empty(nlines, dtype=np.int64)
+        starts[0] = 0
+        starts[1:] = nl[:-1] + 1
+        ends = nl
+        cr = work[ends - 1] == 13
+        if cr.any():
+            cr &= ends > starts
+            ends = ends - cr
+        lens = ends - starts
+        ok = np.zeros(nlines, dtype=bool)
+        e_last = lay.ends[-1]
+        if lay.raw:
+            cand = np.flatnonzero((lens >= e_last + 2) & (lens <= e_last + 17))
+            if len(cand):
+                lc = lens[cand]
+                modal = int(np.bincount(lc - e_last).argmax()) + e_last
+                is_modal = lc == modal
+                groups = [(modal, cand[is_modal])]
+                rest = cand[~is_modal]
+                for L in np.unique(lens[rest]).tolist():
+                    groups.append((L, rest[lens[rest] == L]))
+            else:
+                groups = []
+        else:
+            groups = [(e_last, np.flatnonzero(lens == e_last))]
+        for L, idx in groups:
+            if len(idx):
+                ok[idx] = self._rows(self.spec(L), work, starts[idx], line0 + idx)
+        bad = np.flatnonzero(~ok & (lens > 0))
+        for j in bad.tolist():
+            self.slow.append((line0 + j, bytes(work[starts[j] : ends[j]])))
+        return nlines
+
+    @staticmethod
+    def _fold_rows(bad: np.ndarray) -> np.ndarray:
+        """True for rows of a (n, 8k) bool matrix with no True, via uint64 words."""
+        words = bad.view(np.uint64)
+        acc = words[:, 0].copy()
+        for c in range(1, words.shape[1]):
+            acc |= words[:, c]
+        return acc == 0
+
+    def _rows(self, spec: _RowSpec, work: np.ndarray, st: np.ndarray,
+              line_no: np.ndarray) -> np.ndarray:
+        lay = self.lay
+        n = len(st)
+        R = np.lib.stride_tricks.sliding_window_view(work, spec.wr8)[st + lay.lw]
+        y = R == 32
+        bad = (R - np.uint8(48)) > 9
+        bad &= spec.tile("A", n)
+        bad ^= y & spec.tile("B", n)
+        bad ^= spec.tile("C", n)
+        # no space right after a digit inside a field
+        yf = y.ravel()
+        bad.ravel()[:-1] |= spec.tile("pair", n).ravel()[:-1] & yf[1:] & ~yf[:-1]
+        ok = self._fold_rows(bad)
+        for c in spec.dots:
+            ok &= R[:, c] == 46
+        okidx = np.flatnonzero(ok)
+        if len(okidx) == 0:
+            return ok
+        # digits (and zeros for spaces); converted to numbers in bulk by finish()
+        self.digits.setdefault(spec.key, []).append((R if len(okidx) == n else R[okidx])
+                                                    & np.uint8(15))
+        # left part: 64-bit hash of its words (a different odd multiplier per word)
+        L = np.lib.stride_tricks.sliding_window_view(work, self.nw * 8)[st[okidx]]
+        w = L.view(np.uint64)
+        if self.lastmask is not None:
+            w[:, -1] &= self.lastmask
+        if len(self._hk_tile) < len(okidx):
+            self._hk_tile = np.tile(self.hk, (len(okidx), 1))
+        m = w * self._hk_tile[: len(okidx)]
+        m ^= m >> np.uint64(29)
+        h = m[:, 0].copy()
+        for c in range(1, m.shape[1]):
+            h += m[:, c]
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(32)
+        import pandas as pd
+
+        codes, uniq = pd.factorize(h)
+        reps = self.reps
+        new = [i for i, hv in enumerate(uniq.tolist()) if hv not in reps]
+        if new:
+            first = np.empty(len(uniq), dtype=np.int64)
+            first[codes[::-1]] = np.arange(len(codes))[::-1]
+            lw = lay.lw
+            for i in new:
+                reps[int(uniq[i])] = bytes(L[first[i], :lw])
+        self.line.setdefault(spec.key, []).append(line_no[okidx])
+        self.hash.setdefault(spec.key, []).append(h)
+        return ok
+
+    def finish(self) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], bool]:
+        """(line numbers, left-part hashes, values, sorted) of all fast rows.
+
+        The digit matrices are turned into numbers here: a float32 product with the
+        digit weights, in row blocks small enough for OpenBLAS's single-threaded kernel
+        (its threads' wake-ups made the multi-threaded path slower and erratic).
+        """
+        lines, hashes = [], []
+        vals: dict[str, list[np.ndarray]] = {}
+        for key, spec in self.specs.items():
+            if key not in self.line:
+                continue
+            lines.append(np.concatenate(self.line[key]))
+            hashes.append(np.concatenate(self.hash[key]))
+            out: dict[str, list[np.ndarray]] = {}
+            k, m = spec.weights.shape
+            # row blocks below OpenBLAS's threading threshold (M*N*K <= 4 * 65536): the
+            # single-threaded kernel is as fast and free of thread wake-up stalls
+            rows = max(16, (4 * 65536) // (k * m) - 1)
+            for blk in self.digits[key]:
+                fl = blk.astype(np.float32)
+                gf = np.empty((len(blk), m), dtype=np.float32)
+                for r0 in range(0, len(blk), rows):
+                    np.dot(fl[r0 : r0 + rows], spec.weights, out=gf[r0 : r0 + rows])
+                g = np.rint(gf).astype(np.int64)
+                cols: dict[str, np.ndarray] = {}
+                for gi, (fi, q) in enumerate(spec.groups):
+                    v = g[:, gi] * (10 ** (7 * q)) if q else g[:, gi]
+                    name = _FIELD_NAMES[fi]
+                    cols[name] = cols[name] + v if name in cols else v
+                for name, v in cols.items():
+                    out.setdefault(name, []).append(v)
+            for name, lst in out.items():
+                vals.setdefault(name, []).append(np.concatenate(lst))
+        if not lines:
+            return (np.zeros(0, np.int64), np.zeros(0, np.uint64), {}, True)
+        return (np.concatenate(lines), np.concatenate(hashes),
+                {k: np.concatenate(v) for k, v in vals.items()}, len(lines) == 1)
+
+
+# ---------------------------------------------------------------------------------------
+# Tree structure
+# ---------------------------------------------------------------------------------------
+def tree_from_depth(depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(parent, subtree end) of rows listed in pre-order with their depths.
+
+    ``parent[i]`` is the nearest earlier row with a smaller depth (-1 if none);
+    ``end[i]`` is one past the last row of ``i``'s subtree, so subtree sums are prefix-sum
+    differences.  Vectorised level by level for well-formed listings (each depth at most
+    one more than the previous row's: ``end[i] = min(next row at the same depth,
+    end[parent])``); a plain stack pass handles GHC 6 listings that skip levels.
+    """
+    n = len(depth)
+    parent = np.full(n, -1, dtype=np.int32)
+    end = np.full(n, n, dtype=np.int64)
+    if n == 0:
+        return parent, end
+    d = np.asarray(depth)
+    if d[0] != 0 or d.min() < 0 or np.any(d[1:] > d[:-1] + 1):
+        stack: list[int] = []
+        dl = d.tolist()
+        for i, di in enumerate(dl):
+            while stack and dl[stack[-1]] >= di:
+                end[stack.pop()] = i
+            parent[i] = stack[-1] if stack else -1
+            stack.append(i)
+        return parent, end
+    dd = d.astype(np.int16 if int(d.max()) < 32000 else np.int64)
+    order = np.argsort(dd, kind="stable")  # radix sort for 16-bit keys
+    bounds = np.searchsorted(dd[order], np.arange(int(dd.max()) + 2, dtype=dd.dtype))
+    prev = order[bounds[0] : bounds[1]]
+    nxt = np.empty(len(prev), dtype=np.int64)
+    nxt[:-1] = prev[1:]
+    nxt[-1:] = n
+    end[prev] = nxt
+    for lvl in range(1, len(bounds) - 1):
+        kids = order[bounds[lvl] : bounds[lvl + 1]]
+        if len(kids) == 0:
+            break
+        pos = np.searchsorted(prev, kids) - 1
+        par = prev[pos]  # pos >= 0: d[0] == 0 and no level is skipped
+        parent[kids] = par
+        nxt = np.empty(len(kids), dtype=np.int64)
+        nxt[:-1] = kids[1:]
+        nxt[-1] = n
+        end[kids] = np.minimum(nxt, end[par])
+        prev = kids
+    return parent, end
+
+
+def parents_from_depth(depth: np.ndarray) -> np.ndarray:
+    """Parent of each pre-order row from the depths (see :func:`tree_from_depth`)."""
+    return tree_from_depth(depth)[0]
+
+
+def subtree_sums(values: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Inclusive (subtree) sums of a pre-order column, by prefix-sum differences."""
+    v = np.asarray(values)
+    cs = np.zeros(len(v) + 1, dtype=np.int64 if v.dtype.kind in "iub" else np.float64)
+    np.cumsum(v, out=cs[1:])
+    return cs[end] - cs[:-1]
+
+
+# ---------------------------------------------------------------------------------------
+# Top table
+# ---------------------------------------------------------------------------------------
+def _parse_top_table(lines: list[str]) -> list[dict[str, Any]]:
+    """The flat per-cost-centre table GHC prints above the tree (its own rounding)."""
+    top_i = None
+    for i, ln in enumerate(lines):
+        if ln.lstrip().startswith("COST CENTRE") and "%time" in ln and "no." not in ln:
+            top_i = i
+            break
+    if top_i is None:
+        return []
+    cols = _cols_of(lines[top_i], "%time")
+    if cols is None:
+        return []
+    rows: list[dict[str, Any]] = []
+    started = False
+    for ln in lines[top_i + 1 :]:
+        if not ln.strip():
+            if started:
+                break
+            continue
+        started = True
+        parts = ln.rstrip().rsplit(None, cols.k)
+        if len(parts) != cols.k + 1:
+            break
+        name, module, src, _ = _split_left(parts[0], cols)
+        row: dict[str, Any] = {"name": name, "module": module}
+        if cols.src_col is not None:
+            row["src"] = src
+        try:
+            for cname, tok in zip(cols.num_names, parts[1:], strict=True):
+                key = {"%time": "time_pct", "%alloc": "alloc_pct"}.get(cname, cname)
+                row[key] = float(tok) if cname.startswith("%") else int(tok)
+        except ValueError:
+            break
+        rows.append(row)
+    return rows
+
+
+# ---------------------------------------------------------------------------------------
+# Reader
+# ---------------------------------------------------------------------------------------
+class _GzipStream:
+    """Streaming gunzip that survives a cut stream: it yields what could be decoded and
+    sets ``cut`` instead of raising (GzipFile raises and loses the last block)."""
+
+    def __init__(self, path: Path) -> None:
+        self._raw = open(path, "rb")
+        self._d = zlib.decompressobj(wbits=31)
+        self._buf = b""
+        self._eof = False
+        self.cut = ""
+
+    def __enter__(self) -> _GzipStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._raw.close()
+
+    def _fill(self, want: int) -> None:
+        while len(self._buf) < want and not self._eof:
+            comp = self._raw.read(1 << 20)
+            if not comp:
+                if not self._d.eof:
+                    self.cut = "the gzip stream ends early (file cut while being written?)"
+                self._eof = True
+                break
+            try:
+                out = self._d.decompress(comp)
+            except zlib.error as e:
+                self.cut = f"the gzip stream is damaged ({e})"
+                self._eof = True
+                break
+            while self._d.eof and self._d.unused_data:  # concatenated gzip members
+                rest = self._d.unused_data
+                self._d = zlib.decompressobj(wbits=31)
+                out += self._d.decompress(rest)
+            self._buf += out
+
+    def read(self, n: int) -> bytes:
+        self._fill(n)
+        out, self._buf = self._buf[:n], self._buf[n:]
+        return out
+
+    def readinto(self, mv: memoryview) -> int:
+        data = self.read(len(mv))
+        mv[: len(data)] = data
+        return len(data)
+
+
+def _open_binary(path: Path):
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    if magic == b"\x1f\x8b":
+        return _GzipStream(path)
+    return open(path, "rb")
+
+
+def _read_block(f, size: int) -> tuple[bytes, str]:
+    """One block; a cut gzip stream ends the input with a reason instead of an error."""
+    blk = f.read(size)
+    return blk, getattr(f, "cut", "")
+
+
+def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None] | None = None,
+         fast: bool = True, **options: object) -> Profile:
+    """Parse a ``.prof`` report (plain or gzipped), streaming the tree in chunks.
+
+    ``fast=False`` sends every row through the per-line parser (tests use it to check that
+    both paths agree).
+    """
+    path = Path(path)
+    try:
+        total_size = max(1, path.stat().st_size)
+    except OSError as e:
+        raise ParseError(path, "a readable file", found=str(e)) from e
+    with _open_binary(path) as f:
+        acc = bytearray()
+        cut_reason = ""
+        m = None
+        eof = False
+        while True:
+            blk, cut_reason = _read_block(f, CHUNK_BYTES)
+            if not blk:
+                eof = True
+                break
+            acc += blk
+            if len(acc) == len(blk):
+                if not acc.strip():
+                    continue
+                if b"\x00" in acc[:4096]:
+                    raise ParseError(path, "a GHC .prof text report", found="binary data")
+            m = _RE_TREE_HEADER.search(acc)
+            if m is not None and m.end() < len(acc):
+                break
+            if len(acc) > 64 * CHUNK_BYTES:
+                break
+        if not acc.strip():
+            raise ParseError(path, "a GHC .prof report, but the file is empty")
+        if b"\x00" in acc[:4096]:
+            raise ParseError(path, "a GHC .prof text report", found="binary data")
+        if m is None:
+            m = _RE_TREE_HEADER.search(acc)
+        if m is None:
+            head_lines = bytes(acc[:65536]).decode("utf-8", "replace").splitlines()
+            if REPORT_MARK not in acc[:4096]:
+                raise ParseError(
+                    path, "a GHC .prof report ('Time and Allocation Profiling Report')",
+                    line=1, found=head_lines[0] if head_lines else "")
+            raise ParseError(path, "the cost-centre tree header ('COST CENTRE  MODULE ... no.  "
+                             "entries  %time %alloc ...'); the file ends before the tree",
+                             line=acc.count(b"\n") + (0 if acc.endswith(b"\n") else 1))
+        top_lines = [ln.rstrip("\r") for ln in
+                     bytes(acc[: m.start()]).decode("utf-8", "replace").split("\n")]
+        header_line_no = len(top_lines)  # 1-based line number of the tree header
+        tree_header = m.group(0).decode("ascii", "replace").rstrip("\r")
+        cols = _cols_of(tree_header, "no.")
+        if cols is None or cols.num_names not in (_TREE_NUM_COLS,
+                                                  _TREE_NUM_COLS + ["ticks", "bytes"]):
+            raise ParseError(path, "tree header columns 'no. entries %time %alloc %time %alloc "
+                             "[ticks bytes]'", line=header_line_no, found=tree_header.strip())
+        header = _parse_header(path, top_lines, lenient)
+        top_table = _parse_top_table(top_lines)
+        warnings = list(header.warnings)
+        pending = bytes(acc[m.end() + 1 :])
+        del acc
+
+        layout = None
+        if fast:
+            sample = [ln for ln in pending[:262144].split(b"\n")[:-1][:400] if ln.strip()]
+            layout = _layout_from_sample([ln.rstrip(b"\r") for ln in sample], cols.k)
+        ft = _FastTree(layout) if layout is not None else None
+        slow: list[tuple[int, bytes]] = []
+        line0 = header_line_no + 1
+        # Blocks are read straight into one reusable buffer; the partial last line of a
+        # block is moved to the front for the next one.
+        work = np.zeros(max(2 * CHUNK_BYTES, len(pending) + CHUNK_BYTES) + _PAD, np.uint8)
+        mv = memoryview(work)
+        nfill = len(pending)
+        work[:nfill] = np.frombuffer(pending, np.uint8)
+        del pending
+        done_bytes = 0
+        while True:
+            if not eof:
+                if nfill + CHUNK_BYTES + _PAD > len(work):  # a line longer than the buffer
+                    bigger = np.zeros(2 * len(work), np.uint8)
+                    bigger[:nfill] = work[:nfill]
+                    work, mv = bigger, memoryview(bigger)
+                got = f.readinto(mv[nfill : nfill + CHUNK_BYTES])
+                cut_reason = cut_reason or getattr(f, "cut", "")
+                if got:
+                    nfill += got
+                else:
+                    eof = True
+            tail = work[max(0, nfill - 65536) : nfill]
+            nls = np.flatnonzero(tail == 10)
+            if len(nls):
+                cut = max(0, nfill - 65536) + int(nls[-1]) + 1
+            else:
+                hits = np.flatnonzero(work[:nfill] == 10)
+                cut = int(hits[-1]) + 1 if len(hits) else 0
+            if cut == 0:
+                if eof:
+                    break
+                continue
+            work[nfill : nfill + _PAD] = 0
+            if ft is not None:
+                line0 += ft.feed(work, cut, line0)
+            else:
+                for ln in work[:cut].tobytes().split(b"\n")[:-1]:
+                    ln = ln.rstrip(b"\r")
+                    if ln.strip():
+                        slow.append((line0, ln))
+                    line0 += 1
+            done_bytes += cut
+            rest = nfill - cut
+            work[:rest] = work[cut:nfill].copy()
+            nfill = rest
+            if progress:
+                progress(min(0.7, 0.05 + 0.65 * done_bytes / total_size))
+            if eof:
+                break
+        pending = work[:nfill].tobytes()
+    if ft is not None:
+        slow = ft.slow
+    # A final line without its newline was cut while being written: never trust it.
+    incomplete_reason = cut_reason
+    if pending.strip():
+        incomplete_reason = incomplete_reason or (
+            f"the file ends in the middle of line {line0} (cut while being written?)")
+
+    interner = FrameInterner()
+    # fast rows: decode each distinct left part once
+    num_keys = ["entries", "%time2", "%alloc3", "%time4", "%alloc5"] + (
+        ["ticks", "bytes"] if cols.k == 8 else [])
+    if ft is not None and ft.line:
+        f_line, f_hash, f_vals, f_sorted = ft.finish()
+        import pandas as pd
+
+        codes, uniq = pd.factorize(f_hash)
+        u_depth = np.empty(len(uniq), dtype=np.int32)
+        u_frame = np.empty(len(uniq), dtype=np.int32)
+        for u, hv in enumerate(uniq.tolist()):
+            d, name, module, src = _split_window(ft.reps[hv], cols)
+            u_depth[u] = d
+            u_frame[u] = interner(name, module, src, 0, frame_kind(name))
+        f_depth = u_depth[codes]
+        f_frame = u_frame[codes]
+    else:
+        f_line = np.zeros(0, dtype=np.int64)
+        f_depth = np.zeros(0, dtype=np.int32)
+        f_frame = np.zeros(0, dtype=np.int32)
+        f_vals = {key: np.zeros(0, dtype=np.int64) for key in num_keys}
+        f_sorted = True
+    if progress:
+        progress(0.75)
+
+    # rows the fast path did not take: odd layouts, corrupt lines
+    s_line: list[int] = []
+    s_depth: list[int] = []
+    s_frame: list[int] = []
+    s_vals: list[list[int]] = []
+    for line_no, ln_b in slow:
+        line = ln_b.decode("utf-8", "replace")
+        try:
+            d, name, module, src, vals = _parse_line(line, cols)
+        except _RowError as e:
+            if not lenient:
+                raise ParseError(path, str(e), line=line_no, found=line.strip()) from None
+            warnings.append(f"line {line_no}: skipped, expected {e}: {line.strip()[:100]!r}")
+            continue
+        s_line.append(line_no)
+        s_depth.append(d)
+        s_frame.append(interner(name, module, src, 0, frame_kind(name)))
+        s_vals.append([round(v * 10) if c.startswith("%") else int(v)
+                       for c, v in zip(num_keys, vals[1:], strict=True)])
+    if s_line or not f_sorted:
+        line_of_row = np.concatenate([f_line, np.asarray(s_line, dtype=np.int64)])
+        order = _order_of_unique(line_of_row)
+        line_of_row = line_of_row[order]
+        depth = np.concatenate([f_depth, np.asarray(s_depth, dtype=np.int32)])[order]
+        frame = np.concatenate([f_frame, np.asarray(s_frame, dtype=np.int32)])[order]
+        sv = np.asarray(s_vals, dtype=np.int64).reshape(len(s_line), len(num_keys))
+        vals = {key: np.concatenate([f_vals[key], sv[:, i]])[order]
+                for i, key in enumerate(num_keys)}
+    else:
+        line_of_row, depth, frame, vals = f_line, f_depth, f_frame, f_vals
+    # Empty names hide their indent: guess "child of the previous row".
+    for i in np.flatnonzero(depth < 0).tolist():
+        depth[i] = depth[i - 1] + 1 if i > 0 else 0
+        warnings.append(f"line {int(line_of_row[i])}: empty cost-centre name, depth guessed "
+                        "as a child of the previous row")
+    parent, end = tree_from_depth(depth)
+    if len(depth) == 0 and not incomplete_reason:
+        incomplete_reason = f"the file ends after the tree header (line {header_line_no})"
+    prof = _build(path, header, top_table, cols, parent, end, frame, interner, vals,
+                  warnings, incomplete_reason, line_of_row)
+    if progress:
+        progress(1.0)
+    return prof
+
+
+def _order_of_unique(keys: np.ndarray) -> np.ndarray:
+    """Sorting permutation of distinct integers in a small range (line numbers): one
+    scatter instead of a comparison sort."""
+    if len(keys) == 0:
+        return np.zeros(0, dtype=np.int64)
+    lo = int(keys.min())
+    slot = np.full(int(keys.max()) - lo + 1, -1, dtype=np.int64)
+    slot[keys - lo] = np.arange(len(keys))
+    return slot[slot >= 0]
+
+
+def _split_window(lb: bytes, cols: _Cols) -> tuple[int, str, str, str]:
+    """(depth, name, module, src) of a fast row's left part (bytes, cut at byte columns:
+    such rows share the header's byte layout)."""
+    mc, sc = cols.mod_col, cols.src_col
+    name_b = lb[:mc]
+    depth = len(name_b) - len(name_b.lstrip(b" "))
+    if lb[mc - 1 : mc] == b" " and lb[mc : mc + 1] not in (b" ", b"") and (
+        sc is None or (lb[sc - 1 : sc] == b" " and lb[sc : sc + 1] not in (b" ", b""))
+    ):
+        name = name_b.strip().decode("utf-8", "replace")
+        if sc is None:
+            module, src = lb[mc:].strip().decode("utf-8", "replace"), ""
+        else:
+            module = lb[mc:sc].strip().decode("utf-8", "replace")
+            src = lb[sc:].strip().decode("utf-8", "replace")
+    else:
+        left = lb.decode("utf-8", "replace")
+        name, module, src, _ = _split_left(left, cols)
+        depth = len(left) - len(left.lstrip(" "))
+    if not name and depth >= mc:
+        depth = -1
+    return depth, name, module, src
+
+
+def _build(path: Path, header: _Header, top_table: list[dict[str, Any]], cols: _Cols,
+           parent: np.ndarray, end: np.ndarray, frame: np.ndarray, interner: FrameInterner,
+           vals: dict[str, np.ndarray], warnings: list[str], incomplete_reason: str,
+           line_of_row: np.ndarray) -> Profile:
+    raw = cols.k == 8
+    totals = dict(header.totals)
+    meta = dict(header.meta)
+    total_ticks = float(totals.get("total_ticks", np.nan))
+    total_alloc = float(totals.get("total_alloc_bytes", np.nan))
+    total_time = float(totals.get("total_time_s", np.nan))
+    scale = time_scale(total_ticks, total_time, meta.get("tick_interval_us"),
+                       meta.get("processors")) if np.isfinite(total_ticks) else np.nan
+    frames = interner.table()
+    names = frames.name
+    used = np.zeros(len(frames), dtype=bool)
+    used[frame] = True
+    is_pa = bool(np.isin(names[used], list(_SYSTEM_CCS)).any())
+    meta["percent_basis"] = PERCENT_BASIS_TEXT_PA if is_pa else PERCENT_BASIS_TEXT
+    meta["src_column"] = cols.src_col is not None
+    meta["raw_columns"] = raw
+    cols_out: dict[str, np.ndarray] = {"entries": vals["entries"].astype(np.int64)}
+    time_pct = vals["%time2"] / 10.0
+    alloc_pct = vals["%alloc3"] / 10.0
+    itime_pct = vals["%time4"] / 10.0
+    ialloc_pct = vals["%alloc5"] / 10.0
+    metrics = [M_ENTRIES, M_TIME_PCT, M_ALLOC_PCT, M_ITIME_PCT, M_IALLOC_PCT]
+    if raw:
+        ticks = vals["ticks"].astype(np.int64)
+        nbytes = vals["bytes"].astype(np.int64)
+        iticks = subtree_sums(ticks, end)
+        ibytes = subtree_sums(nbytes, end)
+        if total_ticks > 0:
+            time_pct = ticks * (100.0 / total_ticks)
+            itime_pct = iticks * (100.0 / total_ticks)
+        if total_alloc > 0:
+            alloc_pct = nbytes * (100.0 / total_alloc)
+            ialloc_pct = ibytes * (100.0 / total_alloc)
+        cols_out.update(ticks=ticks, bytes=nbytes, time_s=ticks * scale,
+                        alloc_bytes=nbytes.astype(np.float64),
+                        inherited_time_s=iticks * scale,
+                        inherited_alloc_bytes=ibytes.astype(np.float64))
+        metrics += [M_TICKS, M_BYTES]
+    else:
+        cols_out.update(time_s=time_pct / 100.0 * total_time,
+                        alloc_bytes=alloc_pct / 100.0 * total_alloc,
+                        inherited_time_s=itime_pct / 100.0 * total_time,
+                        inherited_alloc_bytes=ialloc_pct / 100.0 * total_alloc)
+    cols_out.update(time_pct=time_pct, alloc_pct=alloc_pct, inherited_time_pct=itime_pct,
+                    inherited_alloc_pct=ialloc_pct)
+    metrics += [M_TIME_S, M_ALLOC_B, M_ITIME_S, M_IALLOC_B]
+    if not incomplete_reason and len(parent):
+        incomplete_reason = _check_cut(parent, end, vals, raw, total_ticks, total_alloc,
+                                       line_of_row)
+    default = "inherited_time_pct" if total_ticks and total_ticks > 0 else "inherited_alloc_pct"
+    return profile_from_arrays(
+        path=str(path), format=FORMAT, frames=frames, parent=parent, frame=frame,
+        metrics=metrics, columns=cols_out, meta=meta, totals=totals,
+        total_metrics={k: v for k, v in TOTAL_METRICS.items() if k in totals},
+        incomplete=bool(incomplete_reason), incomplete_reason=incomplete_reason,
+        warnings=tuple(warnings), extras={"top_table": top_table},
+        default_metric=default,
+        display_metrics=DISPLAY_METRICS,
+    )
+
+
+def _check_cut(parent: np.ndarray, end: np.ndarray, vals: dict[str, np.ndarray], raw: bool,
+               total_ticks: float, total_alloc: float, line_of_row: np.ndarray) -> str:
+    """A report cut exactly at a line end: the last row's ancestors print inherited costs
+    that their (missing) children would have supplied.  Compare printed inherited %alloc
+    and %time with the subtree sums of what was read, allowing for GHC's 0.1 rounding."""
+    n = len(parent)
+    anc = []
+    node = n - 1
+    while node >= 0:
+        anc.append(node)
+        node = int(parent[node])
+    size = end - np.arange(n)
+    for printed_key, self_key in (("%alloc5", "%alloc3"), ("%time4", "%time2")):
+        printed = vals[printed_key][anc] / 10.0
+        if raw:
+            key = "bytes" if "alloc" in printed_key else "ticks"
+            tot = total_alloc if key == "bytes" else total_ticks
+            if not tot or not np.isfinite(tot) or tot <= 0:
+                continue
+            sub = subtree_sums(vals[key], end)[anc] * 100.0 / tot
+            tol = 0.051 + np.zeros(len(anc))
+        else:
+            sub = subtree_sums(vals[self_key], end)[anc] / 10.0
+            tol = 0.05 * (size[anc] + 1) + 0.001
+        gap = printed - sub
+        bad = np.flatnonzero(gap > tol)
+        if len(bad):
+            i = anc[int(bad[-1])]
+            return (f"the tree seems cut after line {int(line_of_row[-1])}: the row at line "
+                    f"{int(line_of_row[i])} prints inherited costs its children do not add up "
+                    f"to ({printed[bad[-1]]:.1f}% vs {sub[bad[-1]]:.1f}%)")
+    return ""

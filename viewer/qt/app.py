@@ -36,6 +36,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="show absolute units (seconds, bytes) instead of percent of run")
     p.add_argument("--colorblind", action="store_true", help="colour-blind safe palette")
     p.add_argument("--filter", help="filter text (name or module)")
+    g = p.add_argument_group("repeated runs and matching")
+    g.add_argument("--base", nargs="+", metavar="FILE",
+                   help="baseline group of repeated runs (with --new): compare group means "
+                   "and tell real changes from noise")
+    g.add_argument("--new", nargs="+", metavar="FILE", help="current group of repeated runs")
+    g.add_argument("--significant-only", action="store_true",
+                   help="only rows whose change of the main metric is significant")
+    g.add_argument("--sig-column", action="store_true",
+                   help="show the significance column (on by default with --base/--new)")
+    g.add_argument("--show-suggestions", action="store_true",
+                   help="show the 'Unmatched' panel of suggested matches (the first one "
+                   "selected, its rows revealed in the diff tree)")
+    g.add_argument("--rules-editor", action="store_true", help="open the rename rules editor")
     return p
 
 
@@ -57,7 +70,12 @@ def _stylesheet() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    parser = build_parser()
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    if bool(args.base) != bool(args.new):
+        parser.error("--base and --new go together: --base A1 [A2...] --new B1 [B2...]")
+    if args.base and args.files:
+        parser.error("give either FILE... or --base/--new groups, not both")
     has_display = bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
                        or os.environ.get("QT_QPA_PLATFORM") or sys.platform != "linux")
     if args.screenshot and not has_display:
@@ -94,10 +112,40 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if len(args.files) == 1 and is_watch_folder(args.files[0]):
         open_watch(win, args.files[0])  # profdiff DIR: watch it, runs compare themselves
+    else:
+        _open(win, args)
+    win.show()
+    _apply_options(win, args)
+    return int(app.exec())
+
+
+def _open(win, args) -> None:
+    if args.base:
+        win.open_groups(args.base, args.new)
     elif args.files:
         win.load_paths(args.files)
-    win.show()
-    return int(app.exec())
+
+
+def _apply_options(win, args) -> None:
+    """Options that act on a loaded comparison (the GUI applies them once it is in)."""
+    def go(_cmp=None) -> None:
+        if args.sig_column:
+            win.act_sig.setChecked(True)
+        if args.significant_only:
+            win.significant_box.setChecked(True)
+        if args.show_suggestions:
+            win.suggestions_dock.show()
+        if args.rules_editor:
+            win.open_rules_editor()
+
+    if win.comparison is not None:
+        go()
+    elif args.files or args.base:
+        def once(cmp) -> None:
+            win.comparisonChanged.disconnect(once)
+            go(cmp)
+
+        win.comparisonChanged.connect(once)
 
 
 def _no_display(args) -> int:
@@ -123,9 +171,8 @@ def _screenshot(app, win, args, settings_path: str) -> int:
         win.act_percent.setChecked(False)
     if args.colorblind:
         win.act_palette.setChecked(True)
-    if args.files:
-        win.load_paths(args.files)
-    if args.files and not win.runs:
+    _open(win, args)
+    if (args.files or args.base) and not win.runs:
         print("profdiff: error: " + "; ".join(win.message_bar.messages), file=sys.stderr)
         return 2
     if args.metrics and win.comparison is not None:
@@ -135,6 +182,9 @@ def _screenshot(app, win, args, settings_path: str) -> int:
         win.apply_filter()
     win.show()
     app.processEvents()
+    _apply_options(win, args)
+    if win.comparison is not None:
+        win.wait_for_noise()
     view = args.view
     if view is None and win.primary_tab() is None:
         view = "diff" if len(win.runs) > 1 else "side"
@@ -159,6 +209,10 @@ def _screenshot(app, win, args, settings_path: str) -> int:
             win.expand_to_depth(n)
         for v in win.tree_views():
             v.fit_name_column()
+    for _ in range(3):
+        app.processEvents()
+    if win.comparison is not None and args.show_suggestions and win.suggestions.suggestions:
+        win.suggestions.select(0)  # reveals the pair in the diff tree
     for _ in range(3):
         app.processEvents()
     out = Path(args.screenshot)

@@ -8,10 +8,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QSettings, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QObject, QRunnable, QSettings, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QCheckBox,
+    QDockWidget,
     QDoubleSpinBox,
     QFileDialog,
     QHBoxLayout,
@@ -31,10 +33,15 @@ from PySide6.QtWidgets import (
 from parsers.model import Kind, Profile, Unit
 from viewer.colors import DivergingScale
 from viewer.compare import Comparison, Status, align, comparable_metrics
+from viewer.noise import group_comparison, single_run_noise
+from viewer.rules import RULES_FILE, RuleError, find_rules_file, load_rules_file, save_rules_file
+from viewer.suggest import accept as accept_suggestions
 
 from .layout import map_rows, precompute
 from .loader import LoadResult, LoadTask, Slot, load_and_align
 from .models import change_scale_factor, default_metric, inclusive_of, metric_pairs
+from .rules_editor import RulesEditor, describe_rules, split_presets
+from .suggestions_panel import SuggestionsPanel
 from .views import DiffTreeView, FlatView, SideBySideView, local_files
 from .widgets import DetailsPane, DropOverlay, EmptyState, MessageBar, SummaryBar
 
@@ -42,6 +49,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 RESOURCES = REPO_ROOT / "resources"
 SAMPLE_PAIR = ("hs-ad-v1.prof", "hs-ad-v2.prof")
 MAX_RECENT = 10
+NOISE_SYNC_ROWS = 200_000
+"""Comparisons up to this many rows get their noise estimate at once; bigger ones in a
+worker thread, so opening a 10^6-node pair is not slowed by it."""
 
 
 def samples_dir() -> Path:
@@ -65,6 +75,9 @@ class MainWindow(QMainWindow):
       every new tree-mode comparison; ``rowSelected(int)``/``select_row(int)`` are wired.
     * ``comparison`` / ``flat_comparison`` - the current Comparisons (or None).
     * signal ``comparisonChanged(object)`` after each swap of runs.
+    * ``rules`` - rename rules every alignment uses (from ``.profdiff.toml`` beside the runs,
+      the rules editor, accepted suggestions); ``set_rules(rules)`` re-aligns in place.
+    * ``open_groups(base_paths, new_paths)`` - compare two groups of repeated runs.
     """
 
     comparisonChanged = Signal(object)
@@ -92,6 +105,18 @@ class MainWindow(QMainWindow):
         self._extra_tabs: list[QWidget] = []
         self._format_tabs: list[QWidget] = []
         self._pending: dict[int, list] = {}
+        # matching across refactors
+        self.rules: list = []
+        self.rules_source: Path | None = None  # the .profdiff.toml the rules came from
+        self._rules_dirty = False  # edited in the app since read/saved
+        self.rules_editor: RulesEditor | None = None
+        # noise
+        self.groups: tuple[list[Profile], list[Profile]] | None = None
+        self.group_paths: tuple[list[str], list[str]] | None = None
+        self.significant_only = False
+        self.show_sig = False
+        self.fade_noise = True
+        self._noise_tasks: list = []
         self._build_ui()
         self._build_actions()
         self._restore_settings()
@@ -184,6 +209,18 @@ class MainWindow(QMainWindow):
         if self.flame is not None and hasattr(self.flame, "rowSelected"):
             self.flame.rowSelected.connect(lambda r: self._row_selected(r, self.flame))
 
+        self.suggestions = SuggestionsPanel()
+        self.suggestions_dock = QDockWidget("Unmatched: suggested matches", self)
+        self.suggestions_dock.setObjectName("suggestionsDock")
+        self.suggestions_dock.setWidget(self.suggestions)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.suggestions_dock)
+        self.suggestions_dock.hide()
+        self.suggestions_dock.visibilityChanged.connect(self.suggestions.set_active)
+        self.suggestions_dock.visibilityChanged.connect(self._size_suggestions_dock)
+        self._dock_sized = False
+        self.suggestions.acceptRequested.connect(self.accept_suggestions)
+        self.suggestions.revealRequested.connect(self.reveal_pair)
+
     def _build_actions(self) -> None:
         mb = self.menuBar()
         fm = mb.addMenu("&File")
@@ -205,6 +242,10 @@ class MainWindow(QMainWindow):
         act(fm, "Open &baseline…", lambda: self._open_slot_dialog("baseline"))
         act(fm, "Open &current…", lambda: self._open_slot_dialog("current"))
         self.act_add = act(fm, "&Add run…", lambda: self._open_slot_dialog("add"))
+        self.act_groups = act(fm, "Open re&peated runs…", self.open_groups_dialog,
+                              tip="Pick several baseline runs, then several current runs: "
+                              "compare their means and tell real changes from noise",
+                              name="openGroups")
         self.recent_menu = fm.addMenu("&Recent files")
         fm.addSeparator()
         self.act_sample = act(fm, "Open &sample comparison", self.open_sample,
@@ -237,9 +278,28 @@ class MainWindow(QMainWindow):
         self.act_palette.toggled.connect(self.set_colorblind)
         vm.addAction(self.act_palette)
         vm.addSeparator()
+        self.act_sig = QAction("Significance column (real / noise)", self, checkable=True)
+        self.act_sig.setToolTip("A 'sig.' column after the main metric: p-value of its change")
+        self.act_sig.toggled.connect(self.set_show_sig)
+        vm.addAction(self.act_sig)
+        self.act_fade = QAction("Fade changes within noise", self, checkable=True)
+        self.act_fade.setChecked(True)
+        self.act_fade.toggled.connect(self.set_fade_noise)
+        vm.addAction(self.act_fade)
+        vm.addSeparator()
         act(vm, "Next view", self.next_tab, "Ctrl+Tab")
         act(vm, "Previous view", lambda: self.next_tab(-1), "Ctrl+Shift+Tab")
         self.act_filter = act(vm, "&Filter…", self.focus_filter, QKeySequence.StandardKey.Find)
+
+        tm = mb.addMenu("&Tools")
+        self.act_rules = act(tm, "&Rename rules…", self.open_rules_editor,
+                             tip="Rules that match renamed functions and moved modules",
+                             name="renameRules")
+        sug = self.suggestions_dock.toggleViewAction()
+        sug.setText("&Unmatched rows: suggested matches")
+        sug.setObjectName("showSuggestions")
+        tm.addAction(sug)
+        self.act_suggestions = sug
 
         tb = QToolBar("Main")
         tb.setObjectName("mainToolbar")
@@ -275,6 +335,13 @@ class MainWindow(QMainWindow):
         self.changed_box = QCheckBox("changed only")
         self.changed_box.toggled.connect(self._set_changed_only)
         tb.addWidget(self.changed_box)
+        self.significant_box = QCheckBox("significant only")
+        self.significant_box.setObjectName("significantBox")
+        self.significant_box.setToolTip(
+            "Only rows whose change of the main metric is real, not run-to-run or sampling "
+            "noise (Benjamini–Hochberg, false discovery rate 5%)")
+        self.significant_box.toggled.connect(self._set_significant_only)
+        tb.addWidget(self.significant_box)
         tb.addWidget(QLabel(" hide |Δ| <"))
         self.threshold_spin = QDoubleSpinBox()
         self.threshold_spin.setRange(0, 100)
@@ -310,6 +377,9 @@ class MainWindow(QMainWindow):
                   self.act_add, self.act_hot):
             a.setEnabled(has)
         self.act_swap.setEnabled(len(self.runs) >= 2)
+        two = self.comparison is not None and self.comparison.n_runs == 2
+        self.significant_box.setEnabled(two)
+        self.act_sig.setEnabled(two)
 
     # ----------------------------------------------------------------------------------
     # settings
@@ -427,6 +497,9 @@ class MainWindow(QMainWindow):
         self._start(self._slots() + [Slot(path)], list(self.paths) + [path])
 
     def reload(self) -> None:
+        if self.group_paths is not None:
+            self.open_groups(*self.group_paths)
+            return
         slots = [Slot(p, r) if p else Slot(None, r)
                  for p, r in zip(self.paths, self.runs, strict=False)]
         if slots:
@@ -446,24 +519,52 @@ class MainWindow(QMainWindow):
     def swap_runs(self) -> None:
         if len(self.runs) < 2:
             return
+        if self.groups is not None and self.group_paths is not None:
+            self.groups = (self.groups[1], self.groups[0])
+            self.group_paths = (self.group_paths[1], self.group_paths[0])
+            self._realign()
+            return
         runs = list(self.runs)
         paths = list(self.paths)
         runs[0], runs[-1] = runs[-1], runs[0]
         paths[0], paths[-1] = paths[-1], paths[0]
         self.set_runs(runs, keep_state=True, paths=paths)
 
-    def _start(self, slots: list[Slot], paths: list[str | None]) -> None:
+    def open_groups_dialog(self) -> None:
+        base, _ = QFileDialog.getOpenFileNames(
+            self, "Repeated runs 1/2: pick the BASELINE runs (same build, several runs)",
+            self._last_folder())
+        if not base:
+            return
+        new, _ = QFileDialog.getOpenFileNames(
+            self, "Repeated runs 2/2: pick the CURRENT runs", str(Path(base[0]).parent))
+        if new:
+            self.open_groups(base, new)
+
+    def open_groups(self, base_paths: Sequence[str], new_paths: Sequence[str]) -> None:
+        """Compare the mean of the runs ``base_paths`` with the mean of ``new_paths``; the
+        spread within each group tells real changes from noise."""
+        base_paths, new_paths = [str(p) for p in base_paths], [str(p) for p in new_paths]
+        if not base_paths or not new_paths:
+            self.message_bar.show_message("Repeated runs need at least one run on each side.")
+            return
+        slots = [Slot(p) for p in [*base_paths, *new_paths]]
+        self._start(slots, [base_paths[0], new_paths[0]], n_base=len(base_paths))
+
+    def _start(self, slots: list[Slot], paths: list[str | None],
+               n_base: int | None = None) -> None:
         self.cancel_loading()
         new_paths = [s.path for s in slots if s.path]
+        self._pick_up_rules([*new_paths, *[p for p in paths if p]])
         if self.synchronous:
             try:
-                res = load_and_align(slots)
+                res = load_and_align(slots, rules=self.rules, n_base=n_base)
             except Exception as e:  # noqa: BLE001
                 self.message_bar.show_message(f"Loading failed: {e}")
                 return
             self._loaded(res, paths, slots)
             return
-        task = LoadTask(slots)
+        task = LoadTask(slots, rules=self.rules, n_base=n_base)
         self._task = task
         self.progress.setValue(0)
         self.progress_label.setText("Loading " + ", ".join(Path(p).name for p in new_paths))
@@ -520,6 +621,16 @@ class MainWindow(QMainWindow):
             return
         if res.tree is None:
             return
+        if res.groups is not None and res.group_paths is not None:
+            self.groups = res.groups
+            self.group_paths = res.group_paths
+            if not self.show_sig:
+                self.act_sig.setChecked(True)
+            rep = [res.group_paths[0][0], res.group_paths[1][0]]
+            self._apply(list(res.tree.runs), res.tree, res.flat, rep, keep_state=False)
+            return
+        self.groups = None
+        self.group_paths = None
         self._apply(res.runs, res.tree, res.flat, shown, keep_state=True)
 
     # ----------------------------------------------------------------------------------
@@ -531,13 +642,139 @@ class MainWindow(QMainWindow):
         profiles = list(profiles)
         if not profiles:
             return
-        tree = align(profiles, mode="tree")
-        flat = align(profiles, mode="flat")
-        precompute(tree)
-        precompute(flat)
         if paths is None:
             paths = [p.path for p in profiles]
-        self._apply(profiles, tree, flat, list(paths), keep_state)
+        self._pick_up_rules([p for p in paths if p])
+        self.groups = None
+        self.group_paths = None
+        self._set_runs(profiles, keep_state, list(paths))
+
+    def _set_runs(self, profiles: list[Profile], keep_state: bool,
+                  paths: list[str | None]) -> None:
+        tree = align(profiles, mode="tree", rules=self.rules)
+        flat = align(profiles, mode="flat", rules=self.rules)
+        precompute(tree)
+        precompute(flat)
+        self._apply(profiles, tree, flat, paths, keep_state)
+
+    # ----------------------------------------------------------------------------------
+    # rename rules and match suggestions
+    # ----------------------------------------------------------------------------------
+    def _pick_up_rules(self, paths: Sequence[str]) -> None:
+        """Read ``.profdiff.toml`` beside the runs (baseline's folder first) unless the rules
+        were edited in the app since; leaving the rules file's folders drops its rules."""
+        try:
+            found = find_rules_file([p for p in paths if p])
+        except OSError:
+            found = None
+        if found is not None:
+            if found == self.rules_source and self._rules_dirty:
+                return
+            try:
+                self.rules = load_rules_file(found)
+            except RuleError as e:
+                self.message_bar.show_message(str(e), "warning")
+                return
+            self.rules_source = found
+            self._rules_dirty = False
+        elif self.rules_source is not None and not self._rules_dirty:
+            self.rules, self.rules_source = [], None
+        self._sync_rules_editor()
+
+    def rules_save_path(self) -> Path | None:
+        """Where Save writes the rules: ``.profdiff.toml`` in the baseline run's folder."""
+        base = self.group_paths[0][0] if self.group_paths else (
+            self.paths[0] if self.paths else None)
+        return Path(base).resolve().parent / RULES_FILE if base else None
+
+    def set_rules(self, rules: Sequence) -> None:
+        """Align with ``rules`` from now on and re-align the shown runs in place."""
+        self.rules = list(rules)
+        self._rules_dirty = True
+        self._realign()
+
+    def save_rules(self, rules: Sequence | None = None, path: str | Path | None = None
+                   ) -> Path | None:
+        """Write the rules (default: the current ones) to ``.profdiff.toml``."""
+        if rules is not None:
+            self.rules = list(rules)
+        target = Path(path) if path else self.rules_save_path()
+        if target is None:
+            self.message_bar.show_message("Open a run first: rules are saved next to it.")
+            return None
+        rest, presets = split_presets(self.rules)
+        try:
+            save_rules_file(target, rest, presets)
+        except OSError as e:
+            self.message_bar.show_message(f"Cannot write {target}: {e.strerror or e}")
+            return None
+        self.rules_source = target
+        self._rules_dirty = False
+        self._sync_rules_editor()
+        self.statusBar().showMessage(f"Saved rename rules to {target}", 5000)
+        return target
+
+    def open_rules_editor(self) -> RulesEditor:
+        if self.rules_editor is None:
+            self.rules_editor = RulesEditor(self)
+            self.rules_editor.applied.connect(self.set_rules)
+            self.rules_editor.saveRequested.connect(lambda r: self.save_rules(r))
+        self._sync_rules_editor(force=True)
+        self.rules_editor.show()
+        self.rules_editor.raise_()
+        return self.rules_editor
+
+    def _sync_rules_editor(self, force: bool = False) -> None:
+        ed = self.rules_editor
+        if ed is not None and (force or ed.isVisible()):
+            ed.set_rules(self.rules, self.rules_source, self.rules_save_path())
+
+    def accept_suggestions(self, suggestions: Sequence) -> None:
+        """Turn accepted suggestions into a rule (mapping new names onto old) and re-align."""
+        suggestions = list(suggestions)
+        if not suggestions:
+            return
+        self.rules.append(accept_suggestions(suggestions))
+        self._rules_dirty = True
+        self._realign()
+        self._sync_rules_editor()
+        self.statusBar().showMessage(
+            "Matched " + "; ".join(s.describe().split(" (")[0] for s in suggestions), 6000)
+
+    def _realign(self) -> None:
+        """Align the shown runs again (new rules), keeping expansion and selection."""
+        if not self.runs:
+            return
+        if self.groups is not None:
+            b, n = self.groups
+            tree = group_comparison(b, n, mode="tree", rules=self.rules)
+            flat = group_comparison(b, n, mode="flat", rules=self.rules)
+            precompute(tree)
+            precompute(flat)
+            self._apply(list(tree.runs), tree, flat, list(self.paths), keep_state=True)
+        else:
+            self._set_runs(list(self.runs), True, list(self.paths))
+
+    def _size_suggestions_dock(self, visible: bool) -> None:
+        if visible and not self._dock_sized:
+            self._dock_sized = True
+            self.resizeDocks([self.suggestions_dock], [max(150, self.height() // 5)],
+                             Qt.Orientation.Vertical)
+
+    def reveal_pair(self, removed: int, added: int) -> None:
+        """Show a suggested pair in the diff tree: both rows visible, the removed selected."""
+        cmp = self.comparison
+        if cmp is None:
+            return
+        rows = [r for r in (removed, added) if 0 <= r < cmp.n_rows]
+        for v in self.tree_views():
+            v.expand_rows([int(cmp.parent[r]) for r in rows if cmp.parent[r] >= 0])
+        if rows:
+            self.reveal_row(rows[0], expand=False)
+            m = self.diff.models[0] if self.diff.models else None
+            idx = m.index_for_row(rows[0]) if m is not None else None
+            if idx is not None and idx.isValid():
+                self.diff.tree.scrollTo(idx, QAbstractItemView.ScrollHint.PositionAtCenter)
 
     def _capture_state(self) -> dict | None:
         if self.comparison is None:
@@ -559,7 +796,8 @@ class MainWindow(QMainWindow):
         self.runs = runs
         self.paths = paths
         self.comparison = tree
-        self.flat_comparison = flat if flat is not None else align(runs, mode="flat")
+        self.flat_comparison = flat if flat is not None else align(runs, mode="flat",
+                                                                    rules=self.rules)
         self._choose_metrics()
         self._rebuild_metrics_menu()
         self._push_comparison()
@@ -572,6 +810,8 @@ class MainWindow(QMainWindow):
         else:
             self.expand_to_depth(2)
         self._update_enabled()
+        self._schedule_noise()
+        self.suggestions.set_comparison(tree)
         self._update_status()
         self.comparisonChanged.emit(tree)
 
@@ -636,6 +876,10 @@ class MainWindow(QMainWindow):
 
     def _push_comparison(self) -> None:
         cmp = self.comparison
+        sig = self.sig_metric() if self.show_sig else None
+        self.diff.sig_metric = sig
+        self.flat.sig_metric = sig if sig in (self.flat_comparison.values
+                                              if self.flat_comparison else ()) else None
         self.summary.set_comparison(cmp)
         self.side.set_comparison(cmp, self._pane_metrics(), self.scale)
         self.diff.set_comparison(cmp, self.metrics, self.scale)
@@ -766,7 +1010,9 @@ class MainWindow(QMainWindow):
         self.diff.set_metrics(self.metrics)
         self.flat.metric = self._main_self_metric()
         self.flat.set_metrics(self.metrics)
+        self._update_sig_columns()
         self.settings.setValue(f"metrics/{self._format_key()}", self.metrics)
+        self._schedule_noise()
         self.apply_filter()
 
     def set_percent_mode(self, on: bool) -> None:
@@ -790,6 +1036,121 @@ class MainWindow(QMainWindow):
                 pass
 
     # ----------------------------------------------------------------------------------
+    # noise: is a change real?
+    # ----------------------------------------------------------------------------------
+    def sig_metric(self) -> str | None:
+        """The metric whose significance the 'sig.' column and 'significant only' use: the
+        format's main metric (e.g. inherited %time) in the current unit mode."""
+        cmp = self.comparison
+        if cmp is None:
+            return None
+        m = default_metric(cmp)
+        if m is None:
+            return None
+        conv = self._convert_units([m])
+        return conv[0] if conv else m
+
+    def _noise_todo(self, cmp: Comparison, metrics: Sequence[str] | None = None) -> list[str]:
+        if metrics is None:  # fading needs the sampled metrics; deterministic ones are exact
+            metrics = [*(m for m in self.metrics if m in cmp.values
+                         and cmp.metric_by_name[m].sampled), self.sig_metric()]
+        want = list(metrics)
+        have = cmp.noise.metrics if cmp.noise is not None else {}
+        return [m for m in dict.fromkeys(want) if m and m in cmp.values and m not in have]
+
+    def _schedule_noise(self) -> None:
+        """Estimate the noise of the shown metrics of two-run comparisons: at once for
+        small ones, in a worker thread for big ones (groups already carry theirs)."""
+        for cmp in (self.comparison, self.flat_comparison):
+            if cmp is None or cmp.n_runs != 2 or cmp.groups is not None:
+                continue
+            todo = self._noise_todo(cmp)
+            if not todo:
+                continue
+            if cmp.n_rows <= NOISE_SYNC_ROWS:
+                self._ensure_noise(cmp, todo)
+                continue
+            if any(t.cmp is cmp and set(todo) <= set(t.metrics) for t in self._noise_tasks):
+                continue
+            task = _NoiseTask(cmp, todo)
+            self._noise_tasks.append(task)
+            task.signals.done.connect(lambda nz, t=task: self._noise_done(t, nz))
+            QThreadPool.globalInstance().start(task)
+        self._update_legend()
+
+    def _noise_done(self, task: _NoiseTask, nz) -> None:
+        if task in self._noise_tasks:
+            self._noise_tasks.remove(task)
+        if nz is not None and task.cmp in (self.comparison, self.flat_comparison):
+            self._attach_noise(task.cmp, nz)
+
+    def wait_for_noise(self, timeout_ms: int = 30000) -> None:
+        """Block until background noise estimates are in (tests, screenshots)."""
+        QThreadPool.globalInstance().waitForDone(timeout_ms)
+        from PySide6.QtCore import QCoreApplication
+
+        QCoreApplication.processEvents()
+        self.ensure_noise()
+
+    def ensure_noise(self) -> None:
+        """Compute every missing noise estimate now."""
+        for cmp in (self.comparison, self.flat_comparison):
+            if cmp is not None and cmp.n_runs == 2:
+                self._ensure_noise(cmp, self._noise_todo(cmp))
+
+    def _ensure_noise(self, cmp: Comparison, metrics: Sequence[str]) -> None:
+        todo = self._noise_todo(cmp, metrics)
+        if todo and cmp.n_runs == 2:
+            self._attach_noise(cmp, single_run_noise(cmp, metrics=todo))
+
+    def _attach_noise(self, cmp: Comparison, nz) -> None:
+        if cmp.noise is None:
+            cmp.noise = nz
+        else:
+            for k, v in nz.metrics.items():
+                cmp.noise.metrics.setdefault(k, v)
+        if cmp is self.comparison:
+            self.diff.noise_changed()
+            cur = self.diff.current_row()
+            if cur >= 0:
+                self.details.show_row(cmp, cur)
+        if cmp is self.flat_comparison:
+            self.flat.noise_changed()
+        self._update_legend()
+
+    def _update_legend(self) -> None:
+        cmp = self.comparison
+        txt = ""
+        if cmp is not None and cmp.noise is not None and self.fade_noise:
+            sampled = [m for m in cmp.noise.metrics.values()
+                       if not m.method.startswith("deterministic")]
+            if sampled:
+                txt = ("faded: within run-to-run noise" if cmp.groups is not None
+                       else "faded: within sampling error")
+        self.diff.legend.noise_text = txt
+        self.diff.legend.update()
+
+    def set_show_sig(self, on: bool) -> None:
+        self.show_sig = on
+        if on:
+            self._schedule_noise()
+        self._update_sig_columns()
+
+    def _update_sig_columns(self) -> None:
+        if self.comparison is None:
+            return
+        sig = self.sig_metric() if self.show_sig and self.comparison.n_runs == 2 else None
+        self.diff.set_sig_metric(sig)
+        fc = self.flat_comparison
+        self.flat.set_sig_metric(sig if fc is not None and sig in fc.values else None)
+
+    def set_fade_noise(self, on: bool) -> None:
+        self.fade_noise = on
+        self.diff.set_fade_noise(on)
+        self.flat.set_fade_noise(on)
+        self._update_legend()
+
+    # ----------------------------------------------------------------------------------
     # filter
     # ----------------------------------------------------------------------------------
     def focus_filter(self) -> None:
@@ -804,12 +1165,22 @@ class MainWindow(QMainWindow):
         self.threshold = float(v)
         self.apply_filter()
 
+    def _set_significant_only(self, on: bool) -> None:
+        self.significant_only = on
+        self.apply_filter()
+
     def _keep_mask(self, cmp: Comparison) -> np.ndarray | None:
-        if cmp.n_runs < 2 or (not self.changed_only and self.threshold <= 0):
+        sig_only = self.significant_only and cmp.n_runs == 2
+        if cmp.n_runs < 2 or (not self.changed_only and self.threshold <= 0 and not sig_only):
             return None
         keep = np.ones(cmp.n_rows, dtype=bool)
         if self.changed_only:
             keep &= cmp.status != Status.SAME
+        if sig_only:
+            m = self.sig_metric()
+            if m is not None and m in cmp.values:
+                self._ensure_noise(cmp, [m])
+                keep &= cmp.noise.metrics[m].significant
         if self.threshold > 0:
             big = np.zeros(cmp.n_rows, dtype=bool)
             for m in self.metrics:
@@ -998,6 +1369,14 @@ class MainWindow(QMainWindow):
             matched = c["same"] + c["changed"]
             txt += (f" · {matched:,} matched ({c['changed']:,} changed), "
                     f"{c['added']:,} added, {c['removed']:,} removed")
+        if cmp.groups is not None:
+            txt += f" · groups: {len(cmp.groups[0])} vs {len(cmp.groups[1])} runs"
+        if self.rules:
+            n = int((cmp.matched_by > 0).sum()) if cmp.matched_by is not None else 0
+            txt += f" · rename rules: {len(self.rules)} ({n:,} rows matched by them)"
+            self.status_label.setToolTip(describe_rules(self.rules))
+        else:
+            self.status_label.setToolTip("")
         lay = self.diff.layout_
         if lay is not None and lay.visible is not None:
             txt += f" · filter: {int(lay.visible.sum()):,} rows shown"
@@ -1013,6 +1392,8 @@ class MainWindow(QMainWindow):
         else:
             self.incomplete_label.hide()
         names = " vs ".join(Path(p.path).name for p in cmp.runs)
+        if cmp.groups is not None:
+            names = f"{len(cmp.groups[0])} runs vs {len(cmp.groups[1])} runs"
         self.setWindowTitle(f"{names} — profdiff")
 
     def _save_dialog(self, title: str, suffix: str, filt: str) -> str | None:
@@ -1118,6 +1499,28 @@ class MainWindow(QMainWindow):
             self.open_as_baseline(files[0])
         else:
             self.open_as_current(files[0])
+
+
+class _NoiseSignals(QObject):
+    done = Signal(object)  # Noise or None
+
+
+class _NoiseTask(QRunnable):
+    """Sampling-error estimate of a big comparison in the thread pool."""
+
+    def __init__(self, cmp: Comparison, metrics: list[str]) -> None:
+        super().__init__()
+        self.cmp = cmp
+        self.metrics = list(metrics)
+        self.signals = _NoiseSignals()
+        self.setAutoDelete(False)
+
+    def run(self) -> None:
+        try:
+            nz = single_run_noise(self.cmp, metrics=self.metrics)
+        except Exception:  # noqa: BLE001 - the estimate is optional; views work without it
+            nz = None
+        self.signals.done.emit(nz)
 
 
 def _mtime(p: str) -> float:

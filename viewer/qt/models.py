@@ -25,7 +25,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QIcon
 
 from parsers.model import Kind, Metric, Unit
 from viewer.colors import ADDED, PLACEHOLDER, REMOVED, DivergingScale, text_color_for
-from viewer.compare import Comparison, Status
+from viewer.compare import MATCHED_BY, Comparison, Status
 from viewer.units import format_delta, format_rel, format_value
 
 from .layout import RowLayout
@@ -36,6 +36,10 @@ SORT_VALUE_ROLE = Qt.ItemDataRole.UserRole + 2
 """The raw float behind a numeric cell (NaN when none)."""
 
 PLACEHOLDER_TEXT = "—"
+MATCH_MARK = "↔ "
+"""Prefix of the name of a row whose runs were matched by a rename rule or a suggestion."""
+FADED_TEXT = (150, 150, 150)
+"""Text colour of a Δ cell whose change is within the noise."""
 _FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 _NO_FLAGS = Qt.ItemFlag.NoItemFlags
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -44,7 +48,10 @@ _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 
 @dataclass(frozen=True)
 class Column:
-    """One column: ``kind`` in name, module, src, status, value, delta, rel.
+    """One column: ``kind`` in name, module, src, status, value, delta, rel, sig.
+
+    ``sig``: significance of the change of ``metric`` ("real"/"noise" and the p-value),
+    from ``Comparison.noise``.
 
     ``run``: for ``value`` the run shown (None -> the model's pane run, else the current
     run); for ``delta``/``rel`` the run compared with the baseline (None -> current).
@@ -82,9 +89,27 @@ def pane_columns(cmp: Comparison, metrics: list[str], run: int) -> list[Column]:
     return cols
 
 
+def sig_column(cmp: Comparison, metric: str) -> Column:
+    met = cmp.metric_by_name[metric]
+    return Column("sig", metric, cmp.current, f"{short_title(met.title)}\nsig.",
+                  f"{met.title}: is the change real or within the run-to-run/sampling noise? "
+                  "(p-value; 'real' = significant at the false discovery rate)")
+
+
 def diff_columns(cmp: Comparison, metrics: list[str], src: bool = False,
-                 status: bool = False) -> list[Column]:
-    """Merged diff columns: per metric base/new/Δ/Δ% (2 runs) or one per run + Δs (3+)."""
+                 status: bool = False, sig: str | None = None) -> list[Column]:
+    """Merged diff columns: per metric base/new/Δ/Δ% (2 runs) or one per run + Δs (3+).
+
+    ``sig``: a metric whose significance column follows its Δ% (two-run comparisons).
+    """
+    cols = _diff_columns(cmp, metrics, src, status)
+    if sig is not None and cmp.n_runs == 2 and sig in cmp.values:
+        at = max((i for i, c in enumerate(cols) if c.metric == sig), default=len(cols) - 1)
+        cols.insert(at + 1, sig_column(cmp, sig))
+    return cols
+
+
+def _diff_columns(cmp: Comparison, metrics: list[str], src: bool, status: bool) -> list[Column]:
     cols = label_columns(cmp, src=src)
     if status:
         cols.append(Column("status", header="status"))
@@ -183,6 +208,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         self.layout.add_listener(self)
         self.scale = scale or DivergingScale()
         self.color_deltas = True
+        self.fade_noise = True  # draw Δ cells whose change is within the noise faded
         self._arrays: dict[int, np.ndarray] = {}
         self._colors: dict[tuple[str, int], np.ndarray] = {}
         self._factors: dict[str, float] = {}
@@ -192,6 +218,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         self._italic = QFont()
         self._italic.setItalic(True)
         self._grey = QBrush(QColor(150, 150, 150))
+        self._faded_fg = QBrush(QColor(*FADED_TEXT))
         self._placeholder = QBrush(QColor(*PLACEHOLDER))
         self._added = QBrush(QColor(*ADDED))
         self._removed = QBrush(QColor(*REMOVED))
@@ -203,6 +230,35 @@ class ComparisonTreeModel(QAbstractItemModel):
         self.columns = list(columns)
         self._arrays.clear()
         self.endResetModel()
+
+    def noise_changed(self) -> None:
+        """``cmp.noise`` gained metrics: drop cached significance columns (views repaint)."""
+        for i, c in enumerate(self.columns):
+            if c.kind == "sig":
+                self._arrays.pop(i, None)
+        self.appearanceChanged.emit()
+
+    def set_fade_noise(self, on: bool) -> None:
+        self.fade_noise = on
+        self.appearanceChanged.emit()
+
+    def noise(self, metric: str | None):
+        """The :class:`~viewer.noise.MetricNoise` of ``metric`` (None when not computed)."""
+        nz = self.cmp.noise
+        if nz is None or metric is None or self.cmp.n_runs != 2:
+            return None
+        return nz.metrics.get(metric)
+
+    def within_noise(self, metric: str | None, r: int) -> bool:
+        """Whether row ``r``'s change of ``metric`` is not significant (sampled metrics:
+        deterministic ones are exact, any change of them is real)."""
+        mn = self.noise(metric)
+        if mn is None or mn.method.startswith("deterministic"):
+            return False
+        return not bool(mn.significant[r])
+
+    def _faded(self, c: Column, r: int) -> bool:
+        return self.fade_noise and c.kind in ("delta", "rel") and self.within_noise(c.metric, r)
 
     def set_scale(self, scale: DivergingScale) -> None:
         """Change the Δ colour scale; views repaint their viewport (no row changes)."""
@@ -238,6 +294,9 @@ class ComparisonTreeModel(QAbstractItemModel):
             a = cmp.delta(c.metric, c.run)
         elif c.kind == "rel":
             a = cmp.rel(c.metric, c.run)
+        elif c.kind == "sig":
+            mn = self.noise(c.metric)
+            a = mn.pvalue if mn is not None else np.full(cmp.n_rows, np.nan)
         else:
             raise ValueError(f"unknown column kind {c.kind!r}")
         self._arrays[col] = a
@@ -371,9 +430,13 @@ class ComparisonTreeModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.ForegroundRole:
             if absent:
                 return self._grey
+            if self._faded(c, r):
+                return self._faded_fg
             if c.kind in ("delta", "rel") and self.color_deltas:
                 rgb = self._cell_rgb(c.metric, c.run, r)
                 return QBrush(QColor(*text_color_for(rgb)))
+            if c.kind == "sig":
+                return None if self._sig_real(c.metric, r) else self._faded_fg
             if self.pane_run is None and self.cmp.n_runs > 1 and \
                     self.cmp.status[r] == Status.REMOVED:
                 return self._grey
@@ -383,6 +446,8 @@ class ComparisonTreeModel(QAbstractItemModel):
                 return self._italic
             m = self.layout.matched
             if m is not None and m[r] and c.kind in ("name", "module"):
+                return self._bold
+            if c.kind == "sig" and self._sig_real(c.metric, r):
                 return self._bold
             return None
         if role == Qt.ItemDataRole.DecorationRole:
@@ -395,9 +460,38 @@ class ComparisonTreeModel(QAbstractItemModel):
             return float(self.column_array(col)[r])
         return None
 
+    def matched_by(self, r: int) -> str:
+        """``"path"``, ``"rule"`` or ``"suggestion"``: how row ``r``'s runs were matched."""
+        mb = self.cmp.matched_by
+        return MATCHED_BY[int(mb[r])] if mb is not None and len(mb) > r else "path"
+
+    def _marked(self, r: int) -> bool:
+        mb = self.cmp.matched_by
+        return self.pane_run is None and self.cmp.n_runs > 1 and mb is not None and mb[r] > 0
+
+    def _sig_real(self, metric: str | None, r: int) -> bool:
+        mn = self.noise(metric)
+        return mn is not None and bool(mn.significant[r])
+
+    def _sig_text(self, metric: str, r: int) -> str:
+        mn = self.noise(metric)
+        if mn is None:
+            return ""
+        v = self.cmp.values[metric][r]
+        if v[self.cmp.current] == v[self.cmp.baseline]:
+            return ""
+        sig = bool(mn.significant[r])
+        if mn.method.startswith("deterministic"):
+            return "real (exact)" if sig else ""
+        return f"{'real' if sig else 'noise'} {format_pvalue(float(mn.pvalue[r]))}"
+
     def _text(self, c: Column, col: int, r: int) -> str:
+        if c.kind == "name" and self._marked(r):
+            return MATCH_MARK + str(self.column_array(col)[r])
         if c.kind in ("name", "module", "src"):
             return str(self.column_array(col)[r])
+        if c.kind == "sig":
+            return self._sig_text(c.metric, r)
         if c.kind == "status":
             return Status(int(self.column_array(col)[r])).label
         v = float(self.column_array(col)[r])
@@ -419,7 +513,10 @@ class ComparisonTreeModel(QAbstractItemModel):
             d = self.column_array(col)[r]  # rel is 0 exactly when the delta is
             if d == 0 or np.isnan(d):
                 return None
-            return QBrush(QColor(*self._cell_rgb(c.metric, c.run, r)))
+            rgb = self._cell_rgb(c.metric, c.run, r)
+            if self._faded(c, r):
+                rgb = fade_rgb(rgb)
+            return QBrush(QColor(*rgb))
         if c.kind == "name" and self.pane_run is None and self.cmp.n_runs > 1:
             st = self.cmp.status[r]
             if st == Status.ADDED:
@@ -435,15 +532,44 @@ class ComparisonTreeModel(QAbstractItemModel):
             path = " ▸ ".join(self.cmp.path_labels(r)) if self.cmp.mode == "tree" else \
                 f"{self.cmp.module[r]}.{self.cmp.name[r]}"
             st = Status(int(self.cmp.status[r])).label if self.cmp.n_runs > 1 else ""
-            return f"{path}\n{self.cmp.src[r]}" + (f"\n[{st}]" if st else "")
+            tip = f"{path}\n{self.cmp.src[r]}" + (f"\n[{st}]" if st else "")
+            if self._marked(r):
+                tip += "\n" + self._match_note(r)
+            return tip
+        if c.kind == "sig":
+            mn = self.noise(c.metric)
+            if mn is None:
+                return "significance not computed yet"
+            return (f"p = {float(mn.pvalue[r]):.3g} "
+                    f"({'significant' if mn.significant[r] else 'within the noise'})\n"
+                    f"{mn.method}")
         if c.numeric:
             met = self.cmp.metric_by_name[c.metric]
             vals = self.cmp.values[c.metric][r]
             lines = [met.title]
             for i, v in enumerate(vals):
                 lines.append(f"  {self._run_name(i)}: {format_value(float(v), met.unit)}")
+            mn = self.noise(c.metric) if c.kind in ("delta", "rel") else None
+            if mn is not None and vals[self.cmp.current] != vals[self.cmp.baseline]:
+                real = bool(mn.significant[r])
+                lines.append(f"  {'significant' if real else 'within the noise'} "
+                             f"({format_pvalue(float(mn.pvalue[r]))})")
             return "\n".join(lines)
         return None
+
+    def _match_note(self, r: int) -> str:
+        """"matched by rename rule / accepted suggestion", with the other runs' names."""
+        how = "rename rule" if self.matched_by(r) == "rule" else "accepted suggestion"
+        names = []
+        for i, p in enumerate(self.cmp.runs):
+            n = int(self.cmp.node[r, i]) if self.cmp.node.shape[1] > i else -1
+            if n < 0:
+                continue
+            f = int(p.frame[n])
+            label = f"{p.frames.module[f]}.{p.frames.name[f]}"
+            if label not in names:
+                names.append(label)
+        return f"matched by {how}: " + " ↔ ".join(names)
 
     def _run_name(self, i: int | None) -> str:
         if i is None:
@@ -485,6 +611,19 @@ class ComparisonTreeModel(QAbstractItemModel):
     @cached_property
     def main_metric(self) -> str | None:
         return default_metric(self.cmp)
+
+
+def format_pvalue(p: float) -> str:
+    if p != p:
+        return "p=?"
+    if p < 0.001:
+        return "p<0.001"
+    return f"p={p:.3f}" if p < 0.01 else f"p={p:.2f}"
+
+
+def fade_rgb(rgb, amount: float = 0.75) -> tuple[int, int, int]:
+    """``rgb`` mixed ``amount`` of the way to white: a change within the noise."""
+    return tuple(int(round(c + (255 - c) * amount)) for c in rgb)  # type: ignore[return-value]
 
 
 def default_metric(cmp: Comparison) -> str | None:

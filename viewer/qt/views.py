@@ -118,6 +118,8 @@ def fit_columns(view: QTreeView, name_width: int = 260) -> None:
             w = 100
         elif c.kind == "src":
             w = 115
+        elif c.kind == "sig":
+            w = fm.horizontalAdvance("noise p=0.000") + 14
         else:
             head = max(fm.horizontalAdvance(x) for x in c.header.split("\n"))
             unit = m.cmp.metric_by_name[c.metric].unit if c.metric else None
@@ -128,6 +130,16 @@ def fit_columns(view: QTreeView, name_width: int = 260) -> None:
             w = max(head + 14, fm.horizontalAdvance(sample) + 12)
         h.resizeSection(i, w)
     h.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+
+
+def _section_widths(view: QTreeView) -> list[int]:
+    return [view.header().sectionSize(i) for i in range(view.header().count())]
+
+
+def _restore_name_width(view: QTreeView, widths: list[int]) -> None:
+    """Keep the user's name-column width when columns are rebuilt."""
+    if widths and view.header().count():
+        view.header().resizeSection(0, widths[0])
 
 
 class _TreeState:
@@ -434,6 +446,8 @@ class SideBySideView(QWidget, _TreeViewMixin):
             p = cmp.runs[run]
             label = f"<b>{run_role(cmp, run).upper() if cmp.n_runs > 1 else 'RUN'}</b> " \
                     f"[{run}] {Path(p.path).name}"
+            if cmp.groups is not None:
+                label += f" <i>(mean of {len(cmp.groups[slot])} runs)</i>"
             if p.incomplete:
                 label += " <b style='color:#b35806'>INCOMPLETE</b>"
             self.titles[slot].setText(label)
@@ -477,6 +491,9 @@ class DiffTreeView(QWidget, _TreeViewMixin):
         self.tree.expanded.connect(lambda i: self._track(i, True))
         self.tree.collapsed.connect(lambda i: self._track(i, False))
         self.icons: dict[int, object] = {}
+        self.sig_metric: str | None = None  # metric of the significance column (None: off)
+        self.fade_noise = True
+        self._metrics: list[str] = []
 
     def _track(self, idx: QModelIndex, on: bool) -> None:
         rid = int(idx.internalId())
@@ -488,9 +505,11 @@ class DiffTreeView(QWidget, _TreeViewMixin):
         self.cmp = cmp
         self.layout_ = RowLayout(cmp)
         self.state.reset(cmp.n_rows)
-        m = ComparisonTreeModel(cmp, diff_columns(cmp, metrics), None, self.layout_, scale,
-                                parent=self)
+        self._metrics = list(metrics)
+        m = ComparisonTreeModel(cmp, diff_columns(cmp, metrics, sig=self.sig_metric), None,
+                                self.layout_, scale, parent=self)
         m.icons = self.icons
+        m.fade_noise = self.fade_noise
         old = self.models
         self.models = [m]
         self.tree.setSortingEnabled(False)
@@ -508,8 +527,31 @@ class DiffTreeView(QWidget, _TreeViewMixin):
     def set_metrics(self, metrics: list[str]) -> None:
         if self.cmp is None:
             return
-        self.models[0].set_columns(diff_columns(self.cmp, metrics))
+        self._metrics = list(metrics)
+        self.models[0].set_columns(diff_columns(self.cmp, metrics, sig=self.sig_metric))
         fit_columns(self.tree, 280)
+
+    def set_sig_metric(self, metric: str | None) -> None:
+        """Show (``metric``) or hide (None) the significance column."""
+        if metric == self.sig_metric:
+            return
+        self.sig_metric = metric
+        if self.cmp is not None:
+            widths = _section_widths(self.tree)
+            self.models[0].set_columns(diff_columns(self.cmp, self._metrics, sig=metric))
+            fit_columns(self.tree, 280)
+            _restore_name_width(self.tree, widths)
+
+    def set_fade_noise(self, on: bool) -> None:
+        self.fade_noise = on
+        for m in self.models:
+            m.set_fade_noise(on)
+        self.tree.viewport().update()
+
+    def noise_changed(self) -> None:
+        for m in self.models:
+            m.noise_changed()
+        self.tree.viewport().update()
 
     def _current(self, cur: QModelIndex, _prev: QModelIndex) -> None:
         if cur.isValid() and not self._syncing:
@@ -534,6 +576,9 @@ class FlatView(QWidget):
         self.layout_: RowLayout | None = None
         self.model: ComparisonTreeModel | None = None
         self.metric: str | None = None
+        self.sig_metric: str | None = None  # metric of the significance column (None: off)
+        self.fade_noise = True
+        self._metrics: list[str] = []
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         split = QSplitter(Qt.Orientation.Vertical)
@@ -572,8 +617,10 @@ class FlatView(QWidget):
         self.tree_cmp = tree
         self.metric = main_metric
         self.layout_ = RowLayout(flat)
-        cols = diff_columns(flat, metrics, status=flat.n_runs > 1)
+        self._metrics = list(metrics)
+        cols = diff_columns(flat, metrics, status=flat.n_runs > 1, sig=self.sig_metric)
         m = ComparisonTreeModel(flat, cols, None, self.layout_, scale, parent=self)
+        m.fade_noise = self.fade_noise
         old = self.model
         self.model = m
         self.table.setSortingEnabled(False)
@@ -590,10 +637,33 @@ class FlatView(QWidget):
     def set_metrics(self, metrics: list[str]) -> None:
         if self.cmp is None or self.model is None:
             return
-        self.model.set_columns(diff_columns(self.cmp, metrics, status=self.cmp.n_runs > 1))
+        self._metrics = list(metrics)
+        self.model.set_columns(diff_columns(self.cmp, metrics, status=self.cmp.n_runs > 1,
+                                            sig=self.sig_metric))
         self.table.header().setSortIndicator(self.default_sort_column(),
                                              Qt.SortOrder.DescendingOrder)
         fit_columns(self.table, 260)
+
+    def set_sig_metric(self, metric: str | None) -> None:
+        """Show (``metric``) or hide (None) the significance column."""
+        if metric == self.sig_metric:
+            return
+        self.sig_metric = metric
+        if self.cmp is not None and self.model is not None:
+            widths = _section_widths(self.table)
+            self.set_metrics(self._metrics)
+            _restore_name_width(self.table, widths)
+
+    def set_fade_noise(self, on: bool) -> None:
+        self.fade_noise = on
+        if self.model is not None:
+            self.model.set_fade_noise(on)
+        self.table.viewport().update()
+
+    def noise_changed(self) -> None:
+        if self.model is not None:
+            self.model.noise_changed()
+        self.table.viewport().update()
 
     def default_sort_column(self) -> int:
         """Δ of the main metric (largest regression first); else its value; else -1."""

@@ -42,6 +42,7 @@ class LegendWidget(QWidget):
         super().__init__(parent)
         self.scale = DivergingScale()
         self.unit_text = "pp of run"
+        self.noise_text = ""  # e.g. "faded: within noise"; empty when no noise is known
         self.setMinimumHeight(22)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
@@ -91,6 +92,14 @@ class LegendWidget(QWidget):
             p.drawRect(QRectF(x, y0, 14, bh))
             x += 18
             text(label)
+        if self.noise_text:
+            c = self.scale.color(self.scale.clamp)
+            fc = [int(round(v + (255 - v) * 0.75)) for v in c]
+            p.fillRect(QRectF(x, y0, 14, bh), QColor(*fc))
+            p.setPen(QColor(160, 160, 160))
+            p.drawRect(QRectF(x, y0, 14, bh))
+            x += 18
+            text(self.noise_text, QColor(110, 110, 110))
         p.end()
 
 
@@ -141,11 +150,14 @@ def summary_html(cmp: Comparison) -> str:
         cmd = p.meta.get("command_line") or p.meta.get("program") or ""
         date = p.meta.get("date") or ""
         inc = " <b style='color:#b35806'>INCOMPLETE</b>" if p.incomplete else ""
-        tr = (f"<tr><td><b>{run_role(cmp, i)}</b></td><td>{html.escape(Path(p.path).name)}"
+        name = html.escape(Path(p.path).name)
+        if cmp.groups is not None and i < len(cmp.groups):
+            name = f"mean of {len(cmp.groups[i])}: " + html.escape(group_label(cmp.groups[i]))
+        tr = (f"<tr><td><b>{run_role(cmp, i)}</b></td><td>{name}"
               f"{inc}</td><td>{html.escape(str(cmd))}</td><td>{html.escape(str(date))}</td>")
         for k in keys:
             m = cmp.total_metric(k)
-            v = p.totals.get(k)
+            v = cmp.total_values(k)[i]
             tr += f"<td align=right>{_fmt_total(v, m.unit if m else Unit.COUNT)}</td>"
         rows.append(tr + "</tr>")
     if cmp.n_runs > 1:
@@ -169,6 +181,15 @@ def summary_html(cmp: Comparison) -> str:
     for w in incomparable_warnings(cmp.runs):
         out += f"<div style='color:#b35806'>⚠ {html.escape(w)}</div>"
     return out
+
+
+def group_label(runs, limit: int = 4) -> str:
+    """Short names of a group's files: ``run1/ad.prof, run2/ad.prof`` when names repeat."""
+    paths = [Path(p.path) for p in runs]
+    dup = len({q.name for q in paths}) < len(paths)
+    names = [f"{q.parent.name}/{q.name}" if dup else q.name for q in paths]
+    more = f" +{len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
 
 
 def _fmt_total(v, unit) -> str:
@@ -229,7 +250,66 @@ def details_html(cmp: Comparison, row: int) -> str:
                    f"<td align=right style='color:{color}'>{e(format_rel(rel))}</td>")
         rows.append(tr + "</tr>")
     out.append("<table cellspacing=0 cellpadding=2>" + "".join(rows) + "</table>")
+    mb = cmp.matched_by
+    if cmp.n_runs > 1 and mb is not None and mb[row] > 0:
+        how = "a rename rule" if int(mb[row]) == 1 else "an accepted suggestion"
+        out.append(f"<div style='color:#555'>↔ matched across runs by {how}</div>")
+    if cmp.noise is not None and cmp.n_runs == 2:
+        out.append(noise_html(cmp, row))
     return "".join(out)
+
+
+def noise_html(cmp: Comparison, row: int) -> str:
+    """Spread (mean ± std, min–max per group) and p-value of each metric with noise."""
+    from .models import format_pvalue
+
+    e = html.escape
+    nz = cmp.noise
+    groups = nz.n_base > 1 or nz.n_new > 1
+    if groups:
+        note = (f"Repeated runs: baseline = mean of {nz.n_base}, current = mean of {nz.n_new} "
+                f"(spread = std and min–max over the runs of each group)")
+    else:
+        note = "One run per side: only sampling error is known."
+    rows = ["<tr><th align=left>metric</th>"
+            + ("<th align=right>baseline spread</th><th align=right>current spread</th>"
+               if groups else "<th align=right>smallest detectable change</th>")
+            + "<th align=right>p</th><th align=left>verdict</th></tr>"]
+    for m in cmp.metrics:
+        mn = nz.metrics.get(m.name)
+        if mn is None:
+            continue
+        u = m.unit
+
+        def spread(mean, std, lo, hi, u=u) -> str:
+            return (f"{format_value(float(mean[row]), u)} ± {format_value(float(std[row]), u)} "
+                    f"({format_value(float(lo[row]), u)}–{format_value(float(hi[row]), u)})")
+
+        v = cmp.values[m.name][row]
+        changed = v[cmp.current] != v[cmp.baseline]
+        det = mn.method.startswith("deterministic")
+        if not changed:
+            verdict = "no change"
+        elif mn.significant[row]:
+            verdict = "<b>real</b>" + (" (exact counter)" if det else "")
+        else:
+            verdict = "<span style='color:#888'>within noise</span>"
+        tr = f"<tr><td>{e(m.title)}</td>"
+        if groups:
+            tr += (f"<td align=right>{e(spread(mn.base_mean, mn.base_std, mn.base_min, mn.base_max))}"
+                   f"</td><td align=right>"
+                   f"{e(spread(mn.new_mean, mn.new_std, mn.new_min, mn.new_max))}</td>")
+        else:
+            mdr = mn.min_detectable_rel
+            txt = "exact" if det else (
+                f"±{100 * float(mdr[row]):.0f}%" if mdr is not None and np.isfinite(mdr[row])
+                else "—")
+            tr += f"<td align=right>{e(txt)}</td>"
+        p = "—" if det else e(format_pvalue(float(mn.pvalue[row])))
+        tr += f"<td align=right>{p}</td><td>{verdict}</td></tr>"
+        rows.append(tr)
+    return (f"<div style='margin-top:6px'><b>Noise</b> — {e(note)}</div>"
+            "<table cellspacing=0 cellpadding=2>" + "".join(rows) + "</table>")
 
 
 class MessageBar(QFrame):

@@ -1,0 +1,192 @@
+"""Noise-aware comparison in the app: groups of repeated runs, significance, faded cells."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtTest import QAbstractItemModelTester
+
+import viewer.qt.main_window as mw
+from viewer.qt.main_window import MainWindow
+from viewer.qt.models import FADED_TEXT, fade_rgb
+
+DATA = Path(__file__).parent.parent / "data"
+HS = DATA / "hs-ad"
+V1, V2 = HS / "v1" / "ad.prof", HS / "v2" / "ad.prof"
+RUN1, RUN2, RUN3 = (HS / "noise-v1" / f"run{i}" / "ad.prof" for i in (1, 2, 3))
+TICKY1 = DATA / "ghc-ticky" / "hs-ad-v1.ticky.txt"
+TICKY2 = DATA / "ghc-ticky" / "hs-ad-v2.ticky.txt"
+
+
+@pytest.fixture
+def win(qtbot, tmp_path):
+    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
+                   synchronous=True)
+    qtbot.addWidget(w)
+    w.resize(1400, 900)
+    return w
+
+
+def _col(model, kind, metric):
+    return next(i for i, c in enumerate(model.columns) if c.kind == kind and c.metric == metric)
+
+
+def _visible_names(view_layout, cmp):
+    vis = view_layout.visible
+    rows = np.arange(cmp.n_rows) if vis is None else np.flatnonzero(vis)
+    return set(cmp.name[rows].tolist())
+
+
+def test_same_build_groups_show_no_significant_change(win):
+    win.open_groups([str(V1), str(RUN1)], [str(RUN2), str(RUN3)])
+    cmp = win.comparison
+    assert cmp.groups is not None and cmp.n_runs == 2
+    assert "groups: 2 vs 2 runs" in win.status_label.text()
+    assert "mean of 2" in win.summary.text()
+    assert win.act_sig.isChecked()  # the sig. column comes on with groups
+    assert win.sig_metric() == "inherited_time_pct"
+    assert any(c.kind == "sig" for c in win.diff.models[0].columns)
+    assert any(c.kind == "sig" for c in win.flat.model.columns)
+    # the timings do move between these runs ...
+    assert (cmp.delta("time_pct") != 0).sum() > 10
+    win.significant_box.setChecked(True)
+    # ... but none of it is significant: nothing left in the tree or the table
+    assert win.diff.layout_.visible is not None and not win.diff.layout_.visible.any()
+    assert win.flat.model.rowCount() == 0
+    assert win.diff.models[0].rowCount() == 0
+    win.significant_box.setChecked(False)
+    assert win.diff.models[0].rowCount() > 0
+
+
+def test_regression_stands_out_of_the_noise(win):
+    win.open_groups([str(V1), str(RUN1), str(RUN2)], [str(V2)])
+    assert "groups: 3 vs 1 runs" in win.status_label.text()
+    win.significant_box.setChecked(True)
+    cmp, flat = win.comparison, win.flat_comparison
+    assert "addGrad" in _visible_names(win.diff.layout_, cmp)
+    assert "addGrad" in _visible_names(win.flat.layout_, flat)
+    sig = cmp.noise.metrics["inherited_time_pct"].significant
+    vis = win.diff.layout_.visible
+    assert vis.sum() < cmp.n_rows
+    # exactly the significant rows and their ancestors are shown
+    want = sig.copy()
+    for r in np.flatnonzero(sig):
+        p = int(cmp.parent[r])
+        while p >= 0:
+            want[p] = True
+            p = int(cmp.parent[p])
+    assert (vis == want).all()
+    # the sig. column of addGrad says "real"; its spread and p-value are in the details
+    m = win.diff.models[0]
+    add_grad = int(np.flatnonzero((cmp.name == "addGrad") & sig)[0])
+    win.reveal_row(add_grad)
+    text = m.data(m.index_for_row(add_grad, _col(m, "sig", "inherited_time_pct")))
+    assert text.startswith("real p")
+    details = win.details.toPlainText()
+    assert "mean of 3" in details and "±" in details and "real" in details
+
+
+def test_faded_cells_within_noise(win):
+    win.load_paths([str(V1), str(V2)])
+    cmp = win.comparison
+    nz = cmp.noise.metrics["inherited_time_pct"]  # computed on open (small comparison)
+    assert nz.method.startswith("z test") and nz.min_detectable_rel is not None
+    d = cmp.delta("inherited_time_pct")
+    within = np.flatnonzero((d != 0) & ~nz.significant)
+    real = np.flatnonzero((d != 0) & nz.significant)
+    assert within.size and real.size
+    m = win.diff.models[0]
+    col = _col(m, "delta", "inherited_time_pct")
+    win.diff.expand_to_depth(30)
+    a, b = int(within[0]), int(real[0])
+    ia, ib = m.index_for_row(a, col), m.index_for_row(b, col)
+    assert ia.isValid() and ib.isValid()
+    fg_a = m.data(ia, Qt.ItemDataRole.ForegroundRole).color()
+    fg_b = m.data(ib, Qt.ItemDataRole.ForegroundRole).color()
+    assert (fg_a.red(), fg_a.green(), fg_a.blue()) == FADED_TEXT
+    assert (fg_b.red(), fg_b.green(), fg_b.blue()) != FADED_TEXT
+    bg_a = m.data(ia, Qt.ItemDataRole.BackgroundRole).color()
+    bg_b = m.data(ib, Qt.ItemDataRole.BackgroundRole).color()
+    full_a, full_b = m._cell_rgb("inherited_time_pct", None, a), m._cell_rgb(
+        "inherited_time_pct", None, b)
+    assert (bg_a.red(), bg_a.green(), bg_a.blue()) == fade_rgb(full_a)
+    assert (bg_b.red(), bg_b.green(), bg_b.blue()) == full_b
+    assert bg_a.lightness() > QColor_lightness(full_a)
+    # deterministic metrics are never faded: any change of allocation is real
+    ca = _col(m, "delta", "inherited_alloc_pct")
+    alloc_changed = int(np.flatnonzero(cmp.delta("inherited_alloc_pct") != 0)[0])
+    fg = m.data(m.index_for_row(alloc_changed, ca), Qt.ItemDataRole.ForegroundRole)
+    assert fg is None or (fg.color().red(), fg.color().green(), fg.color().blue()) != FADED_TEXT
+    assert win.diff.legend.noise_text == "faded: within sampling error"
+    # the toggle turns fading off
+    win.act_fade.setChecked(False)
+    bg = m.data(ia, Qt.ItemDataRole.BackgroundRole).color()
+    assert (bg.red(), bg.green(), bg.blue()) == full_a
+    assert win.diff.legend.noise_text == ""
+    # one run per side: the details say only the sampling error is known
+    win.reveal_row(a)
+    assert "only sampling error is known" in win.details.toPlainText()
+
+
+def QColor_lightness(rgb):  # noqa: N802 - mirrors QColor.lightness
+    from PySide6.QtGui import QColor
+
+    return QColor(*rgb).lightness()
+
+
+def test_sig_column_model_tester_and_sorting(win):
+    win.load_paths([str(V1), str(V2)])
+    win.act_sig.setChecked(True)
+    m = win.diff.models[0]
+    QAbstractItemModelTester(m, QAbstractItemModelTester.FailureReportingMode.Fatal)
+    col = _col(m, "sig", "inherited_time_pct")
+    assert m.headerData(col, Qt.Orientation.Horizontal) == "inh. %time\nsig."
+    m.sort(col, Qt.SortOrder.DescendingOrder)
+    fm = win.flat.model
+    QAbstractItemModelTester(fm, QAbstractItemModelTester.FailureReportingMode.Fatal)
+    fcol = _col(fm, "sig", "inherited_time_pct")
+    fm.sort(fcol, Qt.SortOrder.AscendingOrder)  # smallest p first
+    first = int(fm.index(0, 0).internalId())
+    assert win.flat_comparison.noise.metrics["inherited_time_pct"].significant[first]
+    assert fm.data(fm.index(0, fcol)).startswith("real p")
+    win.significant_box.setChecked(True)
+    win.act_sig.setChecked(False)
+    assert not any(c.kind == "sig" for c in m.columns)
+    assert not any(c.kind == "sig" for c in win.flat.model.columns)
+
+
+def test_deterministic_ticky_counters_are_exact(win):
+    win.load_paths([str(TICKY1), str(TICKY2)])
+    win.act_sig.setChecked(True)
+    cmp = win.comparison
+    m = win.diff.models[0]
+    metric = win.sig_metric()
+    assert cmp.noise.metrics[metric].method.startswith("deterministic")
+    col = _col(m, "sig", metric)
+    changed = np.flatnonzero(cmp.delta(metric) != 0)
+    win.diff.expand_to_depth(20)
+    texts = {m.data(m.index_for_row(int(r), col)) for r in changed}
+    assert texts == {"real (exact)"}
+    assert win.diff.legend.noise_text == ""  # nothing can be faded
+
+
+def test_big_comparisons_get_their_noise_in_the_background(win, monkeypatch):
+    monkeypatch.setattr(mw, "NOISE_SYNC_ROWS", 10)
+    win.load_paths([str(V1), str(V2)])
+    cmp = win.comparison
+    win.wait_for_noise()
+    assert "inherited_time_pct" in cmp.noise.metrics
+    sampled = {m for m in win.metrics if cmp.metric_by_name[m].sampled}
+    assert sampled and sampled <= set(cmp.noise.metrics)
+
+
+def test_app_command_line_groups(tmp_path, capsys):
+    from viewer.qt.app import main
+
+    out = tmp_path / "g.png"
+    assert main(["--base", str(V1), str(RUN1), str(RUN2), "--new", str(V2), "--screenshot",
+                 str(out), "--significant-only", "--size", "1000x700"]) == 0
+    assert out.stat().st_size > 10_000
+    with pytest.raises(SystemExit):
+        main(["--base", str(V1), "--screenshot", str(out)])

@@ -29,6 +29,7 @@ significance ride along in ``Comparison.noise``.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -200,8 +201,15 @@ def group_comparison(
     reduce = np.nanmedian if stat == "median" else np.nanmean
     values = {}
     for name, v in full.values.items():
-        with np.errstate(all="ignore"):
-            values[name] = np.stack([reduce(v[:, bi], axis=1), reduce(v[:, ni], axis=1)], axis=1)
+        cols = []
+        for idx in (bi, ni):
+            g = v[:, idx]
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows stay NaN
+                lo, hi = np.nanmin(g, axis=1), np.nanmax(g, axis=1)
+                # identical values stay exact (a mean of equal floats can drift by 1 ulp)
+                cols.append(np.where(lo == hi, lo, reduce(g, axis=1)))
+        values[name] = np.stack(cols, axis=1)
     in_group = np.stack([full.present[:, bi].any(axis=1), full.present[:, ni].any(axis=1)], axis=1)
     # Node ids refer to each group's first run (the group's representative profile); a row
     # present only in a later run of the group has node -1 but is still present.

@@ -8,14 +8,16 @@ judged by what it is:
   counts): identical within each group means exact; then *any* change between groups is
   real (p = 0) and no change is p = 1.  If such a metric does vary within a group (a
   concurrent program), it is treated like a sampled one.
-* **Sampled metrics** (time ticks, perf samples): compared as *shares of the run's total*
-  (a node's ticks / the run's ticks), because totals themselves vary.  The variance of a
-  group's mean share is the larger of the sampling variance of a binomial share
-  ``p(1-p)/N`` (the only estimate available with one run per side) and the empirical
-  variance across the group's repeated runs (captures real run-to-run drift).  A z test
-  on the difference gives a p-value; rows are called significant with the
-  Benjamini-Hochberg procedure at false discovery rate ``alpha`` over all rows tested, so
-  a 239-row tree does not produce a couple of "significant" rows by chance.
+* **Sampled metrics** (time ticks, perf samples).  Percent-of-run metrics (``%time``) are
+  compared as *shares* of the run's total (binomial sampling error ``p(1-p)/N``);
+  absolute ones (ticks, seconds, samples, period) as *sample counts* (Poisson sampling
+  error: a count ``k`` has variance ``k``).  With repeated runs the variance of a group's
+  mean is the larger of that sampling error and the empirical variance across the
+  group's runs, which captures real run-to-run drift (machine load moves total time by
+  30 % between identical runs; shares move much less).  A z test on the difference gives
+  a p-value; rows are called significant with the Benjamini-Hochberg procedure at false
+  discovery rate ``alpha`` over all rows tested, so a 239-row tree does not produce a
+  couple of "significant" rows by chance.
 * With one run per side we still report the sampling error: the smallest relative change
   the node's sample count can show (``min_detectable_rel`` ≈ 2/sqrt(samples); a node with
   12 samples cannot show a 10 % change).
@@ -136,40 +138,48 @@ def metric_noise(cmp: Comparison, metric: str, base_runs: Sequence[int],
         p = np.where(changed, 0.0, 1.0)
         return MetricNoise("deterministic: any change is real", **stats, pvalue=p,
                            significant=changed)
-    # Shares of each run's total.
     tb = _run_totals(cmp, m, base_runs)
     tn = _run_totals(cmp, m, new_runs)
-    sb, sn = vb / tb, vn / tn
-    pb, pn = np.nanmean(sb, axis=1), np.nanmean(sn, axis=1)
     nb_samples = _sample_counts(cmp, base_runs)
     nn_samples = _sample_counts(cmp, new_runs)
-    if m.sampled and np.isfinite(nb_samples).all() and np.isfinite(nn_samples).all():
-        var_b_binom = pb * (1 - pb) / nb_samples.sum()
-        var_n_binom = pn * (1 - pn) / nn_samples.sum()
-        method = "z test on shares of run total (binomial sampling error"
+    have_counts = m.sampled and np.isfinite(nb_samples).all() and np.isfinite(nn_samples).all()
+    if m.unit is Unit.PERCENT or not have_counts:
+        # Shares of each run's total: binomial sampling error of a share.
+        xb, xn = vb / tb, vn / tn
+        mb, mn_ = np.nanmean(xb, axis=1), np.nanmean(xn, axis=1)
+        if have_counts:
+            var_b_s = mb * (1 - mb) / nb_samples.sum()
+            var_n_s = mn_ * (1 - mn_) / nn_samples.sum()
+            method = "z test on shares of run total (binomial sampling error"
+        else:
+            var_b_s = var_n_s = np.zeros(len(v))
+            method = "z test on shares of run total ("
     else:
-        var_b_binom = np.zeros(len(v))
-        var_n_binom = np.zeros(len(v))
-        method = "z test on shares of run total ("
-    var_b_emp = (np.nanvar(sb, axis=1, ddof=1) / sb.shape[1]) if sb.shape[1] > 1 else 0.0
-    var_n_emp = (np.nanvar(sn, axis=1, ddof=1) / sn.shape[1]) if sn.shape[1] > 1 else 0.0
-    if sb.shape[1] > 1 or sn.shape[1] > 1:
+        # Absolute sampled cost: convert to sample counts (samples per unit of each run)
+        # and use the Poisson sampling error of a count.
+        xb, xn = vb * (nb_samples / tb), vn * (nn_samples / tn)
+        mb, mn_ = np.nanmean(xb, axis=1), np.nanmean(xn, axis=1)
+        var_b_s = np.maximum(mb, 0) / xb.shape[1]
+        var_n_s = np.maximum(mn_, 0) / xn.shape[1]
+        method = "z test on sample counts (Poisson sampling error"
+    var_b_emp = (np.nanvar(xb, axis=1, ddof=1) / xb.shape[1]) if xb.shape[1] > 1 else 0.0
+    var_n_emp = (np.nanvar(xn, axis=1, ddof=1) / xn.shape[1]) if xn.shape[1] > 1 else 0.0
+    if xb.shape[1] > 1 or xn.shape[1] > 1:
         method += (", " if method.endswith("error") else "") + "run-to-run spread"
     method += ")"
-    var = np.maximum(var_b_binom, var_b_emp) + np.maximum(var_n_binom, var_n_emp)
-    diff = pn - pb
+    var = np.maximum(var_b_s, var_b_emp) + np.maximum(var_n_s, var_n_emp)
+    diff = mn_ - mb
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.abs(diff) / np.sqrt(var)
     z = np.where((var == 0) & (diff == 0), 0.0, z)
     z = np.where((var == 0) & (diff != 0), np.inf, z)
-    pval = _erfc(z / math.sqrt(2.0))
+    pval = _erfc(np.nan_to_num(z, nan=0.0) / math.sqrt(2.0))
     sig = benjamini_hochberg(pval, alpha)
     mdr = None
-    if m.sampled:
-        counts = np.nanmean(vb / tb * nb_samples, axis=1) if np.isfinite(nb_samples).all() else None
-        if counts is not None:
-            with np.errstate(divide="ignore"):
-                mdr = np.where(counts > 0, 2.0 / np.sqrt(counts), np.inf)
+    if have_counts:
+        counts = np.nanmean(vb / tb * nb_samples, axis=1)
+        with np.errstate(divide="ignore"):
+            mdr = np.where(counts > 0, 2.0 / np.sqrt(counts), np.inf)
     return MetricNoise(method, **stats, pvalue=pval, significant=sig, min_detectable_rel=mdr)
 
 

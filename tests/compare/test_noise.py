@@ -31,7 +31,7 @@ def test_identical_builds_show_no_significant_change():
     new = [prof("noise-v1", "run2"), prof("noise-v1", "run3")]
     for mode in ("flat", "tree"):
         cmp = group_comparison(base, new, mode=mode)
-        for metric in ("time_pct", "inherited_time_pct", "alloc_pct", "entries"):
+        for metric in ("time_pct", "inherited_time_pct", "time_s", "alloc_pct", "entries"):
             assert not cmp.noise.metrics[metric].significant.any(), (mode, metric)
         # timings really moved between the groups (so this is not vacuous)
         assert np.nanmax(np.abs(cmp.delta("time_pct"))) > 0.5
@@ -73,3 +73,19 @@ def test_benjamini_hochberg():
     p = np.array([0.001, 0.04, 0.03, 0.5, np.nan])
     assert benjamini_hochberg(p, 0.05).tolist() == [True, False, False, False, False]
     assert benjamini_hochberg(np.array([0.01, 0.02, 0.03]), 0.05).tolist() == [True] * 3
+
+
+def test_perf_pair_sampling_error():
+    """c-vm v2 adds checks to the interpreter loop: vm_run gains 1,631 samples (2,982 ->
+    4,613), a real change; native_isqrt (81 -> 85 samples) is within sampling error."""
+    perf = Path(__file__).parents[1] / "data/perf/c-vm"
+    cmp = align([load(perf / "v1/perf.script.txt.gz"), load(perf / "v2/perf.script.txt.gz")],
+                mode="flat")
+    noise = single_run_noise(cmp)
+    vm, isqrt = row(cmp, "vm_run.constprop.0"), row(cmp, "native_isqrt")
+    for metric in ("self_samples", "self_period"):
+        mn = noise.metrics[metric]
+        assert "Poisson" in mn.method
+        assert mn.significant[vm] and not mn.significant[isqrt]
+    # isqrt's 81 samples cannot show changes much below 2/sqrt(81) = 22 %
+    assert abs(noise.metrics["self_samples"].min_detectable_rel[isqrt] - 2 / 9) < 1e-9

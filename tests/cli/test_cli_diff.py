@@ -105,3 +105,38 @@ def test_three_runs_have_per_run_deltas(capsys):
     # the third run is the baseline file again: no change against the baseline
     assert row["delta"]["alloc"] == 0
     assert row["deltas"][1]["alloc"] == 495_206_400 - 246_906_880
+
+
+HS = DATA / "hs-ad"
+
+
+@pytest.mark.parametrize("name", ["ad.prof", "ad.P.prof", "ad.prof.json"])
+def test_hs_ad_injected_regression_is_first_row(capsys, name):
+    """v2's lazy IntMap accumulator makes addGrad allocate (0.0 -> 33.3 % alloc)."""
+    code, out, _ = run(capsys, "diff", HS / "v1" / name, HS / "v2" / name, "--flat",
+                       "--sort", "alloc_bytes", "--json", "--top", "3")
+    assert code == 0
+    doc = json.loads(out)
+    first = doc["rows"][0]
+    assert (first["name"], first["module"]) == ("addGrad", "AD.Eval")
+    assert first["delta"]["alloc_bytes"] > 2e9
+    if name != "ad.prof.json":  # the text reports' header totals
+        assert doc["totals"]["total_alloc_bytes"]["values"] == [4_291_393_792, 6_560_334_592]
+    # and in the terminal table too
+    code, out, _ = run(capsys, "diff", HS / "v1" / name, HS / "v2" / name, "--flat",
+                       "--sort", "alloc_bytes", "--top", "1")
+    assert next(li for li in out.splitlines() if li.lstrip().startswith("1 ")).split()[1] == "addGrad"
+
+
+def test_tree_json_paths_and_auto_match(capsys):
+    code, out, _ = run(capsys, "diff", HS / "v1/ad.prof", HS / "v2/ad.prof", "--tree", "--json",
+                       "--top", "0", "--auto-match")
+    doc = json.loads(out)
+    assert doc["status_counts"]["added"] == doc["status_counts"]["removed"] == 0
+    by_path = {"/".join(r["path"]): r for r in doc["rows"]}
+    grad = next(r for p, r in by_path.items() if p.endswith("AD.Eval.evalDelta/AD.Eval.addGrad"))
+    assert grad["path"][0] == "MAIN.MAIN"
+    assert grad["values"][0]["entries"] == grad["values"][1]["entries"] == 4_433_920
+    renamed = [r for r in doc["rows"] if r["matched_by"] == "suggestion"]
+    assert {r["name"] for r in renamed} == {"sigmoidD", "sigmoidD.s"}
+    assert any("auto-matched" in n for n in doc["notes"])

@@ -58,11 +58,13 @@ def _join(mods: Sequence[str], names: Sequence[str]) -> np.ndarray:
 class ModuleRename:
     old: str
     new: str
+    prefix: bool = True  # also rename submodules Old.X -> New.X
+    origin: str = "rule"  # "suggestion" for a module move found by auto-matching
 
     def rewrite_module(self, m: str) -> str:
         if m == self.old:
             return self.new
-        if m.startswith(self.old + "."):
+        if self.prefix and m.startswith(self.old + "."):
             return self.new + m[len(self.old):]
         return m
 

@@ -28,7 +28,7 @@ import numpy as np
 from parsers.model import Kind, Profile
 
 from .compare import Comparison, KeyRule, Status, align
-from .rules import KeyMap
+from .rules import KeyMap, ModuleRename
 
 WEIGHTS = {"name": 0.25, "module": 0.10, "parent": 0.20, "source": 0.10, "entries": 0.35}
 DEFAULT_THRESHOLD = 0.75
@@ -157,6 +157,8 @@ def suggest_matches(cmp: Comparison, *, min_score: float = 0.5,
     else:
         pairs = ((r, a) for r in removed.tolist() for a in added.tolist())
     for r, a in pairs:
+        if cmp.keys[r] == cmp.keys[a]:
+            continue  # same function under another caller: moved in the tree, not renamed
         s, ev = score_pair(cmp, r, a, entries)
         if s >= min_score:
             cands.append((s, r, a, ev))
@@ -186,22 +188,65 @@ def accept(suggestions: Sequence[Suggestion]) -> KeyMap:
     return KeyMap(tuple((s.new_key, s.old_key) for s in suggestions), origin="suggestion")
 
 
+def module_moves(suggestions: Sequence[Suggestion], min_count: int = 2) -> dict[tuple[str, str], int]:
+    """(new module, old module) -> how many suggestions keep the name and only change the
+    module: a moved module (``HordeAd.Core.Delta`` -> ``HordeAd.Internal.Delta``)."""
+    counts: dict[tuple[str, str], int] = {}
+    for s in suggestions:
+        om, _, on = s.old_key.partition("\x1f")
+        nm, _, nn = s.new_key.partition("\x1f")
+        if om != nm and on == nn:
+            counts[(nm, om)] = counts.get((nm, om), 0) + 1
+    return {k: v for k, v in counts.items() if v >= min_count}
+
+
+def accept_all(suggestions: Sequence[Suggestion]) -> list[KeyRule]:
+    """Rules for a batch of accepted suggestions: a module rename for each moved module
+    (it also matches the module's CAFs and anything not suggested), key maps for the rest."""
+    moves = module_moves(suggestions)
+    rules: list[KeyRule] = [ModuleRename(new, old, prefix=False, origin="suggestion")
+                            for (new, old) in moves]
+    rest = [s for s in suggestions
+            if (s.new_key.partition("\x1f")[0], s.old_key.partition("\x1f")[0]) not in moves]
+    if rest:
+        rules.append(accept(rest))
+    return rules
+
+
 def auto_match(
     profiles: Sequence[Profile], *, baseline: int = 0, mode: str = "tree",
     rules: Sequence[KeyRule] = (), threshold: float = DEFAULT_THRESHOLD, rounds: int = 3,
 ) -> tuple[Comparison, list[Suggestion]]:
-    """Align, accept suggestions scoring >= ``threshold``, re-align (a few rounds)."""
+    """Align, accept suggestions scoring >= ``threshold``, re-align (a few rounds).
+
+    In tree mode the flat comparison is consulted too: a renamed function is one
+    removed/added pair there however many call sites it has, and a moved module shows as
+    many same-name pairs even where the tree's frontier is an all-zero ``CAF`` node.
+    """
     rules = list(rules)
     accepted: list[Suggestion] = []
     cmp = align(profiles, baseline=baseline, mode=mode, rules=rules)
     for _ in range(rounds):
-        good = [s for s in suggest_matches(cmp, min_score=threshold)]
+        good = suggest_matches(cmp, min_score=threshold)
+        if mode == "tree":
+            flat = align(profiles, baseline=baseline, mode="flat", rules=rules)
+            seen = {(s.old_key, s.new_key) for s in good}
+            used_old = {s.old_key for s in good}
+            used_new = {s.new_key for s in good}
+            for s in suggest_matches(flat, min_score=threshold):
+                if ((s.old_key, s.new_key) not in seen and s.old_key not in used_old
+                        and s.new_key not in used_new):
+                    good.append(s)
         if not good:
             break
         accepted += good
-        rules.append(accept(good))
+        rules += accept_all(good)
         cmp = align(profiles, baseline=baseline, mode=mode, rules=rules)
     if accepted:
-        cmp.notes.append(f"auto-matched {len(accepted)} renamed node(s): "
-                         + "; ".join(s.describe() for s in accepted))
+        moves = module_moves(accepted)
+        parts = [f"module {old} -> {new} ({n} names)" for (new, old), n in moves.items()]
+        parts += [s.describe() for s in accepted
+                  if (s.new_key.partition("\x1f")[0], s.old_key.partition("\x1f")[0])
+                  not in moves]
+        cmp.notes.append(f"auto-matched {len(accepted)} renamed node(s): " + "; ".join(parts))
     return cmp, accepted

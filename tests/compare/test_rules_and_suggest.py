@@ -123,3 +123,37 @@ def test_prof_tree_auto_match_renamed_function():
     # unrelated rows were matched by path only
     assert (cmp.matched_by[[i for i in range(cmp.n_rows) if "sigmoid" not in cmp.name[i]
                             and cmp.name[i] != "scaleDelta"]] == 0).all()
+
+
+def test_corpus_module_move_is_found():
+    """StartStopFRP (Sep 26 -> Sep 27 2016) moved Control.StartStop.ReworkedCore to
+    Control.StartStop.Core and ReworkedRun to Run: exact matching sees 69 removed and 69
+    added cost centres."""
+    prof = DATA / "ghc-prof"
+    a = load(prof / "ghc-7.10.3-startstopfrp-example-2016-09-26.prof")
+    b = load(prof / "ghc-7.10.3-startstopfrp-example-2016-09-27.prof")
+    cmp0 = align([a, b], mode="flat")
+    assert cmp0.status_counts()["removed"] == 69
+    cmp, accepted = auto_match([a, b], mode="flat")
+    assert any("module Control.StartStop.ReworkedCore -> Control.StartStop.Core" in n
+               for n in cmp.notes)
+    assert cmp.status_counts()["removed"] <= 5 and cmp.status_counts()["added"] <= 5
+    # every accepted pair kept its name or has (near) equal entries: no guesses
+    for s in accepted:
+        same_name = s.old_key.split("\x1f")[1] == s.new_key.split("\x1f")[1]
+        assert same_name or "equal" in s.evidence.get("entries", "")
+    # the tree view of the same pair benefits from the same rules
+    tree, _ = auto_match([a, b], mode="tree")
+    assert tree.status_counts()["removed"] < align([a, b]).status_counts()["removed"] / 4
+
+
+def test_corpus_pairs_without_renames_accept_nothing():
+    prof = DATA / "ghc-prof"
+    for x, y in [("ghc-7.x-ilp-main1-v1.prof", "ghc-7.x-ilp-main-v2.prof"),
+                 ("ghc-8.4.4-square-game-baseline-2019-04-03.prof",
+                  "ghc-8.4.4-square-game-tilesets-2019-04-04.prof"),
+                 ("ghc-7.8.4-hcy2c-before-regex-removal-2015-09-09.prof",
+                  "ghc-7.8.4-hcy2c-after-regex-removal-2015-09-09.prof")]:
+        for mode in ("flat", "tree"):
+            _, accepted = auto_match([load(prof / x), load(prof / y)], mode=mode)
+            assert accepted == [], (x, mode, [s.describe() for s in accepted])

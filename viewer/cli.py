@@ -76,11 +76,70 @@ def load_options(args: argparse.Namespace) -> dict:
 
 
 def load_runs(paths: Sequence[str], args: argparse.Namespace) -> list[Profile]:
-    return [
+    runs = [
         load(p, format=getattr(args, "format", None), lenient=getattr(args, "lenient", False),
              **load_options(args))
         for p in paths
     ]
+    return transform_runs(runs, args)
+
+
+def add_view_options(p: argparse.ArgumentParser, by_type: bool = False) -> None:
+    """``--bottom-up`` (and ``--by-type`` for diff): what each run is turned into before
+    it is aligned; :func:`load_runs` applies them."""
+    g = p.add_argument_group("views")
+    g.add_argument("--bottom-up", action="store_true",
+                   help="invert each run's call tree first (perf report's caller view): "
+                   "roots are the functions where cost was spent, children their callers; "
+                   "compares trees (--tree is implied: per-function totals in --flat mode "
+                   "are the same top-down and bottom-up)")
+    if by_type:
+        g.add_argument("--by-type", action="store_true",
+                       help="pprof allocation profiles (Julia Profile.Allocs): compare the "
+                       "allocated types (count and bytes per type) instead of the call tree")
+
+
+def transform_runs(runs: list[Profile], args: argparse.Namespace) -> list[Profile]:
+    """Apply ``--bottom-up`` / ``--by-type`` to loaded runs (errors name the file)."""
+    bottom, by_type = getattr(args, "bottom_up", False), getattr(args, "by_type", False)
+    if bottom and by_type:
+        raise UsageError("--bottom-up and --by-type do not go together")
+    if by_type:
+        from .by_type import NoTypeTable, by_type_profile
+
+        try:
+            return [by_type_profile(p) for p in runs]
+        except NoTypeTable as e:
+            raise UsageError(f"--by-type: {e}") from None
+    if bottom:
+        from parsers.bottom_up import bottom_up
+
+        out = []
+        for p in runs:
+            try:
+                out.append(bottom_up(p))
+            except ValueError:
+                raise UsageError(f"--bottom-up: {p.path} ({p.format}) has no self cost to "
+                                 "invert (run statistics, not a call tree)") from None
+        return out
+    return runs
+
+
+def resolve_mode(args: argparse.Namespace, default: str) -> str:
+    """Alignment mode: ``--flat``/``--tree`` if given, else ``default``; ``--bottom-up``
+    means tree and ``--by-type`` flat (a type list has no tree)."""
+    mode = getattr(args, "mode", None)
+    if getattr(args, "by_type", False):
+        if mode == "tree":
+            raise UsageError("--by-type compares a flat list of types; drop --tree")
+        return "flat"
+    if getattr(args, "bottom_up", False):
+        if mode == "flat":
+            raise UsageError("--bottom-up compares inverted call trees; in --flat mode "
+                             "inversion changes nothing (a function's totals are the same "
+                             "top-down and bottom-up): drop --flat")
+        return "tree"
+    return mode or default
 
 
 def add_align_options(p: argparse.ArgumentParser) -> None:
@@ -209,6 +268,7 @@ def parse_sort(spec: str | None, cmp: Comparison) -> tuple[str, str, bool]:
 
 def comparison_from_args(args: argparse.Namespace) -> Comparison:
     """Runs from ``FILE...`` or from ``--base ... --new ...`` groups, aligned and matched."""
+    args.mode = resolve_mode(args, "flat")
     if args.base or args.new:
         if not (args.base and args.new):
             raise UsageError("--base and --new go together: --base A1 [A2...] --new B1 [B2...]")
@@ -316,6 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--sort", help="metric to order siblings by (hottest first)")
     s.add_argument("--metrics", help="comma-separated metric columns")
     add_load_options(s)
+    add_view_options(s)
     s.set_defaults(func=cmd_show)
 
     d = sub.add_parser(
@@ -348,7 +409,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exit 1 when a change crosses EXPR, e.g. 'alloc_bytes>+10%%' or "
                    "'total.total_alloc_bytes>+5%%'; may be repeated")
     add_load_options(d)
-    d.set_defaults(func=cmd_diff)
+    add_view_options(d, by_type=True)
+    d.set_defaults(func=cmd_diff, mode=None)  # None: flat, or tree with --bottom-up
 
     for _name, modname in PLUGIN_COMMANDS.items():
         try:

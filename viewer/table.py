@@ -127,9 +127,12 @@ def render_comparison(
         lines += tot
     lines.append("")
     multi = cmp.n_runs > 2
-    head = ["#", "cost centre" if cmp.runs[0].format.startswith("ghc") else "name", "module"]
-    if cmp.mode == "tree":
-        head.append("called from")
+    view = cmp.runs[0].meta.get("view")
+    label = "type" if view == "by-type" else (
+        "cost centre" if cmp.runs[0].format.startswith("ghc") else "name")
+    head = ["#", label, "module"]
+    if cmp.mode == "tree":  # a bottom-up tree's parent is the callee: the row calls it
+        head.append("caller of" if view == "bottom-up" else "called from")
     head.append("status")
     for m in metrics:
         met = cmp.metric_by_name[m]

@@ -18,9 +18,11 @@ from ..cli import (
     UsageError,
     add_align_options,
     add_load_options,
+    add_view_options,
     build_comparison,
     load_runs,
     parse_sort,
+    resolve_mode,
 )
 from ..compare import Comparison
 from ..units import format_value
@@ -49,6 +51,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_align_options(p)
     p.set_defaults(mode=None)  # resolved per output: tree for speedscope, flat for CSV
     add_load_options(p)
+    add_view_options(p)  # --bottom-up: tree mode for both outputs
     return p
 
 
@@ -92,10 +95,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"note: {p.path} is incomplete ({p.incomplete_reason}); exporting what was read")
     cache: dict[str, Comparison] = {}
     if args.output:
-        cmp = _comparison(runs, args, args.mode or "tree", cache)
+        cmp = _comparison(runs, args, resolve_mode(args, "tree"), cache)
         _print_speedscope(export_speedscope(cmp, args.output, args.metric))
     if args.csv:
-        cmp = _comparison(runs, args, args.mode or "flat", cache)
+        cmp = _comparison(runs, args, resolve_mode(args, "flat"), cache)
         metric, how, desc = parse_sort(args.sort, cmp)
         if cmp.n_runs == 1 and not args.sort:
             how = "base"  # one run: no change to rank by, rank by cost

@@ -8,6 +8,10 @@ formats carry data they cannot show:
   ambiguous keys -> :mod:`viewer.qt.ticky_view`;
 * ``ghc-rts-s`` / ``ghc-rts-t`` (RTS statistics): zero-node profiles, so the tree views
   are empty and :class:`~viewer.qt.rts_view.RtsView` replaces them (:func:`primary_view`).
+* any run with a call tree (perf, pprof, GHC ``.prof``): "Bottom up", the diff tree of
+  the inverted (caller) trees, built when first shown -> :mod:`viewer.qt.bottom_up_view`;
+* pprof allocation profiles with type labels (Julia ``Profile.Allocs``): "Allocated
+  types" -> :mod:`viewer.qt.alloc_types_view`.
 
 Views are built from the comparison's runs (re-aligning in the mode each needs), so the
 caller can pass its tree- or flat-mode comparison.  Every returned widget has
@@ -52,7 +56,16 @@ def extra_views(cmp: Comparison) -> list[tuple[str, QWidget]]:
 
         return [("Ticky closures", TickyClosuresView(cmp)),
                 ("Ticky counters", TickyCountersView(cmp))]
-    return []
+    views: list[tuple[str, QWidget]] = []
+    from .bottom_up_view import BottomUpView, wants_bottom_up
+
+    if wants_bottom_up(cmp):  # cheap until the tab is first shown
+        views.append(("Bottom up", BottomUpView(cmp)))
+    from .alloc_types_view import AllocTypesView, wants_alloc_types
+
+    if wants_alloc_types(cmp):
+        views.append(("Allocated types", AllocTypesView(cmp)))
+    return views
 
 
 def primary_view(cmp: Comparison) -> tuple[str, QWidget] | None:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-VIEWS = ("side", "diff", "flat", "flame", "heap", "rts", "ticky", "counters", "totals")
+VIEWS = ("side", "diff", "flat", "flame", "heap", "rts", "ticky", "counters", "totals",
+         "bottom-up", "types")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,6 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     elif not has_display:
         return _no_display(args)
+    elif not args.screenshot and (missing := _missing_xcb_libraries()):
+        return _no_display(args, missing)
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
@@ -148,12 +152,51 @@ def _apply_options(win, args) -> None:
         win.comparisonChanged.connect(once)
 
 
-def _no_display(args) -> int:
-    """No screen to open a window on (a server, CI, ssh without X): say so, and show the
-    same comparison in the terminal instead of letting Qt abort."""
-    print("profdiff: no display found (DISPLAY/WAYLAND_DISPLAY unset); showing the comparison "
-          "in the terminal. Use --screenshot OUT.png to render the window to a file.",
-          file=sys.stderr)
+def _missing_xcb_libraries() -> list[str]:
+    """System libraries Qt's X11 plugin needs but cannot find (Qt would abort with a vague
+    'could not load the Qt platform plugin "xcb"'); empty when fine or not on X11."""
+    if sys.platform != "linux" or not os.environ.get("DISPLAY") or os.environ.get(
+            "WAYLAND_DISPLAY") or os.environ.get("QT_QPA_PLATFORM"):
+        return []
+    try:
+        import PySide6
+
+        plugin = Path(PySide6.__file__).parent / "Qt/plugins/platforms/libqxcb.so"
+        if not plugin.exists():
+            return []
+        out = subprocess.run(["ldd", str(plugin)], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    missing = [line.split()[0] for line in out.stdout.splitlines() if "not found" in line]
+    try:  # Qt >= 6.5 loads xcb-cursor at run time, so ldd does not list it
+        import ctypes.util
+
+        if ctypes.util.find_library("xcb-cursor") is None:
+            missing.append("libxcb-cursor.so.0")
+    except OSError:
+        pass
+    return missing
+
+
+def _debian_package(soname: str) -> str:
+    """libxcb-icccm.so.4 -> libxcb-icccm4, libxkbcommon-x11.so.0 -> libxkbcommon-x11-0."""
+    base, _, ver = soname.partition(".so.")
+    return f"{base}{'-' if base[-1:].isdigit() else ''}{ver.split('.')[0]}"
+
+
+def _no_display(args, missing: list[str] | None = None) -> int:
+    """No screen to open a window on (a server, CI, ssh without X), or Qt's X11 plugin
+    cannot load: say so, and show the same comparison in the terminal instead of letting
+    Qt abort."""
+    if missing:
+        pkgs = " ".join(sorted({_debian_package(m) for m in missing}))
+        print(f"profdiff: Qt cannot open a window: missing system libraries "
+              f"{', '.join(missing)}.\n  Debian/Ubuntu: sudo apt-get install {pkgs}\n"
+              "Showing the comparison in the terminal instead.", file=sys.stderr)
+    else:
+        print("profdiff: no display found (DISPLAY/WAYLAND_DISPLAY unset); showing the "
+              "comparison in the terminal. Use --screenshot OUT.png to render the window to a "
+              "file.", file=sys.stderr)
     from ..cli import main as cli_main
 
     files = [f for f in args.files]

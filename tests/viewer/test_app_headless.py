@@ -1,0 +1,38 @@
+"""The app entry without a usable display: a clear message and the terminal comparison."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from viewer.qt import app
+
+HS = Path(__file__).parents[1] / "data/hs-ad"
+
+
+def test_no_display_falls_back_to_terminal_table(monkeypatch, capsys):
+    for var in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(app.sys, "platform", "linux")
+    code = app.main([str(HS / "v1/ad.prof"), str(HS / "v2/ad.prof")])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "no display found" in err
+    assert "addGrad" in out and "legend:" in out
+
+
+def test_missing_x11_libraries_are_named_with_packages(monkeypatch, capsys):
+    monkeypatch.setenv("DISPLAY", ":0")
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
+    monkeypatch.setattr(app.sys, "platform", "linux")
+    monkeypatch.setattr(app, "_missing_xcb_libraries", lambda: ["libxcb-icccm.so.4"])
+    code = app.main([str(HS / "v1/ad.prof")])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "sudo apt-get install libxcb-icccm4" in err
+    assert "total alloc" in out  # profdiff show of the single run
+
+
+def test_debian_package_names():
+    assert app._debian_package("libxcb-render-util.so.0") == "libxcb-render-util0"
+    assert app._debian_package("libxkbcommon-x11.so.0") == "libxkbcommon-x11-0"

@@ -117,6 +117,8 @@ class MainWindow(QMainWindow):
         self.show_sig = False
         self.fade_noise = True
         self._noise_tasks: list = []
+        self._columns_restored: set[str] = set()  # formats whose saved widths were applied
+        self.baseline_index = 0  # run the others are compared with (View > Baseline)
         self._build_ui()
         self._build_actions()
         self._restore_settings()
@@ -182,7 +184,8 @@ class MainWindow(QMainWindow):
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
         self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.clicked.connect(self.cancel_loading)
+        self.cancel_button.setObjectName("cancelLoading")
+        self.cancel_button.clicked.connect(self.user_cancel)
         pl.addWidget(self.progress_label)
         pl.addWidget(self.progress, 1)
         pl.addWidget(self.cancel_button)
@@ -268,6 +271,10 @@ class MainWindow(QMainWindow):
         act(vm, "Co&llapse all", self.collapse_all)
         vm.addSeparator()
         self.metrics_menu = vm.addMenu("&Metrics")
+        self.baseline_menu = vm.addMenu("&Baseline")
+        self.baseline_menu.setObjectName("baselineMenu")
+        self.baseline_menu.setToolTip("The run every other run is compared with")
+        self.baseline_menu.setEnabled(False)
         self.act_percent = QAction("Show percent of own run (else absolute units)", self,
                                    checkable=True)
         self.act_percent.setChecked(True)
@@ -392,6 +399,9 @@ class MainWindow(QMainWindow):
         sp = s.value("splitter")
         if sp is not None:
             self.splitter.restoreState(sp)
+        sp = s.value("sideSplitter")
+        if sp is not None:
+            self.side.splitter.restoreState(sp)
         pm = s.value("percentMode")
         if pm is not None:
             self.act_percent.setChecked(str(pm).lower() in ("true", "1"))
@@ -405,11 +415,45 @@ class MainWindow(QMainWindow):
         s.setValue("palette", self.scale.palette)
         if self.metrics:
             s.setValue(f"metrics/{self._format_key()}", self.metrics)
-        for name, view in (("side", self.side.panes[0]), ("diff", self.diff.tree),
-                           ("flat", self.flat.table)):
+        for name, view in self._column_views():
             if view.model() is not None:
                 s.setValue(f"header/{name}/{self._format_key()}", view.header().saveState())
+                sig, widths = _column_widths(view)
+                s.setValue(f"columns/{name}/{self._format_key()}/sig", sig)
+                s.setValue(f"columns/{name}/{self._format_key()}/widths", widths)
         s.sync()
+
+    def _column_views(self) -> list[tuple[str, QAbstractItemView]]:
+        return [("side", self.side.panes[0]), ("side1", self.side.panes[1]),
+                ("diff", self.diff.tree), ("flat", self.flat.table)]
+
+    def _capture_columns(self) -> dict[str, tuple[str, list[int]]]:
+        return {name: _column_widths(v) for name, v in self._column_views()
+                if v.model() is not None}
+
+    def _restore_columns(self, before: dict[str, tuple[str, list[int]]]) -> None:
+        """Column widths: kept across a swap of runs when the columns are the same, else
+        (first comparison of a format in this window) restored from the settings."""
+        fmt = self._format_key()
+        first = fmt not in self._columns_restored
+        self._columns_restored.add(fmt)
+        for name, view in self._column_views():
+            if view.model() is None:
+                continue
+            sig, _w = _column_widths(view)
+            old = before.get(name)
+            if first:
+                saved_sig = self.settings.value(f"columns/{name}/{fmt}/sig")
+                saved = self.settings.value(f"columns/{name}/{fmt}/widths")
+                if saved_sig is not None and saved:
+                    old = (str(saved_sig), [int(x) for x in
+                                            ([saved] if isinstance(saved, str) else saved)])
+            if old is None or old[0] != sig or len(old[1]) != view.header().count():
+                continue
+            h = view.header()
+            for i, w in enumerate(old[1]):
+                if w > 0 and h.sectionSize(i) != w:
+                    h.resizeSection(i, w)
 
     def _format_key(self) -> str:
         return self.runs[0].format if self.runs else "none"
@@ -469,6 +513,7 @@ class MainWindow(QMainWindow):
 
     def load_paths(self, paths: Sequence[str]) -> None:
         """Replace all runs by ``paths`` (first = baseline)."""
+        self.baseline_index = 0
         self._start([Slot(str(p), None) for p in paths], [str(p) for p in paths])
 
     def open_as_baseline(self, path: str) -> None:
@@ -558,13 +603,14 @@ class MainWindow(QMainWindow):
         self._pick_up_rules([*new_paths, *[p for p in paths if p]])
         if self.synchronous:
             try:
-                res = load_and_align(slots, rules=self.rules, n_base=n_base)
+                res = load_and_align(slots, rules=self.rules, n_base=n_base,
+                                     baseline=self.baseline_index)
             except Exception as e:  # noqa: BLE001
                 self.message_bar.show_message(f"Loading failed: {e}")
                 return
             self._loaded(res, paths, slots)
             return
-        task = LoadTask(slots, rules=self.rules, n_base=n_base)
+        task = LoadTask(slots, rules=self.rules, n_base=n_base, baseline=self.baseline_index)
         self._task = task
         self.progress.setValue(0)
         self.progress_label.setText("Loading " + ", ".join(Path(p).name for p in new_paths))
@@ -580,6 +626,15 @@ class MainWindow(QMainWindow):
             self._task.cancel()
             self._task = None
             self.progress_row.hide()
+
+    def user_cancel(self) -> None:
+        """The Cancel button: stop the load and say so; the runs shown stay as they were."""
+        if self._task is None:
+            return
+        names = self.progress_label.text().removeprefix("Loading ")
+        self.cancel_loading()
+        kept = " - the runs shown are unchanged" if self.runs else ""
+        self.message_bar.show_message(f"Loading cancelled: {names}{kept}", "info")
 
     @property
     def loading(self) -> bool:
@@ -647,12 +702,14 @@ class MainWindow(QMainWindow):
         self._pick_up_rules([p for p in paths if p])
         self.groups = None
         self.group_paths = None
+        self.baseline_index = 0
         self._set_runs(profiles, keep_state, list(paths))
 
     def _set_runs(self, profiles: list[Profile], keep_state: bool,
                   paths: list[str | None]) -> None:
-        tree = align(profiles, mode="tree", rules=self.rules)
-        flat = align(profiles, mode="flat", rules=self.rules)
+        b = min(self.baseline_index, len(profiles) - 1)
+        tree = align(profiles, mode="tree", rules=self.rules, baseline=b)
+        flat = align(profiles, mode="flat", rules=self.rules, baseline=b)
         precompute(tree)
         precompute(flat)
         self._apply(profiles, tree, flat, paths, keep_state)
@@ -793,6 +850,7 @@ class MainWindow(QMainWindow):
                paths: list[str | None], keep_state: bool) -> None:
         old_tree, old_flat = self.comparison, self.flat_comparison
         state = self._capture_state() if keep_state else None
+        widths = self._capture_columns()
         self.runs = runs
         self.paths = paths
         self.comparison = tree
@@ -800,7 +858,9 @@ class MainWindow(QMainWindow):
                                                                     rules=self.rules)
         self._choose_metrics()
         self._rebuild_metrics_menu()
+        self._rebuild_baseline_menu()
         self._push_comparison()
+        self._restore_columns(widths)
         primary = self._refresh_format_tabs()
         self.apply_filter()
         if primary is not None and (state is None or old_tree is None):
@@ -814,6 +874,7 @@ class MainWindow(QMainWindow):
         self.suggestions.set_comparison(tree)
         self._update_status()
         self.comparisonChanged.emit(tree)
+        _settle_gc()
 
     def _restore_state(self, st: dict, old_tree: Comparison, old_flat: Comparison | None) -> None:
         for name, v in (("side", self.side), ("diff", self.diff)):
@@ -976,6 +1037,41 @@ class MainWindow(QMainWindow):
             m = met.self_of  # flat ranking and Δ paths use the node's own cost
         conv = self._convert_units([m])
         return conv[0] if conv else m
+
+    def set_baseline(self, i: int) -> None:
+        """Compare every run with run ``i`` (View > Baseline, 3+ runs): re-aligns the shown
+        runs with ``align(..., baseline=i)`` and the current rename rules, keeping
+        expansion, selection, filter and tab.  The left side-by-side pane follows the
+        new baseline; a right pane that showed it goes back to the current run."""
+        if self.groups is not None or not 0 <= i < len(self.runs) or self.comparison is None:
+            return
+        if i == self.comparison.baseline:
+            return
+        self.baseline_index = i
+        new_base = self.runs[i].path
+        self.side._pane_choice[0] = None
+        if self.side._pane_choice[1] == new_base:
+            self.side._pane_choice[1] = None
+        self._set_runs(list(self.runs), True, list(self.paths))
+
+    def _rebuild_baseline_menu(self) -> None:
+        self.baseline_menu.clear()
+        cmp = self.comparison
+        ok = cmp is not None and cmp.n_runs >= 2 and cmp.groups is None
+        self.baseline_menu.setEnabled(ok)
+        if not ok:
+            return
+        from PySide6.QtGui import QActionGroup
+
+        group = QActionGroup(self.baseline_menu)
+        group.setExclusive(True)
+        for i, p in enumerate(cmp.runs):
+            a = self.baseline_menu.addAction(f"[{i}] {Path(p.path).name}")
+            a.setCheckable(True)
+            a.setChecked(i == cmp.baseline)
+            a.setObjectName(f"baselineRun{i}")
+            group.addAction(a)
+            a.triggered.connect(lambda _=False, i=i: self.set_baseline(i))
 
     def _rebuild_metrics_menu(self) -> None:
         self.metrics_menu.clear()
@@ -1336,7 +1432,7 @@ class MainWindow(QMainWindow):
         if w is None:  # format tabs by the first word of their title: heap, rts, ticky, ...
             for i in range(self.tabs.count()):
                 words = self.tabs.tabText(i).lower().split()
-                if name.lower() in words:
+                if name.lower() in words or name.lower().split("-") == words:  # bottom-up
                     w = self.tabs.widget(i)
                     break
         if w is not None:
@@ -1521,6 +1617,30 @@ class _NoiseTask(QRunnable):
         except Exception:  # noqa: BLE001 - the estimate is optional; views work without it
             nz = None
         self.signals.done.emit(nz)
+
+
+def _column_widths(view) -> tuple[str, list[int]]:
+    """(signature of the columns = their headers, section widths) of a tree view."""
+    m = view.model()
+    h = view.header()
+    heads = [str(m.headerData(i, Qt.Orientation.Horizontal) or "") for i in range(h.count())]
+    return "|".join(heads).replace("\n", " "), [h.sectionSize(i) for i in range(h.count())]
+
+
+def _settle_gc() -> None:
+    """Collect the previous comparison's garbage, then freeze what is alive.
+
+    The app holds ~10^5 GC-tracked objects (Qt bindings, numpy, pandas); a full cyclic
+    collection over them costs ~50 ms and is triggered by allocation counts, i.e. at a
+    random click (a first expand or sort measured 200+ ms instead of ~80).  Frozen objects
+    are skipped by collections; unfreezing first lets this call collect the cycles of the
+    comparison just replaced, so nothing leaks across loads.
+    """
+    import gc
+
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
 
 
 def _mtime(p: str) -> float:

@@ -24,7 +24,7 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelInde
 from PySide6.QtGui import QBrush, QColor, QFont, QIcon
 
 from parsers.model import Kind, Metric, Unit
-from viewer.colors import ADDED, PLACEHOLDER, REMOVED, DivergingScale, text_color_for
+from viewer.colors import ADDED, PALETTES, PLACEHOLDER, REMOVED, DivergingScale, text_color_for
 from viewer.compare import MATCHED_BY, Comparison, Status
 from viewer.units import format_delta, format_rel, format_value
 
@@ -42,6 +42,7 @@ FADED_TEXT = (150, 150, 150)
 """Text colour of a Δ cell whose change is within the noise."""
 _FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 _NO_FLAGS = Qt.ItemFlag.NoItemFlags
+_ROOT = QModelIndex()
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 
@@ -206,6 +207,12 @@ class ComparisonTreeModel(QAbstractItemModel):
         self.pane_run = pane_run
         self.layout = layout or RowLayout(cmp)
         self.layout.add_listener(self)
+        # hot-path shortcuts: Qt calls index/rowCount/hasChildren/flags for every shown row
+        # on each relayout (~10^4 rows after "expand to depth 5"), so they read these
+        self._flat = self.layout.flat
+        self._plists = self.layout.plists
+        self._parents = cmp.parent
+        self._ncols = len(self.columns)
         self.scale = scale or DivergingScale()
         self.color_deltas = True
         self.fade_noise = True  # draw Δ cells whose change is within the noise faded
@@ -228,6 +235,7 @@ class ComparisonTreeModel(QAbstractItemModel):
     def set_columns(self, columns: list[Column]) -> None:
         self.beginResetModel()
         self.columns = list(columns)
+        self._ncols = len(self.columns)
         self._arrays.clear()
         self.endResetModel()
 
@@ -341,51 +349,73 @@ class ComparisonTreeModel(QAbstractItemModel):
         v = self.cmp.values[metric][r]
         run = self.cmp.current if run is None else run
         d = float(v[run] - v[self.cmp.baseline]) * f
-        return self.scale.color(d) if d == d else self.scale.color(0.0)
+        return scalar_color(self.scale, d if d == d else 0.0)
 
     # ----- structure --------------------------------------------------------------------
     def _pid(self, parent: QModelIndex) -> int:
         return int(parent.internalId()) if parent.isValid() else -1
 
-    def index(self, row: int, column: int, parent: QModelIndex = QModelIndex()) -> QModelIndex:
-        if column < 0 or column >= len(self.columns) or row < 0:
-            return QModelIndex()
-        if parent.isValid() and (parent.column() != 0 or self.layout.flat):
-            return QModelIndex()
-        lst = self.layout.children(self._pid(parent))
-        if row >= len(lst):
-            return QModelIndex()
-        return self.createIndex(row, column, int(lst[row]))
+    def index(self, row: int, column: int, parent: QModelIndex = _ROOT) -> QModelIndex:
+        if parent.isValid():
+            if self._flat or parent.column():
+                return QModelIndex()
+            p = parent.internalId()
+        else:
+            p = -1
+        lst = self._plists.get(p)
+        if lst is None:
+            lst = self.layout.child_list(p)
+        if 0 <= row < len(lst) and 0 <= column < self._ncols:
+            return self.createIndex(row, column, lst[row])
+        return QModelIndex()
 
     def parent(self, index: QModelIndex | None = None):  # type: ignore[override]
         if index is None:  # QObject.parent()
             return super().parent()
         if not index.isValid():
             return QModelIndex()
-        p = int(self.cmp.parent[index.internalId()])
+        p = int(self._parents[index.internalId()])
         if p < 0:
             return QModelIndex()
         return self.createIndex(self.layout.position(p), 0, p)
 
-    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:
-        if parent.isValid() and (parent.column() != 0 or self.layout.flat):
-            return 0
-        return self.layout.child_count(self._pid(parent))
+    def rowCount(self, parent: QModelIndex = _ROOT) -> int:
+        if parent.isValid():
+            if self._flat or parent.column():
+                return 0
+            p = parent.internalId()
+        else:
+            p = -1
+        lst = self._plists.get(p)
+        if lst is not None:
+            return len(lst)
+        return self.layout.child_count(p)
 
-    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:
-        return len(self.columns)
+    def columnCount(self, parent: QModelIndex = _ROOT) -> int:
+        return self._ncols
 
-    def hasChildren(self, parent: QModelIndex = QModelIndex()) -> bool:
-        if parent.isValid() and (parent.column() != 0 or self.layout.flat):
-            return False
-        return self.layout.has_children(self._pid(parent))
+    def hasChildren(self, parent: QModelIndex = _ROOT) -> bool:
+        if parent.isValid():
+            if self._flat or parent.column():
+                return False
+            return self.layout.has_kids()[parent.internalId()] == 1
+        return self.layout.child_count(-1) > 0
 
     def index_for_row(self, row: int, column: int = 0) -> QModelIndex:
         """The index showing union row ``row`` (invalid when filtered out)."""
+        row = int(row)  # a numpy integer would be taken for a pointer by createIndex
         pos = self.layout.position(row)
         if pos < 0:
             return QModelIndex()
         return self.createIndex(pos, column, row)
+
+    def indexes_for_rows(self, rows, column: int = 0) -> list[QModelIndex]:
+        """:meth:`index_for_row` for many rows, positions computed in one numpy pass."""
+        rows = np.asarray(rows, dtype=np.int64)
+        pos = self.layout.positions(rows)
+        ci = self.createIndex
+        return [ci(p, column, r) if p >= 0 else QModelIndex()
+                for p, r in zip(pos.tolist(), rows.tolist(), strict=True)]
 
     def row_id(self, index: QModelIndex) -> int:
         return int(index.internalId()) if index.isValid() else -1
@@ -591,14 +621,23 @@ class ComparisonTreeModel(QAbstractItemModel):
     def _layout_about_to_change(self) -> None:
         self.layoutAboutToBeChanged.emit()
         self._persist = self.persistentIndexList()
-        self._persist_ids = [(int(i.internalId()), i.column()) if i.isValid() else (-1, 0)
+        self._persist_ids = [(i.internalId(), i.column()) if i.isValid() else (-1, 0)
                              for i in self._persist]
 
     def _layout_changed(self) -> None:
-        new = []
-        for rid, col in self._persist_ids:
-            new.append(self.index_for_row(rid, col) if rid >= 0 else QModelIndex())
         if self._persist:
+            # a tree view keeps one persistent index per expanded row: map them all with
+            # one batched sort of their parents' child lists
+            ids = np.fromiter((r for r, _ in self._persist_ids), dtype=np.int64,
+                              count=len(self._persist_ids))
+            ok = (ids >= 0) & (ids < self.layout.n)
+            # the view's relayout then reads the child lists of these (expanded) rows
+            self.layout.prefetch(ids[ok])
+            pos = np.full(ids.size, -1, dtype=np.int64)
+            pos[ok] = self.layout.positions(ids[ok])
+            ci = self.createIndex
+            new = [ci(p, c, r) if p >= 0 else QModelIndex()
+                   for p, (r, c) in zip(pos.tolist(), self._persist_ids, strict=True)]
             self.changePersistentIndexList(self._persist, new)
         self._persist = []
         self._persist_ids = []
@@ -611,6 +650,21 @@ class ComparisonTreeModel(QAbstractItemModel):
     @cached_property
     def main_metric(self) -> str | None:
         return default_metric(self.cmp)
+
+
+def scalar_color(scale: DivergingScale, change: float) -> tuple[int, int, int]:
+    """``scale.color(change)`` in plain Python floats: the same arithmetic as
+    :meth:`DivergingScale.colors` without building numpy arrays for one cell (painting
+    asks for a few hundred cells per frame)."""
+    strong_w, pale_w, neutral, pale_b, strong_b = PALETTES[scale.palette]
+    mag = abs(change)
+    if mag <= scale.dead_zone:
+        return neutral
+    span = max(scale.clamp - scale.dead_zone, 1e-12)
+    t = min(max((mag - scale.dead_zone) / span, 0.0), 1.0)
+    hi, lo = (strong_w, pale_w) if change > 0 else (strong_b, pale_b)
+    return (round(lo[0] + (hi[0] - lo[0]) * t), round(lo[1] + (hi[1] - lo[1]) * t),
+            round(lo[2] + (hi[2] - lo[2]) * t))
 
 
 def format_pvalue(p: float) -> str:

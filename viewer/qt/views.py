@@ -11,10 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QSplitter,
@@ -63,6 +65,23 @@ class TreePane(QTreeView):
         self.setDragDropMode(QAbstractItemView.DragDropMode.DropOnly if drop_text
                              else QAbstractItemView.DragDropMode.NoDragDrop)
         self._overlay = DropOverlay(self)
+        self._scroll_pending: QPersistentModelIndex | None = None
+
+    def scroll_to_when_shown(self, idx: QModelIndex) -> None:
+        """``scrollTo(idx)`` now if shown, else when first shown: scrolling a hidden view
+        would force its whole (pending) layout for nothing."""
+        if self.isVisible():
+            self._scroll_pending = None
+            self.scrollTo(idx, QAbstractItemView.ScrollHint.EnsureVisible)
+        else:
+            self._scroll_pending = QPersistentModelIndex(idx)
+
+    def showEvent(self, ev) -> None:  # noqa: N802 - Qt API
+        super().showEvent(ev)
+        p, self._scroll_pending = self._scroll_pending, None
+        if p is not None and p.isValid() and p.model() is self.model():
+            self.scrollTo(self.model().index(p.row(), p.column(), p.parent()),
+                          QAbstractItemView.ScrollHint.EnsureVisible)
 
     # Enter / Space toggle expansion (arrows come with QTreeView)
     def keyPressEvent(self, ev) -> None:  # noqa: N802 - Qt API
@@ -102,6 +121,25 @@ class TreePane(QTreeView):
     def model_(self) -> ComparisonTreeModel | None:
         m = self.model()
         return m if isinstance(m, ComparisonTreeModel) else None
+
+    def expand_indexes(self, indexes) -> None:
+        """Expand many indexes with one relayout, without ``expanded`` signals.
+
+        While a layout is pending, ``QTreeView.expand`` only records the index; expanding
+        one by one on a laid-out view instead inserts each child list into the view's row
+        table (quadratic in the shown rows) and calls into Python for every signal.
+        """
+        if not indexes:
+            return
+        self.scheduleDelayedItemsLayout()
+        blocked = self.blockSignals(True)
+        try:
+            expand = self.expand
+            for idx in indexes:
+                if idx.isValid():
+                    expand(idx)
+        finally:
+            self.blockSignals(blocked)
 
 
 def fit_columns(view: QTreeView, name_width: int = 260) -> None:
@@ -185,27 +223,57 @@ class _TreeViewMixin:
         """Expand ``rows`` (and their ancestors) in every pane."""
         if self.layout_ is None:
             return
-        rows = [int(r) for r in rows if 0 <= int(r) < self.layout_.n]
+        rows = np.asarray(rows, dtype=np.int64).ravel()
+        rows = rows[(rows >= 0) & (rows < self.layout_.n)]
+        if rows.size == 0:
+            return
+        want = self._with_ancestors(rows) & ~self.state.expanded
+        new = np.flatnonzero(want)
+        self._expand_in_panes(new)
+        self.state.expanded[new] = True
+
+    def _with_ancestors(self, rows: np.ndarray) -> np.ndarray:
+        """Mask of ``rows`` and all their ancestors (one numpy step per tree level)."""
+        par = self.cmp.parent
+        mask = np.zeros(self.layout_.n, dtype=bool)
+        todo = np.unique(rows)
+        while todo.size:
+            todo = todo[~mask[todo]]
+            mask[todo] = True
+            todo = par[todo]
+            todo = todo[todo >= 0]
+        return mask
+
+    def _expand_in_panes(self, rows: np.ndarray) -> None:
+        if rows.size == 0:
+            return
+        # the relayout reads the child lists of every expanded row: sort them in one pass
+        self.layout_.prefetch(rows)
         self._syncing = True
         try:
-            for r in rows:
-                for a in self.layout_.ancestors(r):
-                    if self.state.expanded[a]:
-                        continue
-                    for pane, m in zip(self.panes, self.models, strict=True):
-                        idx = m.index_for_row(a)
-                        if idx.isValid():
-                            pane.setExpanded(idx, True)
-                    self.state.expanded[a] = True
+            for pane, m in zip(self.panes, self.models, strict=True):
+                pane.expand_indexes(m.indexes_for_rows(rows))
         finally:
             self._syncing = False
 
-    def fit_name_column(self, cap: int = 420) -> None:
-        """Widen the name column to what the expanded rows need (never narrower, capped)."""
+    def fit_name_column(self, cap: int = 420, rows=None) -> None:
+        """Widen the name column to what the expanded rows need (never narrower, capped).
+
+        ``rows``: measure only these rows (e.g. a path just opened): indentation + text
+        width, without ``sizeHintForColumn``'s pass over up to 1000 rows x every role."""
         for p in self.panes:
             if p.model() is None:
                 continue
-            want = min(cap, max(p.sizeHintForColumn(0), 120))
+            if rows is not None and self.cmp is not None and len(rows):
+                fm = p.fontMetrics()
+                m = p.model()
+                rows = [int(r) for r in rows]
+                want = max(p.indentation() * (int(self.cmp.depth[r]) + 1)
+                           + fm.horizontalAdvance(str(m.index_for_row(r).data() or "")) + 36
+                           for r in rows)
+                want = min(cap, max(want, 120))
+            else:
+                want = min(cap, max(p.sizeHintForColumn(0), 120))
             if want > p.header().sectionSize(0):
                 p.header().resizeSection(0, want)
 
@@ -218,15 +286,19 @@ class _TreeViewMixin:
         self.state.expanded[:] = False
 
     def expand_to_depth(self, depth: int) -> None:
-        """Expand every visible row shallower than ``depth`` levels (depth 1 = roots open)."""
+        """Expand every visible row shallower than ``depth`` levels (depth 1 = roots open)
+        and collapse the deeper ones, like ``QTreeView.expandToDepth`` - whose per-row
+        layout is quadratic in the shown rows, so the expansion is batched here instead."""
         if self.cmp is None or depth <= 0:
             return
+        lay = self.layout_
+        mask = (self.cmp.depth < depth) & (np.frombuffer(lay.has_kids(), dtype=np.uint8) > 0)
+        if lay.visible is not None:
+            mask &= lay.visible
         for p in self.panes:
-            p.expandToDepth(depth - 1)
-        vis = self.layout_.visible
-        mask = self.cmp.depth < depth
-        if vis is not None:
-            mask &= vis
+            p.collapseAll()
+        self.state.expanded[:] = False
+        self._expand_in_panes(np.flatnonzero(mask))
         self.state.expanded |= mask
 
     def expand_hottest(self, key: np.ndarray, to_max: bool = False) -> int:
@@ -242,7 +314,7 @@ class _TreeViewMixin:
             return -1
         self.expand_rows(path[:-1])
         self.select_row(path[-1])
-        self.fit_name_column()
+        self.fit_name_column(rows=path)
         return path[-1]
 
     def select_row(self, row: int) -> None:
@@ -261,7 +333,7 @@ class _TreeViewMixin:
                 pane.selectionModel().setCurrentIndex(
                     idx, QItemSelectionModel.SelectionFlag.ClearAndSelect
                     | QItemSelectionModel.SelectionFlag.Rows)
-                pane.scrollTo(idx, QAbstractItemView.ScrollHint.EnsureVisible)
+                pane.scroll_to_when_shown(idx)
             finally:
                 self._syncing = False
 
@@ -317,6 +389,7 @@ class SideBySideView(QWidget, _TreeViewMixin):
 
     rowSelected = Signal(int)
     filesDropped = Signal(int, list)  # run slot (0 = baseline, 1 = current), paths
+    paneRunChanged = Signal(int, int)  # pane slot, run shown
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -324,6 +397,11 @@ class SideBySideView(QWidget, _TreeViewMixin):
         self.cmp: Comparison | None = None
         self.layout_: RowLayout | None = None
         self.models: list[ComparisonTreeModel] = []
+        self._metrics: list[str] = []
+        self._scale: DivergingScale | None = None
+        self.pane_runs: list[int] = [0, 1]  # run shown by each pane
+        self._pane_choice: list[str | None] = [None, None]  # path the user picked per pane
+        self.run_combos: list[QComboBox] = []
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -340,11 +418,22 @@ class SideBySideView(QWidget, _TreeViewMixin):
             title = QLabel()
             title.setObjectName("paneTitle")
             title.setContentsMargins(6, 2, 6, 2)
+            combo = QComboBox()
+            combo.setObjectName(f"paneRun{slot}")
+            combo.setToolTip("Which run this pane shows (with three or more runs)")
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+            combo.currentIndexChanged.connect(lambda i, s=slot: self._combo_changed(s, i))
+            combo.hide()
+            head = QHBoxLayout()
+            head.setContentsMargins(0, 0, 4, 0)
+            head.addWidget(title, 1)
+            head.addWidget(combo)
             pane = TreePane(drop_text=text)
             pane.setObjectName(f"pane{slot}")
             pane.filesDropped.connect(lambda files, s=slot: self.filesDropped.emit(s, files))
-            bl.addWidget(title)
+            bl.addLayout(head)
             bl.addWidget(pane)
+            self.run_combos.append(combo)
             self.splitter.addWidget(box)
             self.panes.append(pane)
             self.titles.append(title)
@@ -423,46 +512,116 @@ class SideBySideView(QWidget, _TreeViewMixin):
         self.cmp = cmp
         self.layout_ = RowLayout(cmp)
         self.state.reset(cmp.n_rows)
-        runs = [cmp.baseline, cmp.current]
+        self._metrics = list(metrics)
+        self._scale = scale
+        self.pane_runs = [self._default_run(slot) for slot in (0, 1)]
         old = self.models
-        self.models = []
-        for slot, (pane, run) in enumerate(zip(self.panes, runs, strict=True)):
-            m = ComparisonTreeModel(cmp, pane_columns(cmp, metrics, run), pane_run=run,
-                                    layout=self.layout_, scale=scale, parent=self)
-            self.models.append(m)
-            widths = [pane.header().sectionSize(i) for i in range(pane.header().count())] \
-                if pane.model() is not None else []
-            pane.setSortingEnabled(False)
-            pane.setModel(m)
-            pane.header().setSortIndicator(-1, Qt.SortOrder.DescendingOrder)
-            pane.setSortingEnabled(True)
-            if widths and len(widths) == m.columnCount():
-                for i, w in enumerate(widths):
-                    pane.header().resizeSection(i, w)
-            else:
-                fit_columns(pane, 220)
-            pane.selectionModel().currentChanged.connect(
-                lambda cur, _prev, p=pane: self._mirror_current(cur, p))
-            p = cmp.runs[run]
-            label = f"<b>{run_role(cmp, run).upper() if cmp.n_runs > 1 else 'RUN'}</b> " \
-                    f"[{run}] {Path(p.path).name}"
-            if cmp.groups is not None:
-                label += f" <i>(mean of {len(cmp.groups[slot])} runs)</i>"
-            if p.incomplete:
-                label += " <b style='color:#b35806'>INCOMPLETE</b>"
-            self.titles[slot].setText(label)
-        a, b = self.models
-        a.sortApplied.connect(lambda c, o: self._mirror_sort(c, o, self.panes[1]))
-        b.sortApplied.connect(lambda c, o: self._mirror_sort(c, o, self.panes[0]))
+        self.models = [self._make_model(slot, self.pane_runs[slot]) for slot in (0, 1)]
+        for slot in (0, 1):
+            self._install(slot, self.models[slot])
         single = cmp.n_runs == 1
         self.panes[1].parentWidget().setVisible(not single)
+        self._fill_combos()
         for m in old:
             m.deleteLater()
+
+    def _default_run(self, slot: int) -> int:
+        """The run a pane shows: the one picked in its combo (by path, so it survives a
+        re-alignment or a new baseline), else the baseline (left) / current run (right)."""
+        cmp = self.cmp
+        want = self._pane_choice[slot]
+        if want is not None and cmp.n_runs >= 3:
+            for i, p in enumerate(cmp.runs):
+                if p.path == want:
+                    return i
+        return cmp.baseline if slot == 0 else cmp.current
+
+    def _make_model(self, slot: int, run: int) -> ComparisonTreeModel:
+        cmp = self.cmp
+        return ComparisonTreeModel(cmp, pane_columns(cmp, self._metrics, run), pane_run=run,
+                                   layout=self.layout_, scale=self._scale, parent=self)
+
+    def _install(self, slot: int, m: ComparisonTreeModel) -> None:
+        pane = self.panes[slot]
+        widths = [pane.header().sectionSize(i) for i in range(pane.header().count())] \
+            if pane.model() is not None else []
+        pane.setSortingEnabled(False)
+        pane.setModel(m)
+        pane.header().setSortIndicator(-1, Qt.SortOrder.DescendingOrder)
+        pane.setSortingEnabled(True)
+        if widths and len(widths) == m.columnCount():
+            for i, w in enumerate(widths):
+                pane.header().resizeSection(i, w)
+        else:
+            fit_columns(pane, 220)
+        pane.selectionModel().currentChanged.connect(
+            lambda cur, _prev, p=pane: self._mirror_current(cur, p))
+        m.sortApplied.connect(lambda c, o, d=self.panes[1 - slot]: self._mirror_sort(c, o, d))
+        self._set_title(slot)
+
+    def _set_title(self, slot: int) -> None:
+        cmp = self.cmp
+        run = self.pane_runs[slot]
+        p = cmp.runs[run]
+        label = f"<b>{run_role(cmp, run).upper() if cmp.n_runs > 1 else 'RUN'}</b> " \
+                f"[{run}] {Path(p.path).name}"
+        if cmp.groups is not None:
+            label += f" <i>(mean of {len(cmp.groups[slot])} runs)</i>"
+        if p.incomplete:
+            label += " <b style='color:#b35806'>INCOMPLETE</b>"
+        self.titles[slot].setText(label)
+
+    def _fill_combos(self) -> None:
+        cmp = self.cmp
+        many = cmp.n_runs >= 3 and cmp.groups is None
+        for slot, combo in enumerate(self.run_combos):
+            combo.blockSignals(True)
+            combo.clear()
+            if many:
+                for i, p in enumerate(cmp.runs):
+                    role = " (baseline)" if i == cmp.baseline else ""
+                    combo.addItem(f"[{i}] {Path(p.path).name}{role}", i)
+                combo.setCurrentIndex(self.pane_runs[slot])
+            combo.blockSignals(False)
+            combo.setVisible(many)
+
+    def _combo_changed(self, slot: int, i: int) -> None:
+        if self.cmp is None or i < 0:
+            return
+        self._pane_choice[slot] = self.cmp.runs[i].path
+        self.set_pane_run(slot, i)
+
+    def set_pane_run(self, slot: int, run: int) -> None:
+        """Show run ``run`` in pane ``slot`` (0 = left, 1 = right), keeping the expansion,
+        selection and scroll position (rows stay aligned: both panes share one layout)."""
+        cmp = self.cmp
+        if cmp is None or not 0 <= run < cmp.n_runs or run == self.pane_runs[slot]:
+            return
+        cur = self.current_row()
+        scroll = self.scroll_value()
+        self.pane_runs[slot] = run
+        old = self.models[slot]
+        m = self._make_model(slot, run)
+        self.models[slot] = m
+        self._install(slot, m)
+        pane = self.panes[slot]
+        pane.expand_indexes(m.indexes_for_rows(np.flatnonzero(self.state.expanded)))
+        if cur >= 0:
+            self.select_row(cur)
+        self.set_scroll_value(scroll)
+        combo = self.run_combos[slot]
+        if combo.currentIndex() != run and combo.count() > run:
+            combo.blockSignals(True)
+            combo.setCurrentIndex(run)
+            combo.blockSignals(False)
+        old.deleteLater()
+        self.paneRunChanged.emit(slot, run)
 
     def set_metrics(self, metrics: list[str]) -> None:
         if self.cmp is None:
             return
-        for m, run in zip(self.models, [self.cmp.baseline, self.cmp.current], strict=True):
+        self._metrics = list(metrics)
+        for m, run in zip(self.models, self.pane_runs, strict=True):
             m.set_columns(pane_columns(self.cmp, metrics, run))
         for p in self.panes:
             fit_columns(p, 220)

@@ -106,6 +106,7 @@ def test_each_pane_chooses_its_run(three):
     w = three
     cmp = w.comparison
     combos = w.side.run_combos
+    w.tabs.setCurrentWidget(w.side)
     assert all(c.isVisibleTo(w) for c in combos) and [c.count() for c in combos] == [3, 3]
     assert w.side.pane_runs == [0, 2]  # baseline | current (the last run)
     assert [c.currentIndex() for c in combos] == [0, 2]

@@ -396,6 +396,11 @@ class MainWindow(QMainWindow):
         g = s.value("geometry")
         if g is not None:
             self.restoreGeometry(g)
+        else:  # first start: a comfortable size for side-by-side trees
+            screen = self.screen().availableGeometry() if self.screen() else None
+            w, h = (1500, 950) if screen is None else (
+                min(1500, int(screen.width() * 0.9)), min(950, int(screen.height() * 0.9)))
+            self.resize(w, h)
         sp = s.value("splitter")
         if sp is not None:
             self.splitter.restoreState(sp)
@@ -869,6 +874,11 @@ class MainWindow(QMainWindow):
             self._restore_state(state, old_tree, old_flat)
         else:
             self.expand_to_depth(2)
+            if len(runs) > 1 and primary is None and tree.n_rows:
+                # First look at a comparison: the merged diff tree, opened along the path
+                # to the biggest change, so the regression is on screen before any click.
+                self.tabs.setCurrentWidget(self.diff)
+                self.expand_hottest("delta", views=[self.diff])
         self._update_enabled()
         self._schedule_noise()
         self.suggestions.set_comparison(tree)
@@ -1349,9 +1359,10 @@ class MainWindow(QMainWindow):
             self._pending.pop(id(v), None)
             v.collapse_all()
 
-    def expand_hottest(self, by: str = "value") -> int:
+    def expand_hottest(self, by: str = "value", views=None) -> int:
         """Expand along the largest inherited cost (``by="value"``), or down to the row with
-        the largest self change of the main metric (``by="delta"``)."""
+        the largest self change of the main metric (``by="delta"``), in ``views`` (default:
+        every tree view)."""
         cmp = self.comparison
         if cmp is None:
             return -1
@@ -1367,7 +1378,7 @@ class MainWindow(QMainWindow):
         if key is None:
             return -1
         last = -1
-        for v in self.tree_views():
+        for v in (self.tree_views() if views is None else views):
             last = v.expand_hottest(key, to_max=to_max)
         if last >= 0:
             self._row_selected(last, None)

@@ -64,11 +64,22 @@ def add_load_options(p: argparse.ArgumentParser) -> None:
                    help="skip corrupt lines (each one is reported) instead of failing")
     g.add_argument("--event", help="perf: which event to read when a file has several")
     g.add_argument("--sample-type", dest="sample_type", help="pprof: which sample type")
+    g.add_argument("--group-by", dest="group_by", choices=("symbol+dso", "symbol"),
+                   help="perf: frame identity (default symbol+dso; 'symbol' matches across "
+                   "moved libraries)")
+    g.add_argument("--split-by", dest="split_by", choices=("comm", "pid"),
+                   help="perf: one subtree per command or process")
+    g.add_argument("--demangle", action="store_true", default=None,
+                   help="perf: demangle Rust/C++ symbols perf left mangled")
+
+
+READER_OPTIONS = ("event", "sample_type", "group_by", "split_by", "demangle")
 
 
 def load_options(args: argparse.Namespace) -> dict:
+    """Reader keywords from the command line (readers ignore the ones they do not know)."""
     opts = {}
-    for k in ("event", "sample_type"):
+    for k in READER_OPTIONS:
         v = getattr(args, k, None)
         if v is not None:
             opts[k] = v

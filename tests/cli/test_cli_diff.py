@@ -140,3 +140,14 @@ def test_tree_json_paths_and_auto_match(capsys):
     renamed = [r for r in doc["rows"] if r["matched_by"] == "suggestion"]
     assert {r["name"] for r in renamed} == {"sigmoidD", "sigmoidD.s"}
     assert any("auto-matched" in n for n in doc["notes"])
+
+
+def test_perf_reader_options_reach_the_reader(capsys):
+    code, out, _ = run(capsys, "diff", PERF1, PERF2, "--json", "--tree", "--top", "0",
+                       "--group-by", "symbol", "--split-by", "comm")
+    assert code == 0
+    doc = json.loads(out)
+    assert {r["module"] for r in doc["rows"]} == {""}  # frames keyed by symbol alone
+    roots = {r["name"] for r in doc["rows"] if len(r["path"]) == 1}
+    assert roots == {"vm"}  # one subtree per command
+    assert all(r["meta"]["group_by"] == "symbol" for r in doc["runs"])

@@ -167,6 +167,17 @@ def profile_from_arrays(
     )
 
 
+def flat_profile(*, path: str, format: str, frames: FrameTable, metrics: Sequence[Metric],
+                 columns: Mapping[str, np.ndarray], **profile_kwargs: Any) -> Profile:
+    """A one-level profile (every frame one root node, in frame order): how flat formats
+    (ticky closures, ``.mem`` lines, heap bands, allocated types) enter the tree model."""
+    n = len(frames)
+    return profile_from_arrays(
+        path=path, format=format, frames=frames, parent=np.full(n, -1, dtype=np.int32),
+        frame=np.arange(n, dtype=np.int32), metrics=metrics, columns=columns, **profile_kwargs,
+    )
+
+
 def self_and_total(
     base: str, unit: Any, label: str, *, sampled: bool = False, self_prefix: str = "self_",
     total_prefix: str = "total_",

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from .builder import profile_from_arrays
+from .builder import flat_profile
 from .detect import read_bytes
 from .errors import ParseError
 from .ghc_rts import program_of
@@ -341,12 +341,10 @@ def read(
     }
     if progress is not None:
         progress(1.0)
-    return profile_from_arrays(
+    return flat_profile(
         path=str(path),
         format=FORMAT,
         frames=frames,
-        parent=np.full(n_b, -1, dtype=np.int32),
-        frame=np.arange(n_b, dtype=np.int32),
         metrics=METRICS,
         columns={"peak_bytes": peak, "mean_bytes": mean, "integral_byte_s": integral},
         meta=meta,

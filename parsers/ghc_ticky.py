@@ -86,7 +86,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .builder import profile_from_arrays
+from .builder import flat_profile
 from .detect import read_bytes
 from .errors import ParseError
 from .model import Kind, Metric, Profile, Unit, make_frame_table
@@ -814,12 +814,10 @@ def _build(
     if counter_notes:
         extras["counter_notes"] = counter_notes
 
-    return profile_from_arrays(
+    return flat_profile(
         path=str(path),
         format=FORMAT,
         frames=frames,
-        parent=np.full(n, -1, dtype=np.int32),
-        frame=np.arange(n, dtype=np.int32),
         metrics=metrics,
         columns=columns,
         meta=meta,

@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from .builder import profile_from_arrays
+from .builder import flat_profile
 from .errors import ParseError
 from .model import Kind, Metric, Profile, Unit, make_frame_table
 
@@ -247,12 +247,10 @@ def read(
     ]}
     if progress:
         progress(1.0)
-    return profile_from_arrays(
+    return flat_profile(
         path=str(path),
         format=FORMAT,
         frames=frames,
-        parent=np.full(n, -1, dtype=np.int32),
-        frame=np.arange(n, dtype=np.int32),
         metrics=[BYTES],
         columns={"bytes": col},
         meta=meta,

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from parsers.builder import profile_from_arrays
+from parsers.builder import flat_profile
 from parsers.model import Kind, Metric, Profile, Unit, make_frame_table
 
 from .compare import Comparison, KeyRule, Status, align
@@ -62,12 +62,10 @@ def by_type_profile(p: Profile) -> Profile:
     frames = make_frame_table(types, [""] * n, kinds=[FRAME_KIND] * n)
     meta = dict(p.meta)
     meta["view"] = "by-type"
-    return profile_from_arrays(
+    return flat_profile(
         path=p.path,
         format=p.format,
         frames=frames,
-        parent=np.full(n, -1, dtype=np.int32),
-        frame=np.arange(n, dtype=np.int32),
         metrics=METRICS,
         columns={COUNT: counts, BYTES: nbytes},
         meta=meta,

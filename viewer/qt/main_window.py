@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,6 +36,9 @@ from viewer.noise import group_comparison, single_run_noise
 from viewer.rules import RULES_FILE, RuleError, find_rules_file, load_rules_file, save_rules_file
 from viewer.suggest import accept as accept_suggestions
 
+from ..export.csv_export import export_csv
+from ..export.speedscope import export_speedscope
+from .flame_view import FlameView
 from .layout import map_rows, precompute
 from .loader import LoadResult, LoadTask, Slot, load_and_align
 from .models import change_scale_factor, default_metric, inclusive_of, metric_pairs
@@ -159,13 +161,8 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.side, "Side by side")
         self.tabs.addTab(self.diff, "Diff tree")
         self.tabs.addTab(self.flat, "By cost centre")
-        self.flame = None
-        try:
-            mod = importlib.import_module("viewer.qt.flame_view")
-            self.flame = mod.FlameView()
-            self.tabs.addTab(self.flame, "Flame")
-        except Exception:  # noqa: BLE001 - the flame view is optional
-            self.flame = None
+        self.flame = FlameView()
+        self.tabs.addTab(self.flame, "Flame")
         self.splitter.addWidget(self.tabs)
         self.details = DetailsPane()
         self.details.setObjectName("details")
@@ -1513,17 +1510,12 @@ class MainWindow(QMainWindow):
     def export_speedscope(self, path: str | None = None) -> bool:
         if self.comparison is None:
             return False
-        try:
-            mod = importlib.import_module("viewer.export.speedscope")
-        except Exception as e:  # noqa: BLE001
-            self.message_bar.show_message(f"speedscope export is not available: {e}")
-            return False
         path = path or self._save_dialog("Export to speedscope", ".speedscope.json",
                                          "speedscope JSON (*.json)")
         if not path:
             return False
         try:
-            mod.export_speedscope(self.comparison, path, metric=None)
+            export_speedscope(self.comparison, path, metric=None)
         except Exception as e:  # noqa: BLE001
             self.message_bar.show_message(f"Export to {path} failed: {e}")
             return False
@@ -1532,11 +1524,6 @@ class MainWindow(QMainWindow):
 
     def export_csv(self, path: str | None = None) -> bool:
         if self.comparison is None:
-            return False
-        try:
-            mod = importlib.import_module("viewer.export.csv_export")
-        except Exception as e:  # noqa: BLE001
-            self.message_bar.show_message(f"CSV export is not available: {e}")
             return False
         path = path or self._save_dialog("Export table to CSV", ".csv", "CSV (*.csv)")
         if not path:
@@ -1550,7 +1537,7 @@ class MainWindow(QMainWindow):
         elif lay is not None and lay.visible is not None:
             rows = np.flatnonzero(lay.visible)
         try:
-            mod.export_csv(cmp, path, rows=rows, metrics=self.metrics)
+            export_csv(cmp, path, rows=rows, metrics=self.metrics)
         except Exception as e:  # noqa: BLE001
             self.message_bar.show_message(f"Export to {path} failed: {e}")
             return False

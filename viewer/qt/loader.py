@@ -181,17 +181,20 @@ class LoadTask(QRunnable):
 
     def run(self) -> None:
         try:
-            res = load_and_align(self.slots, baseline=self.baseline,
-                                 progress=self.signals.progress.emit,
-                                 cancelled=self._cancel.is_set, rules=self.rules,
-                                 n_base=self.n_base)
-        except Cancelled:
-            self.signals.cancelled.emit()
-            return
-        except Exception as e:  # noqa: BLE001
-            self.signals.failed.emit(f"{type(e).__name__}: {e}")
-            return
-        if self._cancel.is_set():
-            self.signals.cancelled.emit()
-        else:
-            self.signals.finished.emit(res)
+            try:
+                res = load_and_align(self.slots, baseline=self.baseline,
+                                     progress=self.signals.progress.emit,
+                                     cancelled=self._cancel.is_set, rules=self.rules,
+                                     n_base=self.n_base)
+            except Cancelled:
+                self.signals.cancelled.emit()
+                return
+            except Exception as e:  # noqa: BLE001
+                self.signals.failed.emit(f"{type(e).__name__}: {e}")
+                return
+            if self._cancel.is_set():
+                self.signals.cancelled.emit()
+            else:
+                self.signals.finished.emit(res)
+        except RuntimeError:  # the window closed while loading: nobody is listening
+            pass

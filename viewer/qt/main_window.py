@@ -1614,7 +1614,10 @@ class _NoiseTask(QRunnable):
             nz = single_run_noise(self.cmp, metrics=self.metrics)
         except Exception:  # noqa: BLE001 - the estimate is optional; views work without it
             nz = None
-        self.signals.done.emit(nz)
+        try:
+            self.signals.done.emit(nz)
+        except RuntimeError:  # the window (and its receiver) closed while we computed
+            pass
 
 
 def _column_widths(view) -> tuple[str, list[int]]:

@@ -505,12 +505,37 @@ def self_metric_for(metric: Metric, metrics: Sequence[Metric]) -> Metric | None:
     return names.get(metric.self_of or "")
 
 
+def _rts_options(command_line: str) -> tuple[str, ...]:
+    """The ``+RTS ... -RTS`` options of a GHC command line (sorted), e.g. ``('-p', '-s')``."""
+    out: list[str] = []
+    inside = False
+    for tok in str(command_line).split():
+        if tok == "+RTS":
+            inside = True
+        elif tok == "-RTS":
+            inside = False
+        elif inside:
+            out.append(tok)
+    return tuple(sorted(out))
+
+
 def incomparable_warnings(runs: Sequence[Profile]) -> list[str]:
-    """Reasons the runs may not be comparable (different program, format or RTS options)."""
+    """Reasons the runs may not be comparable: a different format, program, RTS options,
+    tick interval, processor count or sampled event."""
     out = []
     if len({p.format for p in runs}) > 1:
         out.append("runs have different formats: " + ", ".join(sorted({p.format for p in runs})))
     progs = {p.meta.get("program") for p in runs if p.meta.get("program")}
     if len(progs) > 1:
         out.append("runs are of different programs: " + ", ".join(sorted(map(str, progs))))
+    rts = {_rts_options(p.meta.get("command_line", "")) for p in runs
+           if "+RTS" in str(p.meta.get("command_line", ""))}
+    if len(rts) > 1:
+        out.append("runs used different RTS options: "
+                   + " vs ".join(" ".join(o) or "(none)" for o in sorted(rts)))
+    for key, what in (("tick_interval_us", "tick intervals"), ("processors", "processor counts"),
+                      ("event", "sampled events")):
+        vals = {p.meta.get(key) for p in runs if p.meta.get(key) not in (None, "")}
+        if len(vals) > 1:
+            out.append(f"runs have different {what}: " + ", ".join(sorted(map(str, vals))))
     return out

@@ -60,3 +60,16 @@ def test_equal_siblings_kept_apart():
     assert c.n_rows == 3
     assert sorted(c.src[1:].tolist()) == ["a.hs:1", "a.hs:9"]
     assert (c.status == Status.SAME).all()
+
+
+def test_incomparable_warnings_on_real_headers():
+    from pathlib import Path
+
+    from parsers import load
+    from viewer.compare import incomparable_warnings
+
+    hs = Path(__file__).parents[1] / "data/hs-ad"
+    p, big_p = load(hs / "v1/ad.prof"), load(hs / "v2/ad.P.prof")
+    assert incomparable_warnings([p, load(hs / "v2/ad.prof")]) == []
+    (w,) = incomparable_warnings([p, big_p])
+    assert w == "runs used different RTS options: -P vs -hT -p -s"

@@ -297,13 +297,7 @@ def test_julia_mem_single_run():
 
 
 def _ghc_runs():
-    runs = []
-    for f in (GHC_V1, GHC_V2):
-        try:
-            runs.append(load(f))
-        except Exception as e:  # noqa: BLE001 - the GHC reader is written in parallel
-            pytest.skip(f"GHC .prof reader not available yet: {e}")
-    return runs
+    return [load(GHC_V1), load(GHC_V2)]
 
 
 def test_ghc_prof_pair_round_trip():
@@ -331,12 +325,7 @@ def test_ghc_prof_pair_round_trip():
 @pytest.mark.parametrize("path", [GHC_V1, GHC_JSON, PERF_V1, PPROF_2, TICKY_V2, MEM],
                          ids=lambda p: p.name)
 def test_every_format_exports_a_single_run(path):
-    try:
-        run = load(path)
-    except Exception as e:  # noqa: BLE001 - GHC readers are written in parallel
-        if path in (GHC_V1, GHC_JSON):
-            pytest.skip(f"reader not available yet: {e}")
-        raise
+    run = load(path)
     doc, s = build_speedscope(align([run]))
     assert len(doc["profiles"]) == 1 and doc["activeProfileIndex"] == 0
     flat = bool((run.parent < 0).all())

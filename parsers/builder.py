@@ -178,6 +178,12 @@ def flat_profile(*, path: str, format: str, frames: FrameTable, metrics: Sequenc
     )
 
 
+def percent_of(values: np.ndarray, total: float) -> np.ndarray:
+    """``values`` as percent of ``total`` (zeros for an empty run): the ``*_pct`` columns."""
+    values = np.asarray(values, dtype=np.float64)
+    return values * (100.0 / total) if total else np.zeros(len(values))
+
+
 def self_and_total(
     base: str, unit: Any, label: str, *, sampled: bool = False, self_prefix: str = "self_",
     total_prefix: str = "total_",

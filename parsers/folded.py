@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from .builder import TreeBuilder, self_and_total
+from .builder import TreeBuilder, percent_of, self_and_total
 from .detect import open_text
 from .errors import ParseError
 from .model import FrameTable, Kind, Metric, Profile, Unit
@@ -214,9 +214,8 @@ def read(
     total_col = np.asarray(base.values["total_samples"]).astype(dtype)
     total = self_col.sum()
     total = float(total) if is_float else int(total)
-    scale = 100.0 / total if total else 0.0
     cols = {"self_samples": self_col, "total_samples": total_col,
-            "self_pct": self_col * scale, "total_pct": total_col * scale}
+            "self_pct": percent_of(self_col, total), "total_pct": percent_of(total_col, total)}
     if austin:
         meta.setdefault("program", "austin")
         mode = meta.get("mode", "")

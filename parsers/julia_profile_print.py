@@ -69,7 +69,7 @@ from typing import Any
 
 import numpy as np
 
-from .builder import TreeBuilder, flat_profile, self_and_total
+from .builder import TreeBuilder, flat_profile, percent_of, self_and_total
 from .detect import open_text
 from .errors import ParseError
 from .model import FrameTable, Kind, Metric, Profile, Unit, make_frame_table
@@ -168,10 +168,6 @@ class _Frames:
             return make_frame_table([], [], [], [], [])
         name, module, src, line, kind, match = (list(c) for c in zip(*self.rows, strict=True))
         return make_frame_table(name, module, src, line, kind, match=match)
-
-
-def _percent(values: np.ndarray, total: float) -> np.ndarray:
-    return values * (100.0 / total) if total else np.zeros(len(values))
 
 
 def read(
@@ -348,8 +344,8 @@ def _read_tree(path: Path, lines: list[str], start: int, complete_last: bool, le
     cols = {
         "self_samples": self_col,
         "total_samples": total_col,
-        "self_pct": _percent(self_col.astype(np.float64), total_snapshots),
-        "total_pct": _percent(total_col.astype(np.float64), total_snapshots),
+        "self_pct": percent_of(self_col.astype(np.float64), total_snapshots),
+        "total_pct": percent_of(total_col.astype(np.float64), total_snapshots),
     }
     meta: dict[str, Any] = {"program": "julia", "variant": "tree",
                             "total_snapshots": total_snapshots, "samples_in_tree": root_sum,
@@ -437,8 +433,8 @@ def _read_flat(path: Path, lines: list[str], start: int, complete_last: bool, le
     total_col = np.array([counts[i][1] for i in order], dtype=np.int64)
     basis = total_snapshots or int(self_col.sum())
     cols = {"self_samples": self_col, "total_samples": total_col,
-            "self_pct": _percent(self_col.astype(np.float64), basis),
-            "total_pct": _percent(total_col.astype(np.float64), basis)}
+            "self_pct": percent_of(self_col.astype(np.float64), basis),
+            "total_pct": percent_of(total_col.astype(np.float64), basis)}
     meta: dict[str, Any] = {"program": "julia", "variant": "flat", "total_snapshots": basis,
                             "samples_in_tree": int(self_col.sum())}
     if utilization is not None:

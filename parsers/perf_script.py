@@ -37,7 +37,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from .builder import TreeBuilder, self_and_total
+from .builder import TreeBuilder, percent_of, self_and_total
 from .detect import is_gzip, open_text
 from .errors import ParseError
 from .model import FrameTable, Kind, Metric, Profile, Unit
@@ -565,10 +565,6 @@ def _drop_last_block(text: str) -> str:
     return text  # no sample header at all: let the line parser report what it is
 
 
-def _percent(values: np.ndarray, total: float) -> np.ndarray:
-    return values * (100.0 / total) if total else np.zeros(len(values))
-
-
 def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str, Any],
            incomplete_reason: str) -> Profile:
     if ps.n_samples == 0:
@@ -652,8 +648,8 @@ def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str,
     base = tb.build(path=ps.path, format=format, metrics=[m for m in metrics
                     if not m.name.endswith("_pct")], inclusive=inclusive)
     cols = dict(base.values)
-    cols["self_pct"] = _percent(cols["self_samples"].astype(np.float64), total_samples)
-    cols["total_pct"] = _percent(cols["total_samples"].astype(np.float64), total_samples)
+    cols["self_pct"] = percent_of(cols["self_samples"].astype(np.float64), total_samples)
+    cols["total_pct"] = percent_of(cols["total_samples"].astype(np.float64), total_samples)
 
     frames = base.frames
     match = np.array([_RUST_HASH_RE.sub("", n) for n in frames.name.tolist()], dtype=object)

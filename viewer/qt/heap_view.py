@@ -9,7 +9,8 @@ What a user asks of two heap profiles is "which band grew, and when?".  So:
 * a table of every band with peak, time-weighted mean and integral (byte·s) per run and
   their deltas (the app's :class:`~viewer.qt.models.ComparisonTreeModel` over a flat
   comparison, sortable, Δ cells coloured like everywhere else);
-* clicking a band - in the table or in any chart - highlights it in all charts.
+* clicking a band - in the table or in any chart - highlights it in all charts;
+* the file's ``MARK`` times, if any, as thin dashed vertical lines in every chart.
 
 Band colours come from one palette indexed by the band's rank (largest integral over
 all runs first), so a band has the same colour in every chart whatever its rank in a
@@ -105,6 +106,21 @@ def run_series(cmp: Comparison, run: int) -> tuple[np.ndarray, np.ndarray]:
     return t, b.reshape(len(t), -1)
 
 
+def run_marks(cmp: Comparison, run: int) -> np.ndarray:
+    """The ``MARK`` times of one run (seconds; empty when the file has none).
+
+    ``MARK t`` lines flag moments of the run (hp2ps draws them as ticks on the time
+    axis); they are what a user lines the heap curve up with, so every chart draws them
+    as thin vertical lines.
+    """
+    s = cmp.runs[run].extras.get("series") or {}
+    m = np.asarray(s.get("marks", ()) or (), dtype=np.float64).reshape(-1)
+    return m[np.isfinite(m)]
+
+
+MARK_COLOR = (90, 90, 90)
+
+
 def band_series(cmp: Comparison, run: int, row: int) -> np.ndarray:
     """The series of aligned band ``row`` in ``run`` (zeros when the run lacks it)."""
     t, b = run_series(cmp, run)
@@ -144,11 +160,14 @@ class HeapChart:
         self.fills: dict[int, pg.FillBetweenItem] = {}
         self.colors: dict[int, tuple[int, int, int]] = {}
         self.highlighted: int | None = None
+        self.marks: list[pg.InfiniteLine] = []
 
-    def set_stack(self, stack: BandStack, colors: dict[int, tuple[int, int, int]]) -> None:
+    def set_stack(self, stack: BandStack, colors: dict[int, tuple[int, int, int]],
+                  marks: np.ndarray | None = None) -> None:
         self.plot.clear()
         self.stack = stack
         self.fills = {}
+        self.marks = []
         self.colors = {r: (colors.get(r, OTHER_COLOR) if r != OTHER else OTHER_COLOR)
                        for r in stack.rows}
         cum = stack.cumulative
@@ -161,6 +180,8 @@ class HeapChart:
             self.fills[r] = fill
         self.plot.addItem(pg.PlotCurveItem(stack.times, cum[:, -1],
                                            pen=pg.mkPen((40, 40, 40), width=1)))
+        for t in (marks if marks is not None else ()):
+            self.marks.append(add_mark(self.plot, float(t), MARK_COLOR))
         self.apply_highlight(self.highlighted)
 
     def apply_highlight(self, row: int | None) -> None:
@@ -194,6 +215,16 @@ class HeapChart:
             return None
         j = int(np.searchsorted(at[1:], y, side="left"))
         return s.rows[min(j, len(s.rows) - 1)]
+
+
+def add_mark(plot: pg.PlotItem, t: float, rgb: tuple[int, int, int]) -> pg.InfiniteLine:
+    """A thin dashed vertical line at time ``t`` (above the fills, ignored by autorange)."""
+    line = pg.InfiniteLine(pos=t, angle=90, movable=False,
+                           pen=pg.mkPen(rgb, width=1, style=Qt.PenStyle.DashLine))
+    line.setZValue(5)
+    line.setToolTip(f"MARK at {t:.3f} s")
+    plot.addItem(line, ignoreBounds=True)
+    return line
 
 
 class SwatchProxy(QIdentityProxyModel):
@@ -368,7 +399,7 @@ class HeapView(QWidget):
             plot.setMouseEnabled(x=True, y=False)
             chart = HeapChart(plot, run, self.labels[run])
             chart.highlighted = self.highlighted
-            chart.set_stack(self.stack(run), self.colors)
+            chart.set_stack(self.stack(run), self.colors, run_marks(self.cmp, run))
             self.charts.append(chart)
             if first is None:
                 first = plot
@@ -414,6 +445,8 @@ class HeapView(QWidget):
             t, b = run_series(self.cmp, run)
             rgb = RUN_COLORS[run % len(RUN_COLORS)]
             plot.plot(t, b.sum(axis=1), pen=pg.mkPen(rgb, width=2), name=self.labels[run])
+            for m in run_marks(self.cmp, run):
+                add_mark(plot, float(m), rgb)
             if self.highlighted is not None:
                 plot.plot(t, band_series(self.cmp, run, self.highlighted),
                           pen=pg.mkPen(rgb, width=2, style=Qt.PenStyle.DashLine),

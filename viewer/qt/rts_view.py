@@ -6,24 +6,42 @@ headline sentence with the changes a user looks for first (allocation, GC time,
 productivity), a bar per run splitting CPU time into MUT / GC / other, the reader's
 warnings (notably GHC 9.0's misprinted ``%GC``, recomputed by the reader), and every
 statistic grouped in a :class:`~viewer.qt.totals_table.TotalsTable`.
+
+When a run came from a ``+RTS -S`` log (``extras["gc_log"]``: one row per collection),
+a :class:`GcLogPlot` draws the per-GC columns over time - live bytes by default, the
+curve that shows a leak or a residency change long before the summary's maximum does -
+one curve per run, major collections dotted.
 """
 
 from __future__ import annotations
 
 import html
 import math
+import os
 import re
 from dataclasses import replace
 
-from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QPainter, QPen
-from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
+import numpy as np
 
-from viewer.colors import DivergingScale
-from viewer.compare import Comparison, incomparable_warnings
-from viewer.units import format_rel, format_value
+os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")  # before pyqtgraph picks a binding
+import pyqtgraph as pg  # noqa: E402
+from PySide6.QtCore import QRectF, Qt  # noqa: E402
+from PySide6.QtGui import QColor, QFont, QPainter, QPen  # noqa: E402
+from PySide6.QtWidgets import (  # noqa: E402
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
-from .totals_table import TotalsTable, better_of, run_labels, totals_data
+from viewer.colors import DivergingScale  # noqa: E402
+from viewer.compare import Comparison, incomparable_warnings  # noqa: E402
+from viewer.units import format_rel, format_value  # noqa: E402
+
+from .totals_table import TotalsTable, better_of, run_labels, totals_data  # noqa: E402
 
 _GEN = re.compile(r"^gen\d+_")
 
@@ -246,6 +264,105 @@ class TimeBars(QWidget):
         p.end()
 
 
+GC_LOG_Y = {
+    "live bytes": ("live_bytes", "B"),
+    "copied per GC": ("copied_bytes", "B"),
+    "allocated (cumulative)": ("alloc_bytes", "B"),
+    "GC pause (elapsed)": ("gc_elapsed_s", "s"),
+}
+"""Choices of the GC-log plot's y axis: label -> (gc_log column, unit)."""
+GC_LOG_X = {
+    "GC number": None,
+    "elapsed time": "total_elapsed_s",
+    "CPU time": "total_cpu_s",
+}
+"""Choices of its x axis: label -> gc_log column (None: the collection's index)."""
+RUN_COLORS = [(60, 60, 60), (214, 39, 40), (31, 119, 180), (44, 160, 44), (148, 103, 189),
+              (255, 127, 14)]
+
+
+def gc_log_runs(cmp: Comparison) -> list[int]:
+    """Runs that carry a ``+RTS -S`` per-collection log."""
+    return [i for i, p in enumerate(cmp.runs)
+            if (p.extras.get("gc_log") or {}).get("gen") is not None
+            and len(p.extras["gc_log"]["gen"])]
+
+
+def gc_log_series(log: dict, y: str, x: str) -> tuple[np.ndarray, np.ndarray]:
+    """(x, y) of one run's -S log for the axis labels of :data:`GC_LOG_X`/:data:`GC_LOG_Y`."""
+    col, _unit = GC_LOG_Y[y]
+    yv = np.asarray(log[col], dtype=np.float64)
+    if col == "alloc_bytes":
+        yv = np.cumsum(yv)
+    xcol = GC_LOG_X[x]
+    xv = np.arange(1, len(yv) + 1, dtype=np.float64) if xcol is None else \
+        np.asarray(log[xcol], dtype=np.float64)
+    return xv, yv
+
+
+class GcLogPlot(QWidget):
+    """Per-GC values of every run with a ``-S`` log: one curve per run, same axes."""
+
+    def __init__(self, cmp: Comparison, parent=None) -> None:
+        super().__init__(parent)
+        self.cmp = cmp
+        self.runs = gc_log_runs(cmp)
+        self.labels = run_labels([p.path for p in cmp.runs])
+        self.y_combo = QComboBox()
+        self.y_combo.addItems(list(GC_LOG_Y))
+        self.x_combo = QComboBox()
+        self.x_combo.addItems(list(GC_LOG_X))
+        self.x_combo.setToolTip("x axis: collection number, or the RTS's running elapsed/CPU "
+                                "time at the collection (-S prints it to 10 ms)")
+        bar = QHBoxLayout()
+        bar.setContentsMargins(0, 0, 0, 0)
+        bar.addWidget(QLabel("<b>+RTS -S log</b>: plot"))
+        bar.addWidget(self.y_combo)
+        bar.addWidget(QLabel("over"))
+        bar.addWidget(self.x_combo)
+        note = QLabel("dots: major (oldest generation) collections")
+        note.setStyleSheet("color: #555")
+        bar.addSpacing(10)
+        bar.addWidget(note, 1)
+        self.graphics = pg.PlotWidget(background="w")
+        self.graphics.setMinimumHeight(160)
+        self.plot: pg.PlotItem = self.graphics.getPlotItem()
+        self.plot.showGrid(x=True, y=True, alpha=0.15)
+        self.curves: dict[int, pg.PlotDataItem] = {}
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addLayout(bar)
+        lay.addWidget(self.graphics, 1)
+        self.y_combo.currentIndexChanged.connect(lambda _i: self.redraw())
+        self.x_combo.currentIndexChanged.connect(lambda _i: self.redraw())
+        self.redraw()
+
+    def redraw(self) -> None:
+        y, x = self.y_combo.currentText(), self.x_combo.currentText()
+        self.plot.clear()
+        if self.plot.legend is None:
+            self.plot.addLegend(offset=(10, 5), brush=pg.mkBrush(255, 255, 255, 210),
+                                labelTextColor=(30, 30, 30))
+        else:
+            self.plot.legend.clear()
+        self.curves = {}
+        unit = GC_LOG_Y[y][1]
+        self.plot.setLabel("left", y, units=unit)
+        self.plot.setLabel("bottom", x, units=None if GC_LOG_X[x] is None else "s")
+        for run in self.runs:
+            log = self.cmp.runs[run].extras["gc_log"]
+            xv, yv = gc_log_series(log, y, x)
+            rgb = RUN_COLORS[run % len(RUN_COLORS)]
+            tag = " (baseline)" if run == self.cmp.baseline and len(self.runs) > 1 else ""
+            self.curves[run] = self.plot.plot(xv, yv, pen=pg.mkPen(rgb, width=1.5),
+                                              name=f"{self.labels[run]}{tag}")
+            gen = np.asarray(log["gen"])
+            major = gen == gen.max() if len(gen) and gen.max() > 0 else np.zeros(len(gen), bool)
+            if major.any():
+                self.plot.plot(xv[major], yv[major], pen=None, symbol="o", symbolSize=4,
+                               symbolPen=None, symbolBrush=pg.mkBrush(*rgb, 200))
+
+
 class RtsView(QWidget):
     """Headline, CPU-time bars, warnings and the grouped statistics table."""
 
@@ -269,6 +386,7 @@ class RtsView(QWidget):
         self.warnings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.warnings.setVisible(bool(self.warnings.text()))
         lay.addWidget(self.warnings)
+        self.gc_plot: GcLogPlot | None = GcLogPlot(cmp) if gc_log_runs(cmp) else None
         data = totals_data(cmp, rts_keys(cmp), rules=RTS_GROUPS)
         if cmp.runs and any(p.meta.get("gc_pct_recomputed") for p in cmp.runs):
             for k in ("gc_time_pct", "gc_elapsed_pct"):
@@ -278,7 +396,16 @@ class RtsView(QWidget):
                                               description=m.description + ". " +
                                               gc_recomputed_note(cmp))
         self.table = TotalsTable(data)
-        lay.addWidget(self.table, 1)
+        if self.gc_plot is None:
+            lay.addWidget(self.table, 1)
+        else:
+            split = QSplitter(Qt.Orientation.Vertical)
+            split.addWidget(self.gc_plot)
+            split.addWidget(self.table)
+            split.setStretchFactor(0, 2)
+            split.setStretchFactor(1, 3)
+            split.setSizes([260, 400])
+            lay.addWidget(split, 1)
 
     def set_scale(self, scale: DivergingScale) -> None:
         self.table.set_scale(scale)

@@ -12,6 +12,11 @@ deltas, sorted by Δ alloc.  A *note* column says what a number alone cannot:
   *sum duplicates* to compare their sums instead (a flat-mode alignment, which sums
   rows per key).
 
+*Group by module* shows the same closures as a tree under their modules (built by
+:func:`viewer.ticky_groups.group_by_module`, aligned in tree mode): a module row carries
+the sums of its closures per run and their deltas, so "which module got more expensive"
+is one glance; it combines with *sum duplicates* (duplicates summed within the module).
+
 Alloc'd is only counted with ``-ticky-allocd``; when it is zero everywhere its columns
 are hidden and the summary line says so.
 
@@ -43,9 +48,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from parsers.model import Kind, Metric, Unit
+from parsers.model import Kind, Metric, Profile, Unit
 from viewer.colors import DivergingScale
 from viewer.compare import Comparison, align
+from viewer.ticky_groups import group_by_module
 from viewer.units import format_delta, format_value
 
 from .models import Column, ComparisonTreeModel, diff_columns
@@ -82,12 +88,21 @@ def identical_rows(cmp: Comparison, metrics: list[str] | None = None) -> np.ndar
 class TickyClosureModel(ComparisonTreeModel):
     """:class:`ComparisonTreeModel` plus a ``note`` column and grey identical rows."""
 
-    def __init__(self, cmp: Comparison, columns: list[Column], parent=None) -> None:
+    def __init__(self, cmp: Comparison, columns: list[Column], parent=None,
+                 summed: bool | None = None) -> None:
         super().__init__(cmp, columns, parent=parent)
         labels = run_labels([p.path for p in cmp.runs])
         metrics = [m for m in TICKY_METRICS if m in cmp.values]
+        # grouped by module (a two-level tree): module rows are the roots with children
+        self.grouped = bool(cmp.mode == "tree" and cmp.n_rows and np.any(cmp.parent >= 0))
+        self.summed = cmp.mode == "flat" if summed is None else summed
         self.identical = identical_rows(cmp, metrics) if cmp.n_runs > 1 else \
             np.zeros(cmp.n_rows, dtype=bool)
+        if self.grouped:
+            # a module is "=" only when every closure in it is (equal sums can hide moves)
+            differs = cmp.parent[(cmp.parent >= 0) & ~self.identical]
+            self.identical[differs] = False
+            self._seed_factors(metrics)
         pres = cmp.present
         self.partial = pres.any(axis=1) & ~pres.all(axis=1)
         amb = ambiguous_keys(cmp)
@@ -111,7 +126,7 @@ class TickyClosureModel(ComparisonTreeModel):
             for r in np.flatnonzero(self.ambiguous):
                 counts = amb[cmp.keys[r]]
                 per_run = ", ".join(f"{labels[i]}: {c or 1}" for i, c in enumerate(counts))
-                if cmp.mode == "flat":
+                if self.summed:
                     tag = f"sum of {max(counts)}"
                     tip = f"several table rows share this key ({per_run} rows); summed"
                 else:
@@ -122,6 +137,22 @@ class TickyClosureModel(ComparisonTreeModel):
                 tips[r] = f"{tips[r]}\n{tip}" if tips[r] else tip
         self.notes, self.note_tips = notes, tips
         self._amb_brush = QBrush(QColor(255, 228, 196))
+
+    def _seed_factors(self, metrics: list[str]) -> None:
+        """Colour Δ cells on the flat table's scale: percentage points of the run's total
+        over its closures.  The grouped tree marks the counters inclusive (module rows are
+        sums), which would otherwise scale by the largest module instead of the run."""
+        leaves = self.cmp.parent >= 0
+        for m in metrics:
+            met = self.cmp.metric_by_name[m]
+            f = 1.0
+            for r in (self.cmp.baseline, self.cmp.current):
+                den = float(np.nansum(np.abs(self.cmp.values[m][leaves, r])))
+                if den > 0:
+                    f = 100.0 / den
+                    break
+            self._factors[m] = -f if met.better == "higher" else \
+                (0.0 if met.better == "none" else f)
 
     def column_array(self, col: int) -> np.ndarray:
         if self.columns[col].kind == "note":
@@ -163,6 +194,9 @@ class TickyClosureModel(ComparisonTreeModel):
                 return None
         if role == Qt.ItemDataRole.ForegroundRole and self.identical[r]:
             return self._grey
+        if role == Qt.ItemDataRole.FontRole and self.grouped and self._parents[r] < 0 \
+                and c.kind == "name":
+            return self._bold  # module rows
         return super().data(index, role)
 
 
@@ -207,12 +241,16 @@ class TickyClosuresView(QWidget):
         self.sum_dups.setToolTip("compare the sums of table rows that share one key "
                                  "(e.g. several 'sat' closures of one function) instead of "
                                  "pairing them by order")
+        self.group_modules = QCheckBox("group by module")
+        self.group_modules.setToolTip("show the closures as a tree under their modules; "
+                                      "module rows carry the sums of their closures")
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         bar = QHBoxLayout()
         bar.addWidget(self.filter, 2)
         bar.addWidget(self.hide_identical)
         bar.addWidget(self.sum_dups)
+        bar.addWidget(self.group_modules)
         self.view = QTreeView()
         self.view.setRootIsDecorated(False)
         self.view.setUniformRowHeights(True)
@@ -228,39 +266,66 @@ class TickyClosuresView(QWidget):
         self.filter.textChanged.connect(lambda _t: self._apply_filter())
         self.hide_identical.toggled.connect(lambda _v: self._apply_filter())
         self.sum_dups.toggled.connect(lambda _v: self.rebuild())
+        self.group_modules.toggled.connect(lambda _v: self.rebuild())
+        self._grouped_runs: dict[bool, list[Profile]] = {}
         self.rebuild()
 
+    @property
+    def grouped(self) -> bool:
+        return self.group_modules.isChecked()
+
+    def grouped_runs(self, summed: bool) -> list[Profile]:
+        """The runs as module -> closure trees (cached per "sum duplicates" state)."""
+        runs = self._grouped_runs.get(summed)
+        if runs is None:
+            runs = [group_by_module(p, sum_duplicates=summed) for p in self.source.runs]
+            self._grouped_runs[summed] = runs
+        return runs
+
     def rebuild(self) -> None:
-        mode = "flat" if self.sum_dups.isChecked() else "tree"
+        summed = self.sum_dups.isChecked()
         src = self.source
-        cmp = src if src.mode == mode else align(src.runs, baseline=src.baseline, mode=mode,
-                                                 current=src.current)
+        if self.grouped:
+            cmp = align(self.grouped_runs(summed), baseline=src.baseline, mode="tree",
+                        current=src.current)
+        else:
+            mode = "flat" if summed else "tree"
+            cmp = src if src.mode == mode else align(src.runs, baseline=src.baseline,
+                                                     mode=mode, current=src.current)
         self.cmp = cmp
         cols, hidden = closure_columns(cmp)
         old = self.model
-        self.model = TickyClosureModel(cmp, cols, parent=self)
+        self.model = TickyClosureModel(cmp, cols, parent=self, summed=summed)
+        self.view.setRootIsDecorated(self.model.grouped)
         self.view.setModel(self.model)
         if old is not None:
             old.deleteLater()
         self._sort_default()
         self._apply_filter()
+        if self.model.grouped:  # show the shape: open the first (largest change) module
+            top = self.first_rows(1)
+            if top:
+                self.view.expand(self.model.index_for_row(top[0]))
         self._fit()
         self.summary.setText(self._summary_text(hidden))
 
     def _summary_text(self, hidden: list[str]) -> str:
         m, cmp = self.model, self.cmp
         labels = run_labels([p.path for p in cmp.runs])
-        n = ", ".join(f"{int(cmp.present[:, i].sum())} in {labels[i]}"
+        leaf = cmp.parent >= 0 if m.grouped else np.ones(cmp.n_rows, dtype=bool)
+        n = ", ".join(f"{int(cmp.present[leaf, i].sum())} in {labels[i]}"
                       for i in range(cmp.n_runs))
         parts = [f"closures: {n}"]
+        if m.grouped:
+            parts.append(f"{int((~leaf).sum())} modules")
         if cmp.n_runs > 1:
-            parts.append(f"<span style='color:#888'>{int(m.identical.sum())} identical (=)"
-                         "</span>")
-            parts.append(f"{int(m.partial.sum())} only in some runs")
+            parts.append(f"<span style='color:#888'>{int((m.identical & leaf).sum())} "
+                         "identical (=)</span>")
+            parts.append(f"{int((m.partial & leaf).sum())} only in some runs")
         namb = len(ambiguous_keys(cmp))
         if namb:
             parts.append(f"<span style='background:#ffe4c4'>{namb} ambiguous keys</span>"
-                         + (" (summed)" if cmp.mode == "flat" else " (paired by order)"))
+                         + (" (summed)" if m.summed else " (paired by order)"))
         text = " · ".join(parts)
         if hidden:
             names = ", ".join(cmp.metric_by_name[h].title for h in hidden)
@@ -283,11 +348,20 @@ class TickyClosuresView(QWidget):
     def _fit(self) -> None:
         for c in range(self.model.columnCount()):
             self.view.resizeColumnToContents(c)
-        self.view.setColumnWidth(0, min(max(self.view.columnWidth(0), 220), 420))
+        low = 300 if self.model.grouped else 220  # closures are indented under modules
+        self.view.setColumnWidth(0, min(max(self.view.columnWidth(0), low), 420))
 
     def first_rows(self, n: int = 5) -> list[int]:
-        """Union-row ids of the first ``n`` visible rows in display order."""
+        """Union-row ids of the first ``n`` visible rows in display order (grouped: the
+        top-level module rows)."""
         return [int(x) for x in self.model.layout.children(-1)[:n]]
+
+    def row_of(self, name: str, parent: int = -1) -> int:
+        """Union row of the row named ``name`` under ``parent`` (-1: top level), or -1."""
+        for r in self.model.layout.children(parent):
+            if str(self.cmp.name[int(r)]) == name:
+                return int(r)
+        return -1
 
     def set_scale(self, scale: DivergingScale) -> None:
         self.model.set_scale(scale)

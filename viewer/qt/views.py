@@ -32,7 +32,7 @@ from viewer.compare import Comparison
 from viewer.units import format_delta, format_value
 
 from .layout import RowLayout, path_to_max
-from .models import ComparisonTreeModel, diff_columns, pane_columns
+from .models import Column, ComparisonTreeModel, diff_columns, pane_columns
 from .widgets import DropOverlay, LegendWidget, run_role
 
 
@@ -142,15 +142,41 @@ class TreePane(QTreeView):
             self.blockSignals(blocked)
 
 
-def fit_columns(view: QTreeView, name_width: int = 260) -> None:
-    """Sensible initial widths: name wide, module/src medium, numbers to their header."""
+def _width_key(c: Column) -> tuple[str, str | None, str]:
+    """A column's identity across column rebuilds: its spec and header (base/new/Δ of one
+    metric differ by header; a pane's run does not matter, its header is the same)."""
+    return (c.kind, c.metric, c.header)
+
+
+def column_widths(view: QTreeView) -> dict[tuple[str, str | None, str], int]:
+    """The current widths of ``view``'s columns by :func:`_width_key` (read them before
+    ``set_columns`` and give them to :func:`fit_columns` to keep the user's widths)."""
+    m = view.model()
+    if not isinstance(m, ComparisonTreeModel):
+        return {}
+    h = view.header()
+    return {_width_key(c): h.sectionSize(i) for i, c in enumerate(m.columns)
+            if i < h.count() and h.sectionSize(i) > 0}
+
+
+def fit_columns(view: QTreeView, name_width: int = 260,
+                keep: dict[tuple[str, str | None, str], int] | None = None) -> None:
+    """Sensible initial widths: name wide, module/src medium, numbers to their header.
+
+    ``keep`` (from :func:`column_widths`): widths of columns that existed before the
+    columns were rebuilt - the user's widths survive toggling metrics or the % mode.
+    """
     m = view.model()
     if not isinstance(m, ComparisonTreeModel):
         return
     h = view.header()
     fm = view.fontMetrics()
+    keep = keep or {}
     for i, c in enumerate(m.columns):
-        if c.kind == "name":
+        kept = keep.get(_width_key(c))
+        if kept:
+            w = kept
+        elif c.kind == "name":
             w = name_width
         elif c.kind == "module":
             w = 100
@@ -168,16 +194,6 @@ def fit_columns(view: QTreeView, name_width: int = 260) -> None:
             w = max(head + 14, fm.horizontalAdvance(sample) + 12)
         h.resizeSection(i, w)
     h.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-
-
-def _section_widths(view: QTreeView) -> list[int]:
-    return [view.header().sectionSize(i) for i in range(view.header().count())]
-
-
-def _restore_name_width(view: QTreeView, widths: list[int]) -> None:
-    """Keep the user's name-column width when columns are rebuilt."""
-    if widths and view.header().count():
-        view.header().resizeSection(0, widths[0])
 
 
 class _TreeState:
@@ -621,10 +637,15 @@ class SideBySideView(QWidget, _TreeViewMixin):
         if self.cmp is None:
             return
         self._metrics = list(metrics)
-        for m, run in zip(self.models, self.pane_runs, strict=True):
-            m.set_columns(pane_columns(self.cmp, metrics, run))
-        for p in self.panes:
-            fit_columns(p, 220)
+        keep = [column_widths(p) for p in self.panes]
+        self._syncing = True  # both panes get their own kept widths: no mirroring meanwhile
+        try:
+            for m, run in zip(self.models, self.pane_runs, strict=True):
+                m.set_columns(pane_columns(self.cmp, metrics, run))
+            for p, k in zip(self.panes, keep, strict=True):
+                fit_columns(p, 220, k)
+        finally:
+            self._syncing = False
 
 
 class DiffTreeView(QWidget, _TreeViewMixin):
@@ -687,8 +708,9 @@ class DiffTreeView(QWidget, _TreeViewMixin):
         if self.cmp is None:
             return
         self._metrics = list(metrics)
+        keep = column_widths(self.tree)
         self.models[0].set_columns(diff_columns(self.cmp, metrics, sig=self.sig_metric))
-        fit_columns(self.tree, 280)
+        fit_columns(self.tree, 280, keep)
 
     def set_sig_metric(self, metric: str | None) -> None:
         """Show (``metric``) or hide (None) the significance column."""
@@ -696,10 +718,9 @@ class DiffTreeView(QWidget, _TreeViewMixin):
             return
         self.sig_metric = metric
         if self.cmp is not None:
-            widths = _section_widths(self.tree)
+            keep = column_widths(self.tree)
             self.models[0].set_columns(diff_columns(self.cmp, self._metrics, sig=metric))
-            fit_columns(self.tree, 280)
-            _restore_name_width(self.tree, widths)
+            fit_columns(self.tree, 280, keep)
 
     def set_fade_noise(self, on: bool) -> None:
         self.fade_noise = on
@@ -797,11 +818,12 @@ class FlatView(QWidget):
         if self.cmp is None or self.model is None:
             return
         self._metrics = list(metrics)
+        keep = column_widths(self.table)
         self.model.set_columns(diff_columns(self.cmp, metrics, status=self.cmp.n_runs > 1,
                                             sig=self.sig_metric))
         self.table.header().setSortIndicator(self.default_sort_column(),
                                              Qt.SortOrder.DescendingOrder)
-        fit_columns(self.table, 260)
+        fit_columns(self.table, 260, keep)
 
     def set_sig_metric(self, metric: str | None) -> None:
         """Show (``metric``) or hide (None) the significance column."""
@@ -809,9 +831,7 @@ class FlatView(QWidget):
             return
         self.sig_metric = metric
         if self.cmp is not None and self.model is not None:
-            widths = _section_widths(self.table)
-            self.set_metrics(self._metrics)
-            _restore_name_width(self.table, widths)
+            self.set_metrics(self._metrics)  # keeps the columns' widths
 
     def set_fade_noise(self, on: bool) -> None:
         self.fade_noise = on

@@ -113,3 +113,153 @@ def test_allocated_types_tab_for_julia_alloc_profiles(win):
     assert "3,192 B → 5,008 B" in view.note.text()
     for c in range(model.columnCount()):
         model.sort(c, Qt.SortOrder.AscendingOrder)
+
+
+# ----- the bottom-up tab follows the toolbar ------------------------------------------------
+def _shown_bottom_up(win) -> BottomUpView:
+    win.show_view("bottom-up")
+    view = win.tabs.currentWidget()
+    assert isinstance(view, BottomUpView) and view.computed and view.error is None
+    return view
+
+
+def _visible_rows(view: BottomUpView) -> set[int]:
+    vis = view.diff.layout_.visible
+    return set(range(view.cmp.n_rows)) if vis is None else set(vis.nonzero()[0].tolist())
+
+
+def _model_rows(view: BottomUpView) -> set[int]:
+    """Row ids the Qt model actually serves (expanding everything)."""
+    model = view.diff.models[0]
+    out: set[int] = set()
+    stack = [model.index(i, 0) for i in range(model.rowCount())]
+    while stack:
+        idx = stack.pop()
+        out.add(int(idx.internalId()))
+        stack += [model.index(i, 0, idx) for i in range(model.rowCount(idx))]
+    return out
+
+
+def test_bottom_up_follows_the_filter_text(win):
+    win.load_paths([str(p) for p in PERF])
+    view = _shown_bottom_up(win)
+    cmp = view.cmp
+    assert _visible_rows(view) == set(range(cmp.n_rows))
+    win.filter_edit.setText("native")
+    win.apply_filter()
+    # native_isqrt, native_hash, native_listlen.constprop.0 (module "vm") are roots of the
+    # inverted tree: each matches, nothing else is shown (no ancestors to add)
+    hits = {r for r in range(cmp.n_rows)
+            if "native" in f"{cmp.name[r]} {cmp.module[r]}".lower()}
+    assert {str(cmp.name[r]) for r in hits} == {
+        "native_isqrt", "native_hash", "native_listlen.constprop.0"}
+    shown = _visible_rows(view)
+    ancestors = {int(a) for r in shown for a in [cmp.parent[r]] if a >= 0}
+    assert hits <= shown
+    assert all(r in hits or any(_is_ancestor(cmp, r, h) for h in hits) for r in shown)
+    assert ancestors <= shown
+    assert _model_rows(view) == shown
+    model = view.diff.models[0]
+    assert sorted(model.index(i, 0).data() for i in range(model.rowCount())) == sorted(
+        str(cmp.name[r]) for r in hits if cmp.parent[r] < 0)
+    # a filter matching callers (children here) keeps their callee ancestors
+    win.filter_edit.setText("run_benchmark")
+    win.apply_filter()
+    shown = _visible_rows(view)
+    hits = {r for r in range(cmp.n_rows) if "run_benchmark" in str(cmp.name[r])}
+    assert hits and hits <= shown and len(shown) < cmp.n_rows
+    for r in shown - hits:
+        assert any(_is_ancestor(cmp, r, h) for h in hits)
+    assert any(cmp.parent[h] >= 0 for h in hits)  # some only visible through an ancestor
+    # clearing the filter shows every row again
+    win.filter_edit.setText("")
+    win.apply_filter()
+    assert _visible_rows(view) == set(range(cmp.n_rows))
+
+
+def _is_ancestor(cmp, a: int, r: int) -> bool:
+    p = int(cmp.parent[r])
+    while p >= 0:
+        if p == a:
+            return True
+        p = int(cmp.parent[p])
+    return False
+
+
+def test_bottom_up_follows_changed_only_and_threshold(win, tmp_path):
+    # the same run twice: every bottom-up row is unchanged, "changed only" hides them all
+    same = tmp_path / "again" / PERF[0].name
+    same.parent.mkdir()
+    same.write_bytes(PERF[0].read_bytes())
+    win.load_paths([str(PERF[0]), str(same)])
+    view = _shown_bottom_up(win)
+    assert view.status_counts()["same"] == view.cmp.n_rows > 0
+    win.changed_box.setChecked(True)
+    assert _visible_rows(view) == set() and view.diff.models[0].rowCount() == 0
+    win.changed_box.setChecked(False)
+    assert view.diff.models[0].rowCount() > 0
+    # the pair: a |Δ| threshold keeps rows whose change is large (or added/removed) and
+    # their ancestors
+    win.load_paths([str(p) for p in PERF])
+    view = _shown_bottom_up(win)
+    cmp = view.cmp
+    win.threshold_spin.setValue(2.0)
+    shown = _visible_rows(view)
+    assert 0 < len(shown) < cmp.n_rows
+    from viewer.compare import Status
+    from viewer.qt.bottom_up_view import pp_factor
+
+    def big(r: int) -> bool:
+        if cmp.status[r] in (Status.ADDED, Status.REMOVED):
+            return True
+        return any(abs(float(cmp.delta(m)[r])) * pp_factor(cmp, m) >= 2.0
+                   for m in view.shown_metrics)
+
+    kept = {r for r in range(cmp.n_rows) if big(r)}
+    assert kept <= shown
+    assert all(r in kept or any(_is_ancestor(cmp, r, k) for k in kept) for r in shown)
+    # vm_run.constprop.0: 2982 -> 4613 of the samples, a big change, stays
+    vm = next(r for r in range(cmp.n_rows)
+              if cmp.parent[r] < 0 and cmp.name[r] == "vm_run.constprop.0")
+    assert vm in shown
+    win.threshold_spin.setValue(0.0)
+    assert _visible_rows(view) == set(range(cmp.n_rows))
+    # significant only: a subset of the rows, through the same noise estimate
+    win.significant_box.setChecked(True)
+    sig = _visible_rows(view)
+    assert vm in sig and len(sig) <= cmp.n_rows
+
+
+def _headers(view: BottomUpView) -> list[str]:
+    model = view.diff.models[0]
+    return [str(model.headerData(i, Qt.Orientation.Horizontal) or "")
+            for i in range(model.columnCount())]
+
+
+def test_bottom_up_follows_percent_of_run_and_metrics(win):
+    win.load_paths([str(p) for p in PERF])
+    assert win.percent_mode
+    view = _shown_bottom_up(win)
+    assert view.shown_metrics == ["self_pct", "self_period"]
+    before = _headers(view)
+    win.act_percent.setChecked(False)
+    assert view.shown_metrics == ["self_samples", "self_period"]
+    after = _headers(view)
+    assert after != before and len(after) == len(before)
+    assert "self %\nbase" in before and "self samples\nbase" not in before
+    assert "self samples\nbase" in after and "self %\nbase" not in after
+    # the value under a column is the new metric's: samples of the hottest root
+    model = view.diff.models[0]
+    top = next(i for i in range(model.rowCount())
+               if model.index(i, 0).data() == "vm_run.constprop.0")
+    texts = [model.index(top, c).data() for c in range(model.columnCount())]
+    assert "2,982" in texts and "4,613" in texts
+    win.act_percent.setChecked(True)
+    assert view.shown_metrics == ["self_pct", "self_period"] and _headers(view) == before
+    # dropping metrics from the window's choice drops their bottom-up column (total_pct
+    # maps onto self_pct too: the inverted tree has only self costs)
+    win.toggle_metric("self_pct", False)
+    assert view.shown_metrics == ["self_pct", "self_period"]
+    win.toggle_metric("total_pct", False)
+    assert view.shown_metrics == ["self_period"]
+    assert len(_headers(view)) < len(before)

@@ -140,3 +140,24 @@ def test_watch_folder_menu_action(qtbot, window):
     names = [a.objectName() for a in act.parent().menuBar().actions()[0].menu().actions()]
     assert "watchFolder" in names
     assert act.text() == "&Watch folder…"
+
+
+def test_landing_runs_align_in_a_worker(qtbot, tmp_path):
+    """A window that loads in the thread pool: a landing run is aligned there too, and the
+    note with the top changes comes once the views have swapped."""
+    from viewer.qt.main_window import MainWindow
+
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    win = MainWindow(settings=settings, synchronous=False)
+    qtbot.addWidget(win)
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    panel = open_watch(win, str(folder), settle=SETTLE, refresh_ms=20)
+    copy("v1/ad.prof", folder / "v1" / "ad.prof")
+    qtbot.waitUntil(lambda: len(win.runs) == 1, timeout=20000)
+    with qtbot.waitSignal(panel.notified, timeout=20000) as sig:
+        copy("v2/ad.prof", folder / "v2" / "ad.prof")
+    assert sig.args[0].startswith("v2/ad.prof vs v1/ad.prof: addGrad: +33.3 pp alloc")
+    assert len(win.runs) == 2 and not win.aligning  # the views swapped before the note
+    assert panel.comparison is win.flat_comparison
+    win.close()

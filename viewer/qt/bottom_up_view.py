@@ -9,11 +9,16 @@ Why lazy: inverting and aligning costs about as much as the first alignment, and
 sessions never open this tab, so the work happens on the first ``showEvent`` (the tab
 being shown), never while files are opened.  The main window's rename rules and metric
 choice are read from ``self.window()`` at that moment (duck-typed ``rules`` / ``metrics``
-attributes), so the tab needs no extra wiring in the window.
+attributes), so the tab needs no extra wiring in the window.  Afterwards the window calls
+:meth:`BottomUpView.follow_window` whenever its filter, "changed only", "significant only",
+|Δ| threshold, metric choice or unit mode change: the inverted comparison has its own
+rows, so the keep mask is computed over them with the window's rules
+(``MainWindow._keep_mask`` with this tab's metrics).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -21,12 +26,13 @@ import numpy as np
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from parsers.bottom_up import bottom_up
-from parsers.model import Kind, Profile
+from parsers.model import Kind, Profile, Unit
 from viewer.colors import DivergingScale
 from viewer.compare import Comparison, Status, align
 from viewer.noise import group_comparison, single_run_noise
 
 from .layout import precompute
+from .models import metric_pairs
 from .views import DiffTreeView
 
 NOISE_SYNC_ROWS = 200_000
@@ -62,19 +68,56 @@ def bottom_up_comparison(cmp: Comparison, rules: Sequence = ()) -> Comparison:
                  current=cmp.current if cmp.n_runs > 1 else -1, mode="tree", rules=rules)
 
 
-def bottom_up_metrics(bu: Comparison, wanted: Sequence[str] | None) -> list[str]:
+def _bu_name(bu: Comparison, m: str | None) -> str | None:
+    """A window metric's counterpart in the inverted tree (``total_x`` -> ``self_x``)."""
+    if not m:
+        return None
+    cand = "self_" + m.removeprefix("total_") if m.startswith("total_") else m
+    return cand if cand in bu.values else None
+
+
+def _in_unit(bu: Comparison, m: str, percent: bool | None) -> str:
+    """``m`` or its percent/absolute partner, as the window's "% of run" toggle wants."""
+    if percent is None or m not in bu.values:
+        return m
+    pairs = metric_pairs(list(bu.metrics))
+    if (bu.metric_by_name[m].unit is Unit.PERCENT) != percent and pairs.get(m) in bu.values:
+        return pairs[m]
+    return m
+
+
+def bottom_up_metrics(bu: Comparison, wanted: Sequence[str] | None,
+                      percent: bool | None = None) -> list[str]:
     """The window's columns mapped onto the inverted tree's metrics (which are the self
-    metrics: ``total_x`` -> ``self_x``), then the main metric; at most four."""
+    metrics: ``total_x`` -> ``self_x``), then the main metric (in the unit ``percent``
+    asks for, when given); at most four."""
     out: list[str] = []
     for m in wanted or []:
-        cand = "self_" + m.removeprefix("total_") if m.startswith("total_") else m
-        if cand in bu.values:
+        cand = _bu_name(bu, m)
+        if cand is not None:
             out.append(cand)
     main = bu.runs[bu.baseline].default_metric
     if main in bu.values:
-        out.append(main)
+        out.append(_in_unit(bu, main, percent))
     out = list(dict.fromkeys(out)) or list(bu.values)[:1]
     return out[:4]
+
+
+def pp_factor(bu: Comparison, metric: str) -> float:
+    """Multiplier turning a Δ of ``metric`` into percentage points of its run.
+
+    Not :func:`~viewer.qt.models.change_scale_factor`: the inverted tree's columns are
+    marked inclusive but its roots split the run, so the run's total is the sum over the
+    roots, not the largest value."""
+    if bu.metric_by_name[metric].unit is Unit.PERCENT:
+        return 1.0
+    roots = np.asarray(bu.parent) < 0
+    v = bu.values[metric]
+    for r in (bu.baseline, bu.current):
+        den = float(np.nansum(np.abs(v[roots, r])))
+        if np.isfinite(den) and den > 0:
+            return 100.0 / den
+    return 1.0
 
 
 class BottomUpView(QWidget):
@@ -84,6 +127,7 @@ class BottomUpView(QWidget):
         super().__init__(parent)
         self.source = source
         self.cmp: Comparison | None = None
+        self.shown_metrics: list[str] = []
         self.scale: DivergingScale | None = None
         self.error: str | None = None
         lay = QVBoxLayout(self)
@@ -141,15 +185,12 @@ class BottomUpView(QWidget):
             self.note.setText(f"Bottom-up view not available: {self.error}")
             return None
         precompute(cmp)
-        metrics = bottom_up_metrics(cmp, wanted if isinstance(wanted, list) else None)
-        if cmp.n_runs == 2 and cmp.groups is None and cmp.n_rows <= NOISE_SYNC_ROWS:
-            sampled = [m for m in metrics if cmp.metric_by_name[m].sampled]
-            if sampled:
-                try:
-                    cmp.noise = single_run_noise(cmp, metrics=sampled)
-                except Exception:  # noqa: BLE001 - fading is optional
-                    cmp.noise = None
+        metrics = bottom_up_metrics(cmp, wanted if isinstance(wanted, list) else None,
+                                    getattr(win, "percent_mode", None))
+        self._add_noise(cmp, metrics)
         self.cmp = cmp
+        self.shown_metrics = metrics
+        self.diff.fade_noise = bool(getattr(win, "fade_noise", True))
         self.diff.icons = getattr(getattr(win, "diff", None), "icons", {}) or {}
         self.diff.set_comparison(cmp, metrics, self.scale)
         self.diff.legend.unit_text = "pp of run"
@@ -159,7 +200,66 @@ class BottomUpView(QWidget):
         self.diff.sort_by_key(key)
         self.diff.expand_to_depth(2)
         self.diff.fit_name_column()
+        self.follow_window(win)
         return cmp
+
+    @staticmethod
+    def _add_noise(cmp: Comparison, metrics: Sequence[str]) -> bool:
+        """Sampling-error estimate of the sampled ``metrics`` still missing (two single
+        runs, small enough to do at once; groups carry theirs).  True when added."""
+        if cmp.n_runs != 2 or cmp.groups is not None or cmp.n_rows > NOISE_SYNC_ROWS:
+            return False
+        have = cmp.noise.metrics if cmp.noise is not None else {}
+        todo = [m for m in metrics if cmp.metric_by_name[m].sampled and m not in have]
+        if not todo:
+            return False
+        try:
+            nz = single_run_noise(cmp, metrics=todo)
+        except Exception:  # noqa: BLE001 - fading is optional
+            return False
+        if cmp.noise is None:
+            cmp.noise = nz
+        else:
+            for k, v in nz.metrics.items():
+                cmp.noise.metrics.setdefault(k, v)
+        return True
+
+    def follow_window(self, win=None) -> None:
+        """Take the window's metric choice and unit mode ("% of run"), filter text/regex,
+        "changed only", "significant only", |Δ| threshold and noise fading, as the "Diff
+        tree" tab does, over this tab's own rows.  Nothing to do before the tab is built
+        (:meth:`ensure` calls this at the end)."""
+        cmp = self.cmp
+        if cmp is None:
+            return
+        win = self.window() if win is None else win
+        wanted = getattr(win, "metrics", None)
+        percent = getattr(win, "percent_mode", None)
+        metrics = bottom_up_metrics(cmp, wanted if isinstance(wanted, list) else None, percent)
+        if self._add_noise(cmp, metrics):
+            self.diff.noise_changed()
+        if metrics != self.shown_metrics:
+            self.shown_metrics = metrics
+            self.diff.set_metrics(metrics)
+        fade = bool(getattr(win, "fade_noise", True))
+        if fade != self.diff.fade_noise:
+            self.diff.set_fade_noise(fade)
+        edit, box = getattr(win, "filter_edit", None), getattr(win, "regex_box", None)
+        text = edit.text().strip() if edit is not None else ""
+        regex = bool(box is not None and box.isChecked())
+        if regex and text:
+            try:
+                re.compile(text)
+            except re.error:  # the window shows the error; keep the tab as it was
+                return
+        keep = None
+        keep_mask = getattr(win, "_keep_mask", None)
+        if keep_mask is not None:
+            sig = getattr(win, "sig_metric", None)
+            main = bottom_up_metrics(cmp, None, percent)[0]
+            sig_m = _bu_name(cmp, sig() if callable(sig) else None) or main
+            keep = keep_mask(cmp, metrics=metrics, sig_metric=sig_m, factor=pp_factor)
+        self.diff.apply_filter(text, regex, keep)
 
     def status_counts(self) -> dict[str, int]:
         """Row statuses of the inverted comparison (empty before it is built)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -72,6 +72,9 @@ class MainWindow(QMainWindow):
 
     * ``set_runs(profiles, keep_state=True)`` - show already-loaded profiles (first =
       baseline), keeping expansion, selection, scroll and filter where rows still exist.
+    * ``set_runs_async(profiles, keep_state=True, paths=None, on_done=None)`` - the same
+      with the alignment in the thread pool (watched folders); a newer request drops an
+      older result.
     * ``load_paths(paths)`` - read files in a worker, then ``set_runs``.
     * ``add_tab(widget, title)`` - add a view; if it has ``set_comparison(cmp)`` it gets
       every new tree-mode comparison; ``rowSelected(int)``/``select_row(int)`` are wired.
@@ -103,6 +106,7 @@ class MainWindow(QMainWindow):
             palette=str(self.settings.value("palette", "red-green")),
             dead_zone=0.1, clamp=5.0)
         self._task: LoadTask | None = None
+        self._align_task: LoadTask | None = None  # set_runs_async in flight
         self._selecting = False
         self._extra_tabs: list[QWidget] = []
         self._format_tabs: list[QWidget] = []
@@ -462,6 +466,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, ev) -> None:  # noqa: N802 - Qt API
         self.cancel_loading()
+        self._drop_align()
         self.save_settings()
         super().closeEvent(ev)
 
@@ -601,6 +606,7 @@ class MainWindow(QMainWindow):
     def _start(self, slots: list[Slot], paths: list[str | None],
                n_base: int | None = None) -> None:
         self.cancel_loading()
+        self._drop_align()  # files opened now win over a watched run still aligning
         new_paths = [s.path for s in slots if s.path]
         self._pick_up_rules([*new_paths, *[p for p in paths if p]])
         if self.synchronous:
@@ -701,11 +707,76 @@ class MainWindow(QMainWindow):
             return
         if paths is None:
             paths = [p.path for p in profiles]
+        self._drop_align()  # this request is newer than one still aligning
         self._pick_up_rules([p for p in paths if p])
         self.groups = None
         self.group_paths = None
         self.baseline_index = 0
         self._set_runs(profiles, keep_state, list(paths))
+
+    def set_runs_async(self, profiles: Sequence[Profile], keep_state: bool = True,
+                       paths: Sequence[str | None] | None = None,
+                       on_done: Callable[[Comparison, Comparison | None], None] | None = None,
+                       ) -> None:
+        """:meth:`set_runs` with the alignment (tree + flat + layout precompute) in the
+        thread pool, so a big run landing in a watched folder does not freeze the window;
+        the views swap on the GUI thread when it is done, then ``on_done(tree, flat)`` is
+        called.  A newer request (another call, :meth:`set_runs`, opening files) drops the
+        result of an older one, whose ``on_done`` is then never called.  In
+        ``synchronous`` mode (tests, screenshots) this is :meth:`set_runs`."""
+        profiles = list(profiles)
+        if not profiles:
+            return
+        paths = [p.path for p in profiles] if paths is None else list(paths)
+        if self.synchronous:
+            self.set_runs(profiles, keep_state, paths)
+            if on_done is not None:
+                on_done(self.comparison, self.flat_comparison)
+            return
+        self._drop_align()
+        self._pick_up_rules([p for p in paths if p])  # the alignment uses the rules
+        task = LoadTask([Slot(None, p) for p in profiles], rules=self.rules)
+        self._align_task = task
+        task.signals.finished.connect(
+            lambda res, t=task: self._align_done(t, res, paths, keep_state, on_done))
+        task.signals.failed.connect(lambda msg, t=task: self._align_failed(t, msg))
+        self.statusBar().showMessage("Comparing " + ", ".join(
+            Path(p).name for p in paths if p) + "…", 10000)
+        QThreadPool.globalInstance().start(task)
+
+    @property
+    def aligning(self) -> bool:
+        """A :meth:`set_runs_async` result is still to come."""
+        return self._align_task is not None
+
+    def _drop_align(self) -> None:
+        if self._align_task is not None:
+            self._align_task.cancel()  # it still finishes its alignment, but says nothing
+            self._align_task = None
+
+    def _align_done(self, task: LoadTask, res: LoadResult, paths: list[str | None],
+                    keep_state: bool, on_done) -> None:
+        if task is not self._align_task:
+            return  # dropped: a newer request came meanwhile
+        self._align_task = None
+        for _path, msg in res.errors:
+            self.message_bar.show_message(msg)
+        if res.tree is None:
+            return
+        if task.rules != self.rules:  # rules changed while aligning: align again with them
+            self.set_runs_async(res.runs, keep_state, paths, on_done)
+            return
+        self.groups = None
+        self.group_paths = None
+        self.baseline_index = 0
+        self._apply(res.runs, res.tree, res.flat, paths, keep_state)
+        if on_done is not None:
+            on_done(res.tree, res.flat)
+
+    def _align_failed(self, task: LoadTask, msg: str) -> None:
+        if task is self._align_task:
+            self._align_task = None
+            self.message_bar.show_message(f"Comparing the runs failed: {msg}")
 
     def _set_runs(self, profiles: list[Profile], keep_state: bool,
                   paths: list[str | None]) -> None:
@@ -1272,7 +1343,14 @@ class MainWindow(QMainWindow):
         self.significant_only = on
         self.apply_filter()
 
-    def _keep_mask(self, cmp: Comparison) -> np.ndarray | None:
+    def _keep_mask(self, cmp: Comparison, metrics: Sequence[str] | None = None,
+                   sig_metric: str | None = None,
+                   factor: Callable[[Comparison, str], float] = change_scale_factor,
+                   ) -> np.ndarray | None:
+        """Rows kept by "changed only", "significant only" and the |Δ| threshold (None:
+        all).  ``metrics`` (default: the shown ones), ``sig_metric`` (default:
+        :meth:`sig_metric`) and ``factor`` (Δ -> pp of run) let a view over another
+        comparison (the bottom-up tab) apply the same rules to its own rows."""
         sig_only = self.significant_only and cmp.n_runs == 2
         if cmp.n_runs < 2 or (not self.changed_only and self.threshold <= 0 and not sig_only):
             return None
@@ -1280,15 +1358,16 @@ class MainWindow(QMainWindow):
         if self.changed_only:
             keep &= cmp.status != Status.SAME
         if sig_only:
-            m = self.sig_metric()
+            m = self.sig_metric() if sig_metric is None else sig_metric
             if m is not None and m in cmp.values:
                 self._ensure_noise(cmp, [m])
-                keep &= cmp.noise.metrics[m].significant
+                if cmp.noise is not None and m in cmp.noise.metrics:
+                    keep &= cmp.noise.metrics[m].significant
         if self.threshold > 0:
             big = np.zeros(cmp.n_rows, dtype=bool)
-            for m in self.metrics:
+            for m in (self.metrics if metrics is None else metrics):
                 if m in cmp.values:
-                    d = np.abs(cmp.delta(m)) * change_scale_factor(cmp, m)
+                    d = np.abs(cmp.delta(m)) * factor(cmp, m)
                     big |= np.nan_to_num(d) >= self.threshold
             big |= (cmp.status == Status.ADDED) | (cmp.status == Status.REMOVED)
             keep &= big
@@ -1319,6 +1398,12 @@ class MainWindow(QMainWindow):
                 self.flame.set_filter(text)
             except Exception:  # noqa: BLE001
                 pass
+        for w in self._format_tabs:  # views over their own rows (bottom-up) follow too
+            if hasattr(w, "follow_window"):
+                try:
+                    w.follow_window(self)
+                except Exception as e:  # noqa: BLE001 - an optional view must not break us
+                    self.message_bar.show_message(f"{type(w).__name__}: {e}", "warning")
         self._update_status()
 
     # ----------------------------------------------------------------------------------

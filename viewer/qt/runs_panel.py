@@ -4,7 +4,8 @@
 every run that lands (see :mod:`viewer.watch`) becomes a row (time, file, format, status,
 key totals; an RTS ``-s`` log merges into its profile's row).  The runs to compare come
 from the mode - newest vs previous, newest vs a pinned baseline, or runs picked in the
-table - and go to ``MainWindow.set_runs(profiles, keep_state=True)``, so the views update
+table - and go to ``MainWindow.set_runs_async(profiles, keep_state=True)`` (aligned in a
+worker thread, so a big run landing does not freeze the window), so the views update
 in place keeping expansion, selection, scroll and filter.  A line above the table names
 the biggest changes (:func:`viewer.runs.top_changes`), also shown in the status bar.
 
@@ -398,10 +399,24 @@ class RunsPanel(QWidget):
 
     def _show(self, profiles: list[Profile], runs: list[Run]) -> None:
         mw = self.main_window
+        if mw is not None and hasattr(mw, "set_runs_async"):
+            # aligned in a worker (a big run must not freeze the window); the note and
+            # the top changes follow when the views have swapped
+            mw.set_runs_async(profiles, keep_state=True,
+                              on_done=lambda _t, flat: self._shown(profiles, runs, flat))
+            return
         flat = None
         if mw is not None:
             mw.set_runs(profiles, keep_state=True)
             flat = getattr(mw, "flat_comparison", None)
+        self._shown(profiles, runs, flat)
+
+    def _shown(self, profiles: list[Profile], runs: list[Run], flat) -> None:
+        """The runs are on screen: remember their flat comparison, name the top changes."""
+        try:
+            self.isVisible()
+        except RuntimeError:  # the panel was closed while the runs were aligning
+            return
         if flat is None or len(flat.runs) != len(profiles):
             flat = align(profiles, mode="flat")
         self.comparison = flat

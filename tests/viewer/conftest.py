@@ -9,3 +9,23 @@ from synth_profiles import BASE_STACKS, NEW_STACKS, synth
 @pytest.fixture
 def pair():
     return synth(BASE_STACKS, "base.prof"), synth(NEW_STACKS, "new.prof")
+
+
+@pytest.fixture
+def make_window(qtbot, tmp_path):
+    """A MainWindow with throw-away settings, loading synchronously (so tests need no
+    waits), sized ``width x height`` and optionally shown."""
+    from PySide6.QtCore import QSettings
+
+    from viewer.qt.main_window import MainWindow
+
+    def make(width: int = 1400, height: int = 900, show: bool = False) -> MainWindow:
+        w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
+                       synchronous=True)
+        qtbot.addWidget(w)
+        w.resize(width, height)
+        if show:
+            w.show()
+        return w
+
+    return make

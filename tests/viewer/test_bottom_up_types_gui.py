@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QAbstractItemModelTester
 
 from viewer.qt.alloc_types_view import AllocTypesView
 from viewer.qt.bottom_up_view import BottomUpView
-from viewer.qt.main_window import MainWindow
 
 DATA = Path(__file__).parents[1] / "data"
 PERF = [DATA / f"perf/c-vm/v{i}/perf.script.txt.gz" for i in (1, 2)]
@@ -20,13 +19,8 @@ JULIA = [DATA / "pprof/julia-1.8.5-pprofjl-julox-alloc-profile.pb.gz",
 
 
 @pytest.fixture
-def win(qtbot, tmp_path):
-    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
-                   synchronous=True)
-    qtbot.addWidget(w)
-    w.resize(1400, 800)
-    w.show()
-    return w
+def win(make_window):
+    return make_window(1400, 800, show=True)
 
 
 def _tabs(w) -> dict[str, object]:

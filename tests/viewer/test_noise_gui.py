@@ -4,11 +4,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QAbstractItemModelTester
 
 import viewer.qt.main_window as mw
-from viewer.qt.main_window import MainWindow
 from viewer.qt.models import FADED_TEXT, fade_rgb
 
 DATA = Path(__file__).parent.parent / "data"
@@ -20,12 +19,8 @@ TICKY2 = DATA / "ghc-ticky" / "hs-ad-v2.ticky.txt"
 
 
 @pytest.fixture
-def win(qtbot, tmp_path):
-    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
-                   synchronous=True)
-    qtbot.addWidget(w)
-    w.resize(1400, 900)
-    return w
+def win(make_window):
+    return make_window(1400, 900)
 
 
 def _col(model, kind, metric):

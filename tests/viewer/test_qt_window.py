@@ -18,12 +18,8 @@ V2 = VIEWER_DATA / "hs-ad-v2.prof"
 
 
 @pytest.fixture
-def win(qtbot, tmp_path):
-    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
-                   synchronous=True)
-    qtbot.addWidget(w)
-    w.resize(1400, 800)
-    return w
+def win(make_window):
+    return make_window(1400, 800)
 
 
 @pytest.fixture

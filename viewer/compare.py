@@ -29,7 +29,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from parsers.model import Kind, Metric, Profile, children_csr, depth_from_parent, flat_aggregate
+from parsers.model import (
+    Kind,
+    Metric,
+    Profile,
+    children_csr,
+    depth_from_parent,
+    flat_aggregate,
+    outermost_mask,
+)
 
 KeyRule = Callable[[np.ndarray], np.ndarray]
 """A rename rule: maps an object array of frame keys (``module\\x1fname``) to new keys."""
@@ -88,6 +96,7 @@ class Comparison:
     noise: Any = None  # viewer.noise.Noise when spread/significance were computed
     groups: tuple[list[Profile], list[Profile]] | None = None  # repeated-run groups
     total_override: dict[str, list[float | None]] | None = None  # e.g. group means
+    rounding: dict[str, np.ndarray] = field(default_factory=dict)  # metric -> float[n, R]
 
     def __post_init__(self) -> None:
         if self.current < 0:
@@ -157,6 +166,33 @@ class Comparison:
         r[(base == 0) & (d == 0)] = 0.0
         return r
 
+    def precision_of(self, metric: str, run: int | None = None) -> np.ndarray:
+        """Half-width of the interval the change of ``metric`` is known to, per row.
+
+        The sum of both runs' rounding half-widths (0 where both values are exact).
+        """
+        h = self.rounding.get(metric)
+        if h is None:
+            return np.zeros(self.n_rows)
+        run = self.current if run is None else run
+        return h[:, run] + h[:, self.baseline]
+
+    def changed_mask(self, metric: str, run: int | None = None) -> np.ndarray:
+        """Rows whose ``metric`` changed by more than float noise and its precision.
+
+        A change smaller than the rounding of the printed numbers allows is no change: it
+        gets no colour, no Δ%, and neither ``--fail-if`` nor significance counts it.
+        """
+        run = self.current if run is None else run
+        v = self.values[metric]
+        d = np.abs(v[:, run] - v[:, self.baseline])
+        scale = np.maximum(np.abs(v[:, run]), np.abs(v[:, self.baseline]))
+        with np.errstate(invalid="ignore"):
+            out = d > 1e-9 * np.maximum(scale, 1.0)
+            if metric in self.rounding:
+                out &= d > self.precision_of(metric, run) * (1 + 1e-9)
+        return out
+
     def status_for(self, run: int | None = None) -> np.ndarray:
         """int8 Status per row for ``run`` against the baseline."""
         run = self.current if run is None else run
@@ -164,11 +200,8 @@ class Comparison:
         c = self.present[:, run]
         st = np.full(self.n_rows, Status.SAME, dtype=np.int8)
         changed = np.zeros(self.n_rows, dtype=bool)
-        for _name, v in self.values.items():
-            d = v[:, run] - v[:, self.baseline]
-            scale = np.maximum(np.abs(v[:, run]), np.abs(v[:, self.baseline]))
-            with np.errstate(invalid="ignore"):
-                changed |= np.abs(d) > 1e-9 * np.maximum(scale, 1.0)
+        for name in self.values:
+            changed |= self.changed_mask(name, run)
         st[changed] = Status.CHANGED
         st[~b & c] = Status.ADDED
         st[b & ~c] = Status.REMOVED
@@ -411,7 +444,45 @@ def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
         runs=profiles, baseline=baseline, mode="tree", parent=parent, node=node, name=name,
         module=module, src=src, keys=uniques[ukey] if n_union else np.zeros(0, object),
         values=values, metrics=metrics, current=current,
+        rounding=_tree_rounding(profiles, metrics, node),
     )
+
+
+def _tree_rounding(profiles, metrics, node) -> dict[str, np.ndarray]:
+    """Per [row, run] rounding half-widths: the run's half-width where the row is
+    present (an absent row is an exact zero)."""
+    out: dict[str, np.ndarray] = {}
+    for m in metrics:
+        hs = [float(p.rounding.get(m.name, 0.0)) for p in profiles]
+        if not any(hs):
+            continue
+        out[m.name] = (node >= 0) * np.array(hs, dtype=np.float64)
+    return out
+
+
+def _flat_rounding(profiles, metrics, node_gkey, n_keys, keep) -> dict[str, np.ndarray]:
+    """Flat rows sum several rounded values: the half-width grows with the number of
+    call sites summed (all sites for self metrics, the outermost ones for inclusive)."""
+    out: dict[str, np.ndarray] = {}
+    counts: dict[tuple[int, bool], np.ndarray] = {}
+    for m in metrics:
+        hs = [float(p.rounding.get(m.name, 0.0)) for p in profiles]
+        if not any(hs):
+            continue
+        h = np.zeros((len(keep), len(profiles)))
+        for r, p in enumerate(profiles):
+            if not hs[r]:
+                continue
+            inc = m.kind is Kind.INCLUSIVE
+            if (r, inc) not in counts:
+                g = node_gkey[r]
+                if inc:
+                    pre, size = p.preorder_size
+                    g = g[outermost_mask(g, pre, size)]
+                counts[(r, inc)] = np.bincount(g, minlength=n_keys)
+            h[:, r] = hs[r] * counts[(r, inc)][keep]
+        out[m.name] = h
+    return out
 
 
 def _representative_labels(profiles, rep_run, rep_node):
@@ -489,6 +560,7 @@ def _align_flat(profiles, baseline, node_gkey, uniques, current) -> Comparison:
         runs=profiles, baseline=baseline, mode="flat",
         parent=np.full(len(keep), -1, dtype=np.int32), node=node, name=name, module=module,
         src=src, keys=uniques[keep], values=values, metrics=metrics, current=current,
+        rounding=_flat_rounding(profiles, metrics, node_gkey, n_keys, keep),
     )
 
 

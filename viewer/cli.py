@@ -30,7 +30,8 @@ from parsers.model import Profile
 from . import __version__
 from .compare import Comparison, align, comparable_metrics
 from .gate import evaluate, parse_gate
-from .noise import DEFAULT_ALPHA, group_comparison, single_run_noise
+from .noise import DEFAULT_ALPHA, group_comparison, run_level_notes, single_run_noise
+from .ranking import main_metrics, rank_changes
 from .report import comparison_json, profile_json
 from .rules import (
     ModuleRename,
@@ -300,11 +301,27 @@ def comparison_from_args(args: argparse.Namespace) -> Comparison:
     return build_comparison(runs, args)
 
 
+def _default_columns(cmp: Comparison, ranking) -> list[str]:
+    """The main metrics that changed (those that rank), then the format's usual columns."""
+    cols = ranking.changed_metrics() or list(ranking.metrics)
+    return [*cols, *(m for m in cmp.runs[cmp.baseline].shown_metrics
+                     if m in cmp.values and m not in cols)]
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
     gates = [parse_gate(g) for g in args.fail_if or []]
     cmp = comparison_from_args(args)
+    main = main_metrics(cmp)
+    if cmp.noise is None and cmp.n_runs == 2:
+        wanted = {g.metric for g in gates if not g.total} | set(main) | set(cmp.values)
+        cmp.set_noise(single_run_noise(cmp, args.alpha, sorted(wanted)))
+    cmp.notes.extend(run_level_notes(cmp))
+    ranking = rank_changes(cmp, main)
     metric, how, desc = parse_sort(args.sort, cmp)
-    default_cols = [m for m in cmp.runs[cmp.baseline].shown_metrics if m in cmp.values]
+    if not args.sort:  # culprit first: own change against the baseline's total
+        metric, how, desc = (ranking.changed_metrics() or list(main) or [metric])[0], "rank", True
+    default_cols = _default_columns(cmp, ranking) if not args.sort else [
+        m for m in cmp.runs[cmp.baseline].shown_metrics if m in cmp.values]
     metrics = _metric_list(args.metrics, default_cols, list(cmp.values))
     if metric and metric not in metrics:
         metrics = [metric, *metrics]
@@ -312,10 +329,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
         metrics = ([metric] if metric else []) + [m for m in metrics if m != metric]
         metrics = metrics[:3]
     out_metrics = list(cmp.values) if args.all_metrics else metrics
-    if cmp.noise is None and cmp.n_runs == 2:
-        gate_metrics = {g.metric for g in gates if not g.total}
-        cmp.noise = single_run_noise(cmp, args.alpha, [*out_metrics, *gate_metrics])
-    order = cmp.order_by(metric, how, desc) if metric else np.arange(cmp.n_rows)
+    if how == "rank":
+        order = ranking.order
+    else:
+        order = cmp.order_by(metric, how, desc) if metric else np.arange(cmp.n_rows)
     if args.changed_only:
         order = order[cmp.status[order] != 0]
     if args.significant_only:
@@ -327,6 +344,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if args.json:
         doc = comparison_json(cmp, rows, out_metrics)
         doc["sort"] = {"metric": metric, "by": how, "descending": desc}
+        if how == "rank":
+            doc["sort"]["metrics"] = list(ranking.metrics)
+        for r, i in zip(doc["rows"], rows, strict=True):
+            r["score"] = float(ranking.score[i])
+            r["score_metric"] = str(ranking.metric[i]) or None
         if gates:
             doc["fail_if"] = {
                 "expressions": [g.text for g in gates],
@@ -335,7 +357,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
             }
         print(json.dumps(doc, ensure_ascii=False, indent=1))
     else:
-        sort_desc = f"sorted by {'−' if not desc else ''}{how} of {metric}" if metric else ""
+        if how == "rank":
+            sort_desc = ("ranked by own change against the baseline's total of "
+                         + " and ".join(ranking.metrics))
+        else:
+            sort_desc = f"sorted by {'−' if not desc else ''}{how} of {metric}" if metric else ""
         print(render_comparison(cmp, rows, metrics, color=use_color(), sort_desc=sort_desc))
         if gates:
             print(_violations_text(violations, cmp))

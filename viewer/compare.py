@@ -33,6 +33,7 @@ from parsers.model import (
     Kind,
     Metric,
     Profile,
+    Unit,
     children_csr,
     depth_from_parent,
     flat_aggregate,
@@ -200,8 +201,17 @@ class Comparison:
         c = self.present[:, run]
         st = np.full(self.n_rows, Status.SAME, dtype=np.int8)
         changed = np.zeros(self.n_rows, dtype=bool)
+        judged = self.noise is not None and run == self.current
+        has_absolute = any(m.unit is not Unit.PERCENT for m in self.metrics
+                           if m.kind is not Kind.NODE)
         for name in self.values:
-            changed |= self.changed_mask(name, run)
+            m = self.metric_by_name.get(name)
+            if has_absolute and m is not None and m.unit is Unit.PERCENT:
+                continue  # shares move when others grow (dilution): absolute costs decide
+            moved = self.changed_mask(name, run)
+            if judged and m is not None and m.sampled and name in self.noise.metrics:
+                moved &= self.noise.metrics[name].significant  # within noise: not a change
+            changed |= moved
         st[changed] = Status.CHANGED
         st[~b & c] = Status.ADDED
         st[b & ~c] = Status.REMOVED
@@ -210,6 +220,12 @@ class Comparison:
     @cached_property
     def status(self) -> np.ndarray:
         return self.status_for(self.current)
+
+    def set_noise(self, noise: Any) -> None:
+        """Attach the noise judgement; statuses are recomputed with it (a sampled change
+        within noise is no change)."""
+        self.noise = noise
+        self.__dict__.pop("status", None)
 
     def status_counts(self) -> dict[str, int]:
         counts = np.bincount(self.status, minlength=4)

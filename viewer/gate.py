@@ -28,6 +28,7 @@ import numpy as np
 from parsers.errors import ProfdiffError
 
 from .compare import Comparison
+from .ranking import rank_changes
 
 _OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 _RX = re.compile(
@@ -113,17 +114,16 @@ def evaluate(cmp: Comparison, gates: list[Gate], run: int | None = None) -> list
                 f"{', '.join(cmp.values) or 'none'}; prefix with 'total.' for run totals"
             )
         change = cmp.rel(g.metric, run) * 100.0 if g.relative else cmp.delta(g.metric, run)
-        crossing = g.crosses(change)
+        crossing = g.crosses(change) & cmp.changed_mask(g.metric, run)  # rounding is no change
         if g.significant_only:
             if cmp.noise is None or g.metric not in cmp.noise.metrics:
                 raise GateError(f"--fail-if {g.text!r}: significance is only known for a "
                                 "two-run or two-group comparison")
             crossing &= cmp.noise.metrics[g.metric].significant
-        hits = np.flatnonzero(crossing)
         base = cmp.value(g.metric, cmp.baseline)
         new = cmp.value(g.metric, run)
-        for i in hits[np.argsort(-np.abs(np.nan_to_num(change[hits], posinf=1e300)),
-                                 kind="stable")]:
+        order = rank_changes(cmp, run=run).order  # culprit first, as in every list of changes
+        for i in order[crossing[order]]:
             label = " / ".join(cmp.path_labels(int(i))[-2:]) if cmp.mode == "tree" else (
                 f"{cmp.module[i]}.{cmp.name[i]}" if cmp.module[i] else str(cmp.name[i]))
             out.append(Violation(g, int(i), label, str(cmp.name[i]), str(cmp.module[i]),

@@ -381,7 +381,7 @@ def group_comparison(
             per_group.append(float(reduce(np.array(vals))) if vals else None)
         out.total_override[key] = per_group
     out.__dict__["present"] = in_group  # present in a group = present in any of its runs
-    out.noise = noise
+    out.set_noise(noise)
     out.groups = (list(base), list(new))
     return out
 
@@ -390,3 +390,22 @@ def single_run_noise(cmp: Comparison, alpha: float = DEFAULT_ALPHA,
                      metrics: Sequence[str] | None = None) -> Noise:
     """Sampling-error estimate for a plain 1-vs-1 comparison (binomial on sample counts)."""
     return compute_noise(cmp, [cmp.baseline], [cmp.current], alpha, metrics)
+
+
+def run_level_notes(cmp: Comparison) -> list[str]:
+    """The whole run's change of speed, said once (rows are judged after taking it out)."""
+    noise = cmp.noise
+    if noise is None:
+        return []
+    for mn in noise.metrics.values():
+        f = mn.speed_factor
+        if f is None or abs(f - 1.0) < 0.005:
+            continue
+        one = noise.n_base == 1 and noise.n_new == 1
+        return [
+            f"the whole run is {abs(f - 1) * 100:.1f} % {'slower' if f > 1 else 'faster'} "
+            f"(median over the rows, x{f:.3f}); rows are judged after taking that out"
+            + ("; with one run per side this cannot be told from run-to-run noise, "
+               "which moves identical runs by tens of percent" if one else "")
+        ]
+    return []

@@ -68,10 +68,21 @@ def run_json(p: Profile) -> dict[str, Any]:
         "meta": {k: v for k, v in p.meta.items() if _jsonable(v)},
         "totals": {k: _num(v) for k, v in p.totals.items()},
         "nodes": p.n_nodes,
+        "precision": {m.name: _precision_json(p, m.name) for m in p.metrics},
     }
     for k, v in p.extras.items():
         if k not in d and _jsonable(v):
             d[k] = v
+    return d
+
+
+def _precision_json(p: Profile, metric: str) -> dict[str, Any]:
+    """How exact a run's values of ``metric`` are: exact, rounded (+- half_width) or sampled."""
+    d: dict[str, Any] = {"kind": p.precision(metric)}
+    h = p.rounding.get(metric, 0.0)
+    if h:
+        d["half_width"] = _num(h)
+        d["derived_from"] = "a printed, rounded percentage"
     return d
 
 
@@ -92,11 +103,18 @@ def row_json(cmp: Comparison, i: int, metrics: Sequence[str]) -> dict[str, Any]:
     row["delta"] = {m: _num(cmp.values[m][i, cmp.current] - cmp.values[m][i, cmp.baseline])
                     for m in metrics}
     rel = {}
+    within = []
     for m in metrics:
         b = cmp.values[m][i, cmp.baseline]
         d = cmp.values[m][i, cmp.current] - b
+        if d and m in cmp.rounding and not cmp.changed_mask(m)[i]:
+            within.append(m)  # no change the rounded values can support: no Δ%
+            rel[m] = None
+            continue
         rel[m] = _num(d / abs(b)) if b else (0 if d == 0 else None)
     row["rel"] = rel
+    if within:
+        row["within_precision"] = within
     if cmp.noise is not None:
         row["noise"] = {
             m: _noise_json(cmp.noise.metrics[m], i) for m in metrics if m in cmp.noise.metrics

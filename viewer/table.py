@@ -121,6 +121,8 @@ def render_comparison(
     basis = {p.meta.get("percent_basis") for p in cmp.runs if p.meta.get("percent_basis")}
     for b in sorted(basis):
         lines.append(paint(f"note: {b}", GREY))
+    for note in cmp.notes:
+        lines.append(paint(f"note: {note}", GREY))
     tot = render_totals(cmp, color)
     if tot:
         lines.append("")
@@ -143,6 +145,7 @@ def render_comparison(
         head += ["Δ", "Δ%"]
     table = [head]
     status_code = {Status.ADDED: YELLOW, Status.REMOVED: GREY, Status.SAME: GREY, Status.CHANGED: ""}
+    changed = {m: cmp.changed_mask(m) for m in metrics}
     for rank, i in enumerate(rows, 1):
         st = Status(int(cmp.status[i]))
         cells = [str(rank), _short(str(cmp.name[i]), 48), _short(str(cmp.module[i]), 32)]
@@ -158,6 +161,10 @@ def render_comparison(
                 cells.append(format_value(v[r], met.unit) if cmp.present[i, r] else "·")
             d = v[cmp.current] - v[cmp.baseline]
             b = v[cmp.baseline]
+            if d and not changed[m][i]:  # within the rounding of the printed values
+                cells.append(paint("≈0", GREY))
+                cells.append(paint("≈", GREY))
+                continue
             code = _direction_code(met, d, paint)
             mark = ""
             mn = cmp.noise.metrics.get(m) if cmp.noise is not None else None
@@ -186,6 +193,9 @@ def render_comparison(
         else:
             legend += ("; ~ = within sampling error (one run per side: run-to-run noise is "
                        "unknown, give repeated runs with --base/--new)")
+    if any(m in cmp.rounding for m in metrics):
+        legend += ("; ≈ = within the rounding of the printed percentages (no change the "
+                   "data can support)")
     if color:
         legend += f"; {paint('red', RED)} = worse, {paint('green', GREEN)} = better"
     lines.append(paint(legend, GREY))

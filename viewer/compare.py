@@ -20,6 +20,7 @@ derived deltas and statuses.  Qt models, the CLI and exporters all read it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -296,6 +297,43 @@ def _frame_keys(p: Profile, rules: Sequence[KeyRule]) -> tuple[np.ndarray, np.nd
     return keys, how
 
 
+_SRC_POS = re.compile(r"^(.*?):\(?(\d+)[,:](\d+)")
+
+
+def _src_position(src: str) -> tuple[str, int, int, str]:
+    """``Mod/F.hs:(38,1)-(43,48)`` -> ``("Mod/F.hs", 38, 1, src)``: sortable by place."""
+    m = _SRC_POS.match(src)
+    if m is None:
+        return (src, 0, 0, src)
+    return (m.group(1), int(m.group(2)), int(m.group(3)), src)
+
+
+def _with_src_ordinal(p: Profile, keys: np.ndarray) -> np.ndarray:
+    """Frame keys that tell apart one label defined at several SRCs of a module.
+
+    GHC names a cost centre by (label, module, SRC): two ``go`` bindings or two ``(...)``
+    pattern bindings of one module are different cost centres.  They keep the plain key
+    for the first SRC in source order and get ``#2``, ``#3``... for the later ones, so
+    runs whose SRC lines shifted (an edit above them) still match by order.
+    """
+    src = p.frames.src
+    if len(keys) == 0 or not any(src.tolist()):
+        return keys
+    by_key: dict[str, set[str]] = {}
+    for k, s in zip(keys.tolist(), src.tolist(), strict=True):
+        if s and not s.startswith("<"):
+            by_key.setdefault(k, set()).add(s)
+    multi = {k: sorted(v, key=_src_position) for k, v in by_key.items() if len(v) > 1}
+    if not multi:
+        return keys
+    out = keys.copy()
+    for i, (k, s) in enumerate(zip(keys.tolist(), src.tolist(), strict=True)):
+        ranks = multi.get(k)
+        if ranks is not None and s in ranks and (r := ranks.index(s)) > 0:
+            out[i] = f"{k}#{r + 1}"
+    return out
+
+
 def _union_metrics(profiles: Sequence[Profile], baseline: int) -> list[Metric]:
     seen: dict[str, Metric] = {}
     for p in [profiles[baseline], *profiles]:
@@ -346,6 +384,8 @@ def align(
     # Global key codes across runs.
     keyed = [_frame_keys(p, rules) for p in profiles]
     frame_keys = [k for k, _ in keyed]
+    if mode == "flat":  # a cost centre is (label, module, SRC), as the profiler defines it
+        frame_keys = [_with_src_ordinal(p, k) for p, k in zip(profiles, frame_keys, strict=True)]
     all_keys = np.concatenate(frame_keys) if frame_keys else np.zeros(0, dtype=object)
     codes, uniques = pd.factorize(all_keys)
     uniques = np.asarray(uniques, dtype=object)

@@ -237,9 +237,11 @@ def _count_noise(cmp: Comparison, m: Metric, base_runs: Sequence[int],
     """
     self_m = _self_counterpart(cmp, m)
     sb, sn = _counts(cmp, self_m, base_runs), _counts(cmp, self_m, new_runs)
-    f = speed_factor(np.nanmean(sb, axis=1), np.nanmean(sn, axis=1))
+    f = speed_factor(np.nanmean(sb, axis=1), np.nanmean(sn, axis=1)) if _disjoint_rows(cmp) \
+        else 1.0
     z_self, ms_b, ms_n = _count_z(cmp, self_m, sb, sn, base_runs, new_runs, f)
-    phi = overdispersion(z_self, (ms_b >= MIN_INFORMATIVE) & (ms_n >= MIN_INFORMATIVE))
+    phi = overdispersion(z_self, (ms_b >= MIN_INFORMATIVE) & (ms_n >= MIN_INFORMATIVE)) \
+        if _disjoint_rows(cmp) else 1.0
     if self_m is m:
         cb, cn, z, mb = sb, sn, z_self, ms_b
     else:
@@ -255,6 +257,13 @@ def _count_noise(cmp: Comparison, m: Metric, base_runs: Sequence[int],
               f"sampling error{spread}, dispersion x{phi:.2f} estimated over the rows)")
     return MetricNoise(method, **stats, pvalue=pval, significant=sig, min_detectable_rel=mdr,
                        speed_factor=f, dispersion=phi)
+
+
+def _disjoint_rows(cmp: Comparison) -> bool:
+    """Self costs of different rows are different samples (not so in a bottom-up tree,
+    where every caller row repeats its leaf's samples): only then can rows vote on the
+    run's speed."""
+    return all(p.meta.get("view") not in ("bottom-up", "by-type") for p in cmp.runs)
 
 
 def _counts(cmp: Comparison, m: Metric, runs: Sequence[int]) -> np.ndarray:

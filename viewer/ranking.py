@@ -37,7 +37,7 @@ class Ranking:
     """Rows in culprit-first order with the score that put them there.
 
     ``score[row]`` is the row's largest own change over the ranked metrics, as a fraction
-    of the baseline run's total of that metric (signed: positive = more cost); 0 for rows
+    of the baseline run's total of that metric (signed: positive = worse); 0 for rows
     whose own cost did not change beyond precision and noise.  ``metric[row]`` names the
     metric that gave the score ("" when 0).
     """
@@ -83,7 +83,11 @@ def baseline_total(cmp: Comparison, metric: str) -> float:
 
 def rank_changes(cmp: Comparison, metrics: Sequence[str] | None = None,
                  run: int | None = None) -> Ranking:
-    """Rows ordered by the size of their own change, largest first (ties keep row order)."""
+    """Rows ordered by their own change: the largest regression first, improvements last.
+
+    Rows whose own cost did not change beyond precision and noise sit between the two,
+    ordered by the size of their raw (unjudged) change.
+    """
     names = tuple(metrics) if metrics else main_metrics(cmp)
     n = cmp.n_rows
     best = np.zeros(n)
@@ -98,10 +102,13 @@ def rank_changes(cmp: Comparison, metrics: Sequence[str] | None = None,
         d = np.nan_to_num(cmp.delta(name, run)) / abs(total)
         raw = np.maximum(raw, np.abs(d))
         d = np.where(_real_change(cmp, name, run), d, 0.0)
-        better = np.abs(d) > np.abs(best)
-        best = np.where(better, d, best)
-        which[better] = name
-    order = np.lexsort((-raw, -np.abs(best)))
+        if cmp.metric_by_name[name].better == "higher":
+            d = -d  # less of a "higher is better" metric is the regression
+        bigger = np.abs(d) > np.abs(best)
+        best = np.where(bigger, d, best)
+        which[bigger] = name
+    # regressions first (largest own cost increase), then unchanged rows, then improvements
+    order = np.lexsort((-raw, -best))
     return Ranking(order=order, score=best, metric=which, metrics=names)
 
 

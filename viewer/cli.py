@@ -124,16 +124,13 @@ def transform_runs(runs: list[Profile], args: argparse.Namespace) -> list[Profil
         except NoTypeTable as e:
             raise UsageError(f"--by-type: {e}") from None
     if bottom:
-        from parsers.bottom_up import bottom_up
+        from parsers.bottom_up import bottom_up_runs
 
-        out = []
         for p in runs:
-            try:
-                out.append(bottom_up(p))
-            except ValueError:
+            if not any(m.kind.value == "self" for m in p.metrics):
                 raise UsageError(f"--bottom-up: {p.path} ({p.format}) has no self cost to "
-                                 "invert (run statistics, not a call tree)") from None
-        return out
+                                 "invert (run statistics, not a call tree)")
+        return bottom_up_runs(runs)
     return runs
 
 

@@ -25,7 +25,7 @@ from dataclasses import replace
 import numpy as np
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from parsers.bottom_up import bottom_up
+from parsers.bottom_up import bottom_up_runs
 from parsers.model import Kind, Profile, Unit
 from viewer.colors import DivergingScale
 from viewer.compare import Comparison, Status, align
@@ -50,21 +50,24 @@ def wants_bottom_up(cmp: Comparison) -> bool:
     return bool(runs) and all(has_call_tree(p) for p in runs)
 
 
-def _inverted(p: Profile) -> Profile:
-    """:func:`bottom_up` with the plain metric titles: the tab already says "bottom up",
-    and the column headers must stay short."""
-    bu = bottom_up(p)
-    metrics = tuple(replace(m, label=m.label.removesuffix(" (bottom-up)")) for m in bu.metrics)
-    return replace(bu, metrics=metrics)
+def _inverted(runs: Sequence[Profile]) -> list[Profile]:
+    """:func:`bottom_up_runs` with the plain metric titles: the tab already says "bottom
+    up", and the column headers must stay short."""
+    out = []
+    for bu in bottom_up_runs(runs):
+        metrics = tuple(replace(m, label=m.label.removesuffix(" (bottom-up)"))
+                        for m in bu.metrics)
+        out.append(replace(bu, metrics=metrics))
+    return out
 
 
 def bottom_up_comparison(cmp: Comparison, rules: Sequence = ()) -> Comparison:
     """``cmp``'s runs (or repeated-run groups) inverted and aligned in tree mode."""
     if cmp.groups is not None:
         b, n = cmp.groups
-        return group_comparison([_inverted(p) for p in b], [_inverted(p) for p in n],
-                                mode="tree", rules=rules)
-    return align([_inverted(p) for p in cmp.runs], baseline=cmp.baseline,
+        inv = _inverted([*b, *n])
+        return group_comparison(inv[: len(b)], inv[len(b):], mode="tree", rules=rules)
+    return align(_inverted(cmp.runs), baseline=cmp.baseline,
                  current=cmp.current if cmp.n_runs > 1 else -1, mode="tree", rules=rules)
 
 

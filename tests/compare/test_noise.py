@@ -6,9 +6,8 @@ shares moving by a few points.  v2 carries a real regression in ``addGrad``.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest

@@ -222,11 +222,21 @@ class Comparison:
     def status(self) -> np.ndarray:
         return self.status_for(self.current)
 
+    def status_of_run(self, run: int) -> np.ndarray:
+        """Statuses of ``run`` against the baseline (cached per run; 3+ runs)."""
+        if run == self.current:
+            return self.status
+        cache = self.__dict__.setdefault("_run_status", {})
+        if run not in cache:
+            cache[run] = self.status_for(run)
+        return cache[run]
+
     def set_noise(self, noise: Any) -> None:
         """Attach the noise judgement; statuses are recomputed with it (a sampled change
         within noise is no change)."""
         self.noise = noise
         self.__dict__.pop("status", None)
+        self.__dict__.pop("_run_status", None)
 
     def status_counts(self) -> dict[str, int]:
         counts = np.bincount(self.status, minlength=4)

@@ -86,6 +86,14 @@ def _precision_json(p: Profile, metric: str) -> dict[str, Any]:
     return d
 
 
+def _status_label(cmp: Comparison, i: int, run: int) -> str:
+    """A row's status in ``run``; "absent" when neither that run nor the baseline has it
+    (with 3+ runs a row may exist only in another run: it is never "same")."""
+    if not cmp.present[i, run] and not cmp.present[i, cmp.baseline]:
+        return "absent"
+    return Status(int(cmp.status_of_run(run)[i])).label
+
+
 def row_json(cmp: Comparison, i: int, metrics: Sequence[str]) -> dict[str, Any]:
     row: dict[str, Any] = {
         "name": cmp.name[i],
@@ -94,7 +102,7 @@ def row_json(cmp: Comparison, i: int, metrics: Sequence[str]) -> dict[str, Any]:
     }
     if cmp.mode == "tree":
         row["path"] = cmp.path_labels(i)
-    row["status"] = Status(int(cmp.status[i])).label
+    row["status"] = _status_label(cmp, i, cmp.current)
     row["matched_by"] = MATCHED_BY[int(cmp.matched_by[i])]
     row["values"] = [
         {m: _num(cmp.values[m][i, r]) for m in metrics} if cmp.present[i, r] else None
@@ -120,6 +128,8 @@ def row_json(cmp: Comparison, i: int, metrics: Sequence[str]) -> dict[str, Any]:
             m: _noise_json(cmp.noise.metrics[m], i) for m in metrics if m in cmp.noise.metrics
         }
     if cmp.n_runs > 2:
+        row["statuses"] = [None if r == cmp.baseline else _status_label(cmp, i, r)
+                           for r in range(cmp.n_runs)]
         row["deltas"] = [
             None if r == cmp.baseline else
             {m: _num(cmp.values[m][i, r] - cmp.values[m][i, cmp.baseline]) for m in metrics}
@@ -156,6 +166,9 @@ def comparison_json(
             "values": [_num(v) for v in vals],
             "delta": _num(n - b) if b is not None and n is not None else None,
         }
+        if cmp.n_runs > 2:
+            totals[k]["deltas"] = [None if r == cmp.baseline or v is None or b is None
+                                   else _num(v - b) for r, v in enumerate(vals)]
     return {
         "profdiff": __version__,
         "mode": cmp.mode,

@@ -79,22 +79,30 @@ def _direction_code(metric: Metric | None, d: float, paint: _Painter) -> str:
 
 def render_totals(cmp: Comparison, color: bool) -> list[str]:
     paint = _Painter(color)
-    head = ["total"] + [_run_label(p, i, cmp) for i, p in enumerate(cmp.runs)] + ["Δ", "Δ%"]
+    others = [r for r in range(cmp.n_runs) if r != cmp.baseline]
+    if cmp.n_runs <= 2:
+        others = [cmp.current]
+    head = ["total"] + [_run_label(p, i, cmp) for i, p in enumerate(cmp.runs)]
+    for r in others:  # a Δ for every run against the baseline
+        suffix = f" [{r}]" if len(others) > 1 else ""
+        head += [f"Δ{suffix}", f"Δ%{suffix}"]
     rows = [head]
     for k in cmp.total_keys:
         m = cmp.total_metric(k)
         unit = m.unit if m else Unit.COUNT
         vals = cmp.total_values(k)
-        b, n = vals[cmp.baseline], vals[cmp.current]
+        b = vals[cmp.baseline]
         cells = [m.title if m and m.label else k]
         cells += [format_value(v, unit) for v in vals]
-        if b is not None and n is not None:
+        for r in others:
+            n = vals[r]
+            if b is None or n is None:
+                cells += ["-", "-"]
+                continue
             d = n - b
             code = _direction_code(m, d, paint)
             cells.append(paint(format_delta(d, unit), code))
             cells.append(paint(format_rel(d / abs(b) if b else (float("inf") if d else 0.0)), code))
-        else:
-            cells += ["-", "-"]
         rows.append(cells)
     if len(rows) == 1:
         return []
@@ -149,10 +157,19 @@ def render_comparison(
     for rank, i in enumerate(rows, 1):
         st = Status(int(cmp.status[i]))
         cells = [str(rank), _short(str(cmp.name[i]), 48), _short(str(cmp.module[i]), 32)]
+        per_run = [Status(int(cmp.status_of_run(r)[i])) for r in range(cmp.n_runs)
+                   if r != cmp.baseline] if multi else [st]
         if cmp.mode == "tree":
             par = int(cmp.parent[i])
             cells.append(_short(str(cmp.name[par]), 28) if par >= 0 else "(root)")
-        cells.append(paint(st.label, status_code[st]))
+        if multi:  # each run's own status against the baseline; · = in neither
+            others = [r for r in range(cmp.n_runs) if r != cmp.baseline]
+            labels = ["·" if not (cmp.present[i, r] or cmp.present[i, cmp.baseline])
+                      else x.label for r, x in zip(others, per_run, strict=True)]
+            worst = max(per_run, key=lambda x: (x is not Status.SAME, int(x)))
+            cells.append(paint("/".join(labels), status_code[worst]))
+        else:
+            cells.append(paint(st.label, status_code[st]))
         for m in metrics:
             met = cmp.metric_by_name[m]
             v = cmp.values[m][i]

@@ -151,3 +151,25 @@ def test_perf_reader_options_reach_the_reader(capsys):
     roots = {r["name"] for r in doc["rows"] if len(r["path"]) == 1}
     assert roots == {"vm"}  # one subtree per command
     assert all(r["meta"]["group_by"] == "symbol" for r in doc["runs"])
+
+
+def test_three_runs_each_row_has_its_own_status_and_totals_delta(capsys):
+    """v1, v2 and a third run of v1: logisticD (v2's name for sigmoidD) exists only in the
+    middle run, so it is "added" there and "absent" (never "same") in the third."""
+    import json as _json
+    from pathlib import Path as _P
+
+    from viewer.cli import main as _main
+    hs = _P(__file__).parents[1] / "data" / "hs-ad"
+    code = _main(["diff", str(hs / "v1" / "ad.prof"), str(hs / "v2" / "ad.prof"),
+                  str(hs / "noise-v1" / "run1" / "ad.prof"), "--json", "--top", "0"])
+    doc = _json.loads(capsys.readouterr().out)
+    assert code == 0 and doc["current"] == 2
+    rows = {r["name"]: r for r in doc["rows"]}
+    assert rows["logisticD"]["statuses"] == [None, "added", "absent"]
+    assert rows["logisticD"]["status"] == "absent"
+    assert rows["sigmoidD"]["statuses"] == [None, "removed", "same"]
+    grad = rows["addGrad"]["statuses"]
+    assert grad[1] == "changed"
+    alloc = doc["totals"]["total_alloc_bytes"]
+    assert alloc["deltas"] == [None, 6_560_334_592 - 4_291_393_792, 0]

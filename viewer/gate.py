@@ -101,7 +101,9 @@ def evaluate(cmp: Comparison, gates: list[Gate], run: int | None = None) -> list
                 )
             b, n = vals[cmp.baseline], vals[run]
             if b is None or n is None:
-                continue
+                missing = cmp.runs[cmp.baseline if b is None else run].path
+                raise GateError(f"--fail-if {g.text!r}: {missing} has no total {g.metric!r}, "
+                                "so the gate cannot be judged")
             change = n - b
             if g.relative:
                 change = (math.inf if change > 0 else 0.0) if b == 0 else 100.0 * change / abs(b)
@@ -113,6 +115,11 @@ def evaluate(cmp: Comparison, gates: list[Gate], run: int | None = None) -> list
                 f"--fail-if {g.text!r}: unknown metric {g.metric!r}; metrics: "
                 f"{', '.join(cmp.values) or 'none'}; prefix with 'total.' for run totals"
             )
+        lacking = [cmp.runs[r].path for r in (cmp.baseline, run)
+                   if not cmp.runs[r].has_metric(g.metric)]
+        if lacking:  # never pass on what cannot be judged
+            raise GateError(f"--fail-if {g.text!r}: {', '.join(lacking)} has no metric "
+                            f"{g.metric!r}, so the gate cannot be judged")
         change = cmp.rel(g.metric, run) * 100.0 if g.relative else cmp.delta(g.metric, run)
         crossing = g.crosses(change) & cmp.changed_mask(g.metric, run)  # rounding is no change
         if g.significant_only:

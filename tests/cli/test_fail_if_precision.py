@@ -44,3 +44,12 @@ def test_readme_example_does_not_fire_on_rounding(capsys) -> None:
     _, hits = _violations(capsys, SAMPLES / "hs-ad-v1.prof", SAMPLES / "hs-ad-v2.prof",
                           "alloc_bytes>+10%")
     assert hits and not {h for h in hits if h.endswith((".forward.go", ".tanhD"))}
+
+
+def test_gate_on_a_metric_one_run_lacks_is_an_error(capsys) -> None:
+    """-P has exact ``bytes``; a plain -p report has not: the gate cannot be judged, so it
+    must not pass (exit 2 with the reason), rather than silently finding nothing."""
+    code = main(["diff", str(HS / "v1" / "ad.P.prof"), str(HS / "v2" / "ad.prof"),
+                 "--fail-if", "bytes>+5%"])
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot be judged" in err and "ad.prof" in err

@@ -177,7 +177,7 @@ def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None]
             try:
                 label, module, src = str(cc["label"]), str(cc["module"]), str(cc["src_loc"])
                 cc_frame[int(cc["id"])] = interner(label, module, src, 0,
-                                                   "caf" if cc.get("is_caf") else "cc")
+                                                   _kind(label, bool(cc.get("is_caf"))))
             except (KeyError, TypeError, ValueError) as e:
                 raise ParseError(path, "cost_centres entries with id, label, module, src_loc",
                                  found=str(cc)[:100]) from e
@@ -192,7 +192,7 @@ def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None]
         for m in _CC.finditer(text, cstart, pstart):
             label, module, src = (_unescape(m.group(i)) for i in (2, 3, 4))
             cc_frame[int(m.group(1))] = interner(label, module, src, 0,
-                                                 "caf" if m.group(5) == "true" else "cc")
+                                                 _kind(label, m.group(5) == "true"))
         ids, parent, entries, ticks, alloc, depth, open_left = _scan_tree(text, pstart)
         if open_left:
             incomplete_reason = incomplete_reason or (
@@ -360,3 +360,8 @@ def _program_totals(header: dict[str, Any], interner: FrameInterner, frame: np.n
     totals["rts_alloc_bytes"] = int(rts_alloc)
     totals["rts_ticks"] = int(rts_ticks)
     return totals, head_ticks, head_alloc, scale
+
+
+def _kind(label: str, is_caf: bool) -> str:
+    """Frame kind as the text reader gives it: ``system`` for the RTS's cost centres."""
+    return "system" if label in SYSTEM_CCS else ("caf" if is_caf else "cc")

@@ -104,7 +104,10 @@ SYSTEM_CCS = {"GC", "SYSTEM", "IDLE", "OVERHEAD_of", "DONT_CARE", "PINNED"}
 
 
 def frame_kind(name: str) -> str:
-    """``"caf"`` for CAF cost centres (``CAF``, ``CAF:foo`` with -fprof-cafs), else ``"cc"``."""
+    """``"caf"`` for CAF cost centres (``CAF``, ``CAF:foo`` with -fprof-cafs), ``"system"``
+    for the RTS's own (GC, SYSTEM, OVERHEAD_of, ...: -pa and -pj), else ``"cc"``."""
+    if name in SYSTEM_CCS:
+        return "system"
     return "caf" if name == "CAF" or name.startswith("CAF:") else "cc"
 
 

@@ -46,11 +46,13 @@ class Ranking:
     score: np.ndarray
     metric: np.ndarray
     metrics: tuple[str, ...]
+    changed: tuple[str, ...] = ()
 
     def changed_metrics(self) -> list[str]:
-        """The ranked metrics that some row actually changed in, in ranking order."""
-        used = set(self.metric[self.score != 0].tolist())
-        return [m for m in self.metrics if m in used]
+        """The ranked metrics that some row really changed in (beyond precision and
+        noise), the one behind the top score first."""
+        top = str(self.metric[self.order[0]]) if len(self.order) else ""
+        return sorted(self.changed, key=lambda m: (m != top, self.metrics.index(m)))
 
 
 def main_metrics(cmp: Comparison) -> tuple[str, ...]:
@@ -93,6 +95,7 @@ def rank_changes(cmp: Comparison, metrics: Sequence[str] | None = None,
     best = np.zeros(n)
     raw = np.zeros(n)  # the same score before precision and noise: orders the ties
     which = np.full(n, "", dtype=object)
+    changed: list[str] = []
     for name in names:
         if name not in cmp.values:
             continue
@@ -101,15 +104,22 @@ def rank_changes(cmp: Comparison, metrics: Sequence[str] | None = None,
             continue
         d = np.nan_to_num(cmp.delta(name, run)) / abs(total)
         raw = np.maximum(raw, np.abs(d))
-        d = np.where(_real_change(cmp, name, run), d, 0.0)
+        real = _real_change(cmp, name, run)
+        d = np.where(real, d, 0.0)
+        if (real & ~_system_rows(cmp)).any():
+            changed.append(name)
         if cmp.metric_by_name[name].better == "higher":
             d = -d  # less of a "higher is better" metric is the regression
         bigger = np.abs(d) > np.abs(best)
         best = np.where(bigger, d, best)
         which[bigger] = name
+    system = _system_rows(cmp)
+    best[system] = 0.0  # the RTS's GC / SYSTEM / profiler overhead: a symptom, not code
+    which[system] = ""
+    raw[system] = 0.0
     # regressions first (largest own cost increase), then unchanged rows, then improvements
     order = np.lexsort((-raw, -best))
-    return Ranking(order=order, score=best, metric=which, metrics=names)
+    return Ranking(order=order, score=best, metric=which, metrics=names, changed=tuple(changed))
 
 
 def _real_change(cmp: Comparison, metric: str, run: int | None) -> np.ndarray:
@@ -121,3 +131,16 @@ def _real_change(cmp: Comparison, metric: str, run: int | None) -> np.ndarray:
     if m.sampled and noise is not None and metric in noise.metrics and two_runs:
         ok &= noise.metrics[metric].significant
     return ok
+
+
+def _system_rows(cmp: Comparison) -> np.ndarray:
+    """Rows of the runtime's own cost centres (frame kind ``system``: GHC's GC, SYSTEM,
+    OVERHEAD_of...).  Their cost follows the program's (more allocation, more GC), so they
+    explain a change but never rank as its culprit."""
+    out = np.zeros(cmp.n_rows, dtype=bool)
+    for r, p in enumerate(cmp.runs):
+        nodes = cmp.node[:, r]
+        has = nodes >= 0
+        if has.any():
+            out[has] |= p.frames.kind[p.frame[nodes[has]]] == "system"
+    return out

@@ -43,7 +43,8 @@ SUBCOMMANDS = tuple(name for name, _m, _h in COMMANDS)
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The ``profdiff COMMAND`` parser; ``only``: fill in just that command's options
-    (the others are listed with their help line, their modules not imported)."""
+    (the others are listed with their help line, their modules not imported); ``""``:
+    none (``profdiff --help``); None: all."""
     p = argparse.ArgumentParser(
         prog="profdiff",
         description="Compare profiler runs (GHC .prof/-pj/ticky/.hp/RTS stats, perf, pprof, "
@@ -68,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):
         return _run_gui(argv)
-    parser = build_parser(only=argv[0] if argv[0] in SUBCOMMANDS else None)
+    parser = build_parser(only=argv[0] if argv[0] in SUBCOMMANDS else "")
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -27,7 +27,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from parsers.model import Kind, Metric, Profile, children_csr, depth_from_parent, flat_aggregate
 
@@ -273,6 +272,8 @@ def _sibling_ordinals(p: Profile, gkey: np.ndarray) -> np.ndarray:
     Almost every node is unique under its parent, so duplicates are found with one hash
     pass and only those few are sorted.
     """
+    import pandas as pd  # lazy: `profdiff show` never aligns
+
     n = p.n_nodes
     ordinal = np.zeros(n, dtype=np.int64)
     if n == 0:
@@ -301,6 +302,8 @@ def align(
     current: int = -1,
 ) -> Comparison:
     """Align ``profiles`` (2..N; 1 is allowed for single-run views) against ``baseline``."""
+    import pandas as pd  # lazy: `profdiff show` never aligns
+
     if not profiles:
         raise ValueError("nothing to compare")
     if mode not in ("tree", "flat"):
@@ -340,6 +343,8 @@ def _matched_by(cmp: Comparison, frame_how: list[np.ndarray]) -> np.ndarray:
 
 
 def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
+    import pandas as pd  # lazy: `profdiff show` never aligns
+
     R = len(profiles)
     # visit order: baseline first so its row order wins
     visit = [baseline] + [i for i in range(R) if i != baseline]

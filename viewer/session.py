@@ -246,6 +246,16 @@ class Session:
         base, new = transform_runs(spec, base), transform_runs(spec, new)
         return cls(spec, [*base, *new], (base, new))
 
+    @classmethod
+    def of(cls, source: Session | Comparison) -> Session:
+        """``source`` itself, or a session over a comparison's runs (its baseline and
+        groups, no rules): views built from a bare Comparison (tests, scripts)."""
+        if isinstance(source, Session):
+            return source
+        spec = SessionSpec(baseline=source.baseline, mode=source.mode)
+        return cls(spec, source.runs if source.groups is None else
+                   [*source.groups[0], *source.groups[1]], source.groups)
+
     def with_spec(self, **changes: Any) -> Session:
         """The same loaded runs under a changed spec (rules, baseline, mode): nothing is
         read again, every derived result is rebuilt with the new spec."""

@@ -116,7 +116,7 @@ def test_delta_cells_are_formatted_and_coloured(qapp, pair):
     assert bg.green() > bg.red()
 
 
-def test_metric_pairs_from_units():
+def test_metric_pairs_from_metric_data():
     p = metric_pairs(METRICS)
     assert p["alloc_pct"] == "alloc_bytes" and p["alloc_bytes"] == "alloc_pct"
     assert p["inherited_alloc_pct"] == "inherited_alloc_bytes"

@@ -29,19 +29,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from parsers.model import Kind, Profile, Unit
+from parsers.model import Profile
 from viewer.colors import DivergingScale
-from viewer.compare import Comparison, Status, align, comparable_metrics
-from viewer.noise import group_comparison, single_run_noise
+from viewer.compare import Comparison, Status
+from viewer.noise import ensure_noise, single_run_noise
 from viewer.rules import RULES_FILE, RuleError, find_rules_file, load_rules_file, save_rules_file
+from viewer.session import Session, SessionSpec
 from viewer.suggest import accept as accept_suggestions
+from viewer.view_state import ViewState, available_metrics, change_scale_factor, inclusive_of
 
 from ..export.csv_export import export_csv
 from ..export.speedscope import export_speedscope
 from .flame_view import FlameView
 from .layout import map_rows, precompute
 from .loader import LoadResult, LoadTask, Slot, load_and_align
-from .models import change_scale_factor, default_metric, inclusive_of, metric_pairs
 from .rules_editor import RulesEditor, describe_rules, split_presets
 from .suggestions_panel import SuggestionsPanel
 from .views import DiffTreeView, FlatView, SideBySideView, local_files
@@ -86,6 +87,7 @@ class MainWindow(QMainWindow):
     """
 
     comparisonChanged = Signal(object)
+    viewStateChanged = Signal(object)  # ViewState: filter, thresholds, metrics, unit changed
 
     def __init__(self, settings: QSettings | None = None, synchronous: bool = False) -> None:
         super().__init__()
@@ -98,10 +100,9 @@ class MainWindow(QMainWindow):
         self.paths: list[str | None] = []
         self.comparison: Comparison | None = None
         self.flat_comparison: Comparison | None = None
-        self.metrics: list[str] = []
-        self.percent_mode = True
-        self.threshold = 0.0
-        self.changed_only = False
+        self.session: Session | None = None  # what is compared (rules, groups, runs)
+        self.spec = SessionSpec()  # reading options for files opened in the window
+        self.view_state = ViewState()  # what is shown (metrics, unit, filters)
         self.scale = DivergingScale(
             palette=str(self.settings.value("palette", "red-green")),
             dead_zone=0.1, clamp=5.0)
@@ -109,6 +110,7 @@ class MainWindow(QMainWindow):
         self._align_task: LoadTask | None = None  # set_runs_async in flight
         self._selecting = False
         self._extra_tabs: list[QWidget] = []
+        self.watch_panel: QWidget | None = None  # the "Runs" tab of a watched folder
         self._format_tabs: list[QWidget] = []
         self._pending: dict[int, list] = {}
         # matching across refactors
@@ -119,9 +121,6 @@ class MainWindow(QMainWindow):
         # noise
         self.groups: tuple[list[Profile], list[Profile]] | None = None
         self.group_paths: tuple[list[str], list[str]] | None = None
-        self.significant_only = False
-        self.show_sig = False
-        self.fade_noise = True
         self._noise_tasks: list = []
         self._columns_restored: set[str] = set()  # formats whose saved widths were applied
         self.baseline_index = 0  # run the others are compared with (View > Baseline)
@@ -129,6 +128,59 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._restore_settings()
         self._update_enabled()
+
+
+    # ----- the view state, as attributes (older callers and tests read these) ---------
+    def _view_attr(name: str, doc: str):  # noqa: N805 - property factory
+        def get(self):
+            return getattr(self.view_state, name)
+
+        def set_(self, value) -> None:
+            setattr(self.view_state, name, value)
+
+        return property(get, set_, doc=doc)
+
+    metrics = _view_attr("metrics", "Metric columns of the diff views (ViewState.metrics).")
+    percent_mode = _view_attr("percent", "Percent of run (else absolute units).")
+    threshold = _view_attr("threshold", "Hide rows whose |Δ| is below this many pp.")
+    changed_only = _view_attr("changed_only", "Hide rows that did not change.")
+    significant_only = _view_attr("significant_only", "Only significant changes.")
+    show_sig = _view_attr("show_sig", "Show the 'sig.' column.")
+    fade_noise = _view_attr("fade_noise", "Fade changes within noise.")
+    del _view_attr
+
+    def load_spec(self) -> SessionSpec:
+        """The spec files are opened with now: the window's reading options, rename rules
+        and baseline."""
+        return self.spec.replace(rules=tuple(self.rules), baseline=self.baseline_index)
+
+    def open_spec(self, spec: SessionSpec, view: ViewState | None = None) -> None:
+        """Open what ``spec`` says (the command line: files or groups, reading options,
+        rules, baseline) and show it as ``view`` says (metrics, unit, filters)."""
+        self.spec = spec.replace(files=(), base=(), new=())
+        if spec.explicit_rules or spec.rules:
+            self.rules = list(spec.rules)
+            self.rules_source = Path(spec.rules_source) if spec.rules_source else None
+            self._rules_dirty = spec.explicit_rules  # keep command-line rules over a file
+        if view is not None:
+            self._apply_view(view)
+        if spec.grouped:
+            self.open_groups(spec.base, spec.new)
+        elif spec.files:
+            self.baseline_index = spec.baseline
+            self._start([Slot(str(p), None) for p in spec.files], list(spec.files))
+        if view is not None and view.metrics and self.comparison is not None:
+            self.set_metrics(list(view.metrics))
+
+    def _apply_view(self, view: ViewState) -> None:
+        """Set the toolbar and menus from ``view`` (their signals update view_state)."""
+        self.act_percent.setChecked(view.percent)
+        self.changed_box.setChecked(view.changed_only)
+        self.significant_box.setChecked(view.significant_only)
+        self.threshold_spin.setValue(view.threshold)
+        self.regex_box.setChecked(view.regex)
+        if view.filter_text:
+            self.filter_edit.setText(view.filter_text)
 
     # ----------------------------------------------------------------------------------
     # UI
@@ -499,6 +551,10 @@ class MainWindow(QMainWindow):
     # ----------------------------------------------------------------------------------
     # opening files
     # ----------------------------------------------------------------------------------
+    def last_folder(self) -> str:
+        """The folder file dialogs start in (the last one files were opened from)."""
+        return self._last_folder()
+
     def _last_folder(self) -> str:
         return str(self.settings.value("lastFolder") or os.getcwd())
 
@@ -609,16 +665,16 @@ class MainWindow(QMainWindow):
         self._drop_align()  # files opened now win over a watched run still aligning
         new_paths = [s.path for s in slots if s.path]
         self._pick_up_rules([*new_paths, *[p for p in paths if p]])
+        spec = self.load_spec()
         if self.synchronous:
             try:
-                res = load_and_align(slots, rules=self.rules, n_base=n_base,
-                                     baseline=self.baseline_index)
+                res = load_and_align(slots, spec, n_base=n_base)
             except Exception as e:  # noqa: BLE001
                 self.message_bar.show_message(f"Loading failed: {e}")
                 return
             self._loaded(res, paths, slots)
             return
-        task = LoadTask(slots, rules=self.rules, n_base=n_base, baseline=self.baseline_index)
+        task = LoadTask(slots, spec, n_base=n_base)
         self._task = task
         self.progress.setValue(0)
         self.progress_label.setText("Loading " + ", ".join(Path(p).name for p in new_paths))
@@ -690,11 +746,11 @@ class MainWindow(QMainWindow):
             if not self.show_sig:
                 self.act_sig.setChecked(True)
             rep = [res.group_paths[0][0], res.group_paths[1][0]]
-            self._apply(list(res.tree.runs), res.tree, res.flat, rep, keep_state=False)
+            self._apply(res.session, rep, keep_state=False)
             return
         self.groups = None
         self.group_paths = None
-        self._apply(res.runs, res.tree, res.flat, shown, keep_state=True)
+        self._apply(res.session, shown, keep_state=True)
 
     # ----------------------------------------------------------------------------------
     # replacing runs
@@ -735,7 +791,7 @@ class MainWindow(QMainWindow):
             return
         self._drop_align()
         self._pick_up_rules([p for p in paths if p])  # the alignment uses the rules
-        task = LoadTask([Slot(None, p) for p in profiles], rules=self.rules)
+        task = LoadTask([Slot(None, p) for p in profiles], self.load_spec().replace(baseline=0))
         self._align_task = task
         task.signals.finished.connect(
             lambda res, t=task: self._align_done(t, res, paths, keep_state, on_done))
@@ -763,13 +819,13 @@ class MainWindow(QMainWindow):
             self.message_bar.show_message(msg)
         if res.tree is None:
             return
-        if task.rules != self.rules:  # rules changed while aligning: align again with them
+        if list(task.spec.rules) != self.rules:  # rules changed while aligning: again
             self.set_runs_async(res.runs, keep_state, paths, on_done)
             return
         self.groups = None
         self.group_paths = None
         self.baseline_index = 0
-        self._apply(res.runs, res.tree, res.flat, paths, keep_state)
+        self._apply(res.session, paths, keep_state)
         if on_done is not None:
             on_done(res.tree, res.flat)
 
@@ -781,11 +837,10 @@ class MainWindow(QMainWindow):
     def _set_runs(self, profiles: list[Profile], keep_state: bool,
                   paths: list[str | None]) -> None:
         b = min(self.baseline_index, len(profiles) - 1)
-        tree = align(profiles, mode="tree", rules=self.rules, baseline=b)
-        flat = align(profiles, mode="flat", rules=self.rules, baseline=b)
-        precompute(tree)
-        precompute(flat)
-        self._apply(profiles, tree, flat, paths, keep_state)
+        session = Session(self.load_spec().replace(baseline=b), profiles)
+        precompute(session.tree)
+        precompute(session.flat)
+        self._apply(session, paths, keep_state)
 
     # ----------------------------------------------------------------------------------
     # rename rules and match suggestions
@@ -875,13 +930,12 @@ class MainWindow(QMainWindow):
         """Align the shown runs again (new rules), keeping expansion and selection."""
         if not self.runs:
             return
-        if self.groups is not None:
-            b, n = self.groups
-            tree = group_comparison(b, n, mode="tree", rules=self.rules)
-            flat = group_comparison(b, n, mode="flat", rules=self.rules)
-            precompute(tree)
-            precompute(flat)
-            self._apply(list(tree.runs), tree, flat, list(self.paths), keep_state=True)
+        if self.groups is not None and self.session is not None:
+            session = Session(self.session.spec.replace(rules=tuple(self.rules)),
+                              [*self.groups[0], *self.groups[1]], self.groups)
+            precompute(session.tree)
+            precompute(session.flat)
+            self._apply(session, list(self.paths), keep_state=True)
         else:
             self._set_runs(list(self.runs), True, list(self.paths))
 
@@ -919,16 +973,17 @@ class MainWindow(QMainWindow):
                            self.flat.table.header().sortIndicatorOrder())
         return st
 
-    def _apply(self, runs: list[Profile], tree: Comparison, flat: Comparison | None,
-               paths: list[str | None], keep_state: bool) -> None:
+    def _apply(self, session: Session, paths: list[str | None], keep_state: bool) -> None:
+        """Show ``session`` (its tree and flat comparisons) in every view."""
         old_tree, old_flat = self.comparison, self.flat_comparison
         state = self._capture_state() if keep_state else None
         widths = self._capture_columns()
-        self.runs = runs
+        tree = session.tree
+        self.session = session
+        self.runs = list(tree.runs) if session.groups is not None else list(session.runs)
         self.paths = paths
         self.comparison = tree
-        self.flat_comparison = flat if flat is not None else align(runs, mode="flat",
-                                                                    rules=self.rules)
+        self.flat_comparison = session.flat
         self._choose_metrics()
         self._rebuild_metrics_menu()
         self._rebuild_baseline_menu()
@@ -942,7 +997,7 @@ class MainWindow(QMainWindow):
             self._restore_state(state, old_tree, old_flat)
         else:
             self.expand_to_depth(2)
-            if len(runs) > 1 and primary is None and tree.n_rows:
+            if len(self.runs) > 1 and primary is None and tree.n_rows:
                 # First look at a comparison: the merged diff tree, opened along the path
                 # to the biggest change, so the regression is on screen before any click.
                 self.tabs.setCurrentWidget(self.diff)
@@ -993,7 +1048,7 @@ class MainWindow(QMainWindow):
             primary = primary_view(cmp)
             if primary is not None:
                 views.append(primary)
-            views += extra_views(cmp)
+            views += extra_views(self.session if self.session is not None else cmp)
             if primary is None:
                 tv = totals_view(cmp)
                 if tv is not None:
@@ -1004,10 +1059,32 @@ class MainWindow(QMainWindow):
         for title, w in views:
             if hasattr(w, "set_scale"):
                 w.set_scale(self.scale)
+            self._bind_view(w)
             self.tabs.addTab(w, title)
             self._format_tabs.append(w)
         self._primary_tab = primary[1] if primary is not None else None
         return self._primary_tab
+
+    def _bind_view(self, w: QWidget) -> None:
+        """The public interface a format view gets: the window's ViewState (followed on
+        every ``viewStateChanged``), the status icons, and the details pane for its rows."""
+        if hasattr(w, "follow"):
+            w.follow(self.view_state)
+            self.viewStateChanged.connect(w.follow)
+        if hasattr(w, "detailsRequested"):
+            w.detailsRequested.connect(self.details.show_row)
+        if hasattr(w, "icons"):
+            w.icons = self.diff.icons
+
+    def remove_tab(self, widget: QWidget) -> None:
+        """Remove a tab added with :meth:`add_tab` (the widget is not deleted)."""
+        idx = self.tabs.indexOf(widget)
+        if idx >= 0:
+            self.tabs.removeTab(idx)
+        if widget in self._extra_tabs:
+            self._extra_tabs.remove(widget)
+        if widget is self.watch_panel:
+            self.watch_panel = None
 
     def primary_tab(self) -> QWidget | None:
         """The format view that replaces the trees (RTS statistics), if any."""
@@ -1053,44 +1130,17 @@ class MainWindow(QMainWindow):
     # metrics
     # ----------------------------------------------------------------------------------
     def _available_metrics(self) -> list[str]:
-        cmp = self.comparison
-        if cmp is None:
-            return []
-        if cmp.n_runs == 1:
-            return [m.name for m in cmp.metrics]
-        return [m.name for m in comparable_metrics(cmp)] or [m.name for m in cmp.metrics]
+        return available_metrics(self.comparison) if self.comparison is not None else []
 
     def _choose_metrics(self) -> None:
-        cmp = self.comparison
-        avail = self._available_metrics()
         saved = self.settings.value(f"metrics/{self._format_key()}")
         if isinstance(saved, str):
             saved = [saved]
-        chosen = [m for m in (saved or []) if m in avail]
-        if not chosen or not self.metrics or not set(self.metrics) <= set(avail):
-            if not chosen:
-                base = cmp.runs[cmp.baseline]
-                cand = list(base.display_metrics) or [m.name for m in base.metrics]
-                cand = [m for m in cand if m in avail and cmp.metric_by_name[m].kind is not Kind.NODE]
-                chosen = self._convert_units(cand)[:4] or avail[:4]
-            self.metrics = chosen
-        self.metrics = self._convert_units(self.metrics)
+        self.view_state.choose_metrics(self.comparison, saved)
 
     def _convert_units(self, metrics: list[str]) -> list[str]:
         """Swap each metric for its percent/absolute partner according to the toggle."""
-        cmp = self.comparison
-        if cmp is None:
-            return metrics
-        pairs = metric_pairs(cmp.metrics)
-        out = []
-        for m in metrics:
-            unit = cmp.metric_by_name[m].unit
-            want_pct = self.percent_mode
-            if (unit is Unit.PERCENT) != want_pct and m in pairs and pairs[m] in cmp.values:
-                m = pairs[m]
-            if m not in out:
-                out.append(m)
-        return out
+        return self.view_state.convert_units(self.comparison, metrics)
 
     def _pane_metrics(self) -> list[str]:
         """Side-by-side columns: the run's shown metrics (entries included) in the unit mode."""
@@ -1104,17 +1154,7 @@ class MainWindow(QMainWindow):
         return out
 
     def _main_self_metric(self) -> str | None:
-        cmp = self.comparison
-        if cmp is None:
-            return None
-        m = default_metric(cmp)
-        if m is None:
-            return None
-        met = cmp.metric_by_name[m]
-        if met.kind is Kind.INCLUSIVE and met.self_of in cmp.values:
-            m = met.self_of  # flat ranking and Δ paths use the node's own cost
-        conv = self._convert_units([m])
-        return conv[0] if conv else m
+        return self.view_state.main_self_metric(self.comparison)
 
     def set_baseline(self, i: int) -> None:
         """Compare every run with run ``i`` (View > Baseline, 3+ runs): re-aligns the shown
@@ -1215,14 +1255,7 @@ class MainWindow(QMainWindow):
     def sig_metric(self) -> str | None:
         """The metric whose significance the 'sig.' column and 'significant only' use: the
         format's main metric (e.g. inherited %time) in the current unit mode."""
-        cmp = self.comparison
-        if cmp is None:
-            return None
-        m = default_metric(cmp)
-        if m is None:
-            return None
-        conv = self._convert_units([m])
-        return conv[0] if conv else m
+        return self.view_state.sig_metric(self.comparison)
 
     def _noise_todo(self, cmp: Comparison, metrics: Sequence[str] | None = None) -> list[str]:
         if metrics is None:  # fading needs the sampled metrics; deterministic ones are exact
@@ -1275,14 +1308,15 @@ class MainWindow(QMainWindow):
     def _ensure_noise(self, cmp: Comparison, metrics: Sequence[str]) -> None:
         todo = self._noise_todo(cmp, metrics)
         if todo and cmp.n_runs == 2:
-            self._attach_noise(cmp, single_run_noise(cmp, metrics=todo))
+            ensure_noise(cmp, todo)
+            self._noise_shown(cmp)
 
     def _attach_noise(self, cmp: Comparison, nz) -> None:
-        if cmp.noise is None:
-            cmp.noise = nz
-        else:
-            for k, v in nz.metrics.items():
-                cmp.noise.metrics.setdefault(k, v)
+        cmp.add_noise(nz)
+        self._noise_shown(cmp)
+
+    def _noise_shown(self, cmp: Comparison) -> None:
+        """Views over ``cmp`` repaint with its (new) noise estimate."""
         if cmp is self.comparison:
             self.diff.noise_changed()
             cur = self.diff.current_row()
@@ -1343,68 +1377,40 @@ class MainWindow(QMainWindow):
         self.significant_only = on
         self.apply_filter()
 
-    def _keep_mask(self, cmp: Comparison, metrics: Sequence[str] | None = None,
-                   sig_metric: str | None = None,
-                   factor: Callable[[Comparison, str], float] = change_scale_factor,
-                   ) -> np.ndarray | None:
+    def keep_mask(self, cmp: Comparison, metrics: Sequence[str] | None = None,
+                  sig_metric: str | None = None,
+                  factor: Callable[[Comparison, str], float] = change_scale_factor,
+                  ) -> np.ndarray | None:
         """Rows kept by "changed only", "significant only" and the |Δ| threshold (None:
-        all).  ``metrics`` (default: the shown ones), ``sig_metric`` (default:
-        :meth:`sig_metric`) and ``factor`` (Δ -> pp of run) let a view over another
-        comparison (the bottom-up tab) apply the same rules to its own rows."""
-        sig_only = self.significant_only and cmp.n_runs == 2
-        if cmp.n_runs < 2 or (not self.changed_only and self.threshold <= 0 and not sig_only):
-            return None
-        keep = np.ones(cmp.n_rows, dtype=bool)
-        if self.changed_only:
-            keep &= cmp.status != Status.SAME
-        if sig_only:
-            m = self.sig_metric() if sig_metric is None else sig_metric
-            if m is not None and m in cmp.values:
-                self._ensure_noise(cmp, [m])
-                if cmp.noise is not None and m in cmp.noise.metrics:
-                    keep &= cmp.noise.metrics[m].significant
-        if self.threshold > 0:
-            big = np.zeros(cmp.n_rows, dtype=bool)
-            for m in (self.metrics if metrics is None else metrics):
-                if m in cmp.values:
-                    d = np.abs(cmp.delta(m)) * factor(cmp, m)
-                    big |= np.nan_to_num(d) >= self.threshold
-            big |= (cmp.status == Status.ADDED) | (cmp.status == Status.REMOVED)
-            keep &= big
-        return keep
+        all): :meth:`viewer.view_state.ViewState.keep_mask`, with noise estimated (and
+        shown) by the window."""
+        return self.view_state.keep_mask(cmp, metrics, sig_metric, factor,
+                                         noise=self._ensure_noise)
 
     def apply_filter(self) -> None:
         if self.comparison is None:
             return
         text = self.filter_edit.text().strip()
         regex = self.regex_box.isChecked()
-        try:
-            if regex and text:
-                import re
-
-                re.compile(text)
-        except Exception as e:  # noqa: BLE001
+        self.view_state.filter_text, self.view_state.regex = text, regex
+        err = self.view_state.filter_error()
+        if err is not None:
             self.filter_edit.setStyleSheet("QLineEdit { background: #fde0dc; }")
-            self.filter_edit.setToolTip(f"bad regular expression: {e}")
+            self.filter_edit.setToolTip(err)
             return
         self.filter_edit.setStyleSheet("")
         self.filter_edit.setToolTip("")
-        keep_tree = self._keep_mask(self.comparison)
+        keep_tree = self.keep_mask(self.comparison)
         self.side.apply_filter(text, regex, keep_tree)
         self.diff.apply_filter(text, regex, keep_tree)
-        self.flat.apply_filter(text, regex, self._keep_mask(self.flat_comparison))
+        self.flat.apply_filter(text, regex, self.keep_mask(self.flat_comparison))
         if self.flame is not None and hasattr(self.flame, "set_filter"):
             try:
                 self.flame.set_filter(text)
             except Exception:  # noqa: BLE001
                 pass
-        for w in self._format_tabs:  # views over their own rows (bottom-up) follow too
-            if hasattr(w, "follow_window"):
-                try:
-                    w.follow_window(self)
-                except Exception as e:  # noqa: BLE001 - an optional view must not break us
-                    self.message_bar.show_message(f"{type(w).__name__}: {e}", "warning")
         self._update_status()
+        self.viewStateChanged.emit(self.view_state)
 
     # ----------------------------------------------------------------------------------
     # navigation

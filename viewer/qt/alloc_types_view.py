@@ -19,8 +19,9 @@ from viewer.compare import Comparison
 from viewer.session import Session
 from viewer.units import format_delta, format_value
 
+from .flat_view import FlatView
 from .models import Column
-from .views import FlatView, fit_columns
+from .views import fit_columns
 
 
 def wants_alloc_types(cmp: Comparison) -> bool:

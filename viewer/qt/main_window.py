@@ -41,11 +41,12 @@ from viewer.view_state import ViewState, available_metrics, change_scale_factor,
 from ..export.csv_export import export_csv
 from ..export.speedscope import export_speedscope
 from .flame_view import FlameView
+from .flat_view import FlatView
 from .layout import map_rows, precompute
 from .loader import LoadResult, LoadTask, Slot, load_and_align
 from .rules_editor import RulesEditor, describe_rules, split_presets
 from .suggestions_panel import SuggestionsPanel
-from .views import DiffTreeView, FlatView, SideBySideView, local_files
+from .views import DiffTreeView, SideBySideView, local_files
 from .widgets import DetailsPane, DropOverlay, EmptyState, MessageBar, SummaryBar
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent

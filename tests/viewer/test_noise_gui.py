@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-import viewer.qt.main_window as mw
+import viewer.qt.window_noise as window_noise
 from viewer.qt.models import FADED_TEXT, fade_rgb
 
 DATA = Path(__file__).parent.parent / "data"
@@ -166,7 +166,7 @@ def test_deterministic_ticky_counters_are_exact(win):
 
 
 def test_big_comparisons_get_their_noise_in_the_background(win, monkeypatch):
-    monkeypatch.setattr(mw, "NOISE_SYNC_ROWS", 10)
+    monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10)
     win.load_paths([str(V1), str(V2)])
     cmp = win.comparison
     win.wait_for_noise()

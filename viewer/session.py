@@ -110,7 +110,9 @@ def load_run(spec: SessionSpec, path: str, progress: Callable[[float], None] | N
              loader: Callable[..., Profile] | None = None) -> Profile:
     """Read one file with the spec's reading options (errors name the file)."""
     if loader is None:
-        from parsers import load as loader
+        from parsers import load
+
+        loader = load
     return loader(path, format=spec.format, lenient=spec.lenient, progress=progress,
                   **dict(spec.reader_options))
 

@@ -72,7 +72,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="compare every run with FILE (default: the previous run of its format)")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int | OpenApp:
     folder = Path(args.folder)
     if not folder.is_dir():
         raise UsageError(f"{args.folder}: not a folder (watch needs a directory)")

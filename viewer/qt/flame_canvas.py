@@ -93,8 +93,6 @@ class FlameCanvas(QWidget):
         status = v.statuses
         bg = pack_rgb1(BACKGROUND)
         merged_c = pack_rgb1(MERGED)
-        hatch_c = pack_rgb1(HATCH)
-        out_c = pack_rgb1(OUTLINE)
         xx = np.arange(w)
         band_h = ROW_H - 1
         yy = np.arange(band_h)[:, None]
@@ -144,17 +142,7 @@ class FlameCanvas(QWidget):
                 band[-1] = edge_line
                 rem = status[br] == Status.REMOVED
                 if rem.any():
-                    rmask = np.zeros(w, dtype=bool)
-                    rl, ri = left[rem], inner[rem]
-                    rln = ri - rl
-                    rs = np.cumsum(rln) - rln
-                    rmask[np.arange(int(rln.sum())) + np.repeat(rl - rs, rln)] = True
-                    pat = ((xx[None, :] + yy + y0) % 6 == 0) & rmask[None, :]
-                    band[pat] = hatch_c
-                    band[0, rmask] = out_c
-                    band[-1, rmask] = out_c
-                    band[:, rl] = out_c
-                    band[:, np.maximum(ri - 1, rl)] = out_c
+                    _hatch_removed(band, left[rem], inner[rem], xx, yy, y0)
                 img[y0 : min(y0 + band_h, h)] = band[: max(0, min(band_h, h - y0))]
                 rect_rows.append(br)
                 rect_l.append(left)
@@ -361,3 +349,20 @@ class FlameLegend(QWidget):
                 x += 26 + fm.horizontalAdvance(label) + 14
         finally:
             p.end()
+
+
+def _hatch_removed(band: np.ndarray, rl: np.ndarray, ri: np.ndarray, xx: np.ndarray,
+                   yy: np.ndarray, y0: int) -> None:
+    """Hatch and outline the rectangles [rl, ri) of removed frames in one level's band
+    (drawn at their baseline width: gone in the current run)."""
+    rmask = np.zeros(band.shape[1], dtype=bool)
+    rln = ri - rl
+    rs = np.cumsum(rln) - rln
+    rmask[np.arange(int(rln.sum())) + np.repeat(rl - rs, rln)] = True
+    pat = ((xx[None, :] + yy + y0) % 6 == 0) & rmask[None, :]
+    out_c = pack_rgb1(OUTLINE)
+    band[pat] = pack_rgb1(HATCH)
+    band[0, rmask] = out_c
+    band[-1, rmask] = out_c
+    band[:, rl] = out_c
+    band[:, np.maximum(ri - 1, rl)] = out_c

@@ -487,9 +487,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
             return
         self.baseline_index = i
         new_base = self.runs[i].path
-        self.side._pane_choice[0] = None
-        if self.side._pane_choice[1] == new_base:
-            self.side._pane_choice[1] = None
+        self.side.forget_pane_choice(new_base)
         self._set_runs(list(self.runs), True, list(self.paths))
 
     def _rebuild_baseline_menu(self) -> None:

@@ -605,6 +605,13 @@ class SideBySideView(QWidget, _TreeViewMixin):
         self._pane_choice[slot] = self.cmp.runs[i].path
         self.set_pane_run(slot, i)
 
+    def forget_pane_choice(self, new_baseline_path: str | None = None) -> None:
+        """The baseline changed: the left pane follows it again, and a right pane that
+        showed the new baseline goes back to the current run."""
+        self._pane_choice[0] = None
+        if new_baseline_path is not None and self._pane_choice[1] == new_baseline_path:
+            self._pane_choice[1] = None
+
     def set_pane_run(self, slot: int, run: int) -> None:
         """Show run ``run`` in pane ``slot`` (0 = left, 1 = right), keeping the expansion,
         selection and scroll position (rows stay aligned: both panes share one layout)."""

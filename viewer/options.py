@@ -311,6 +311,7 @@ def spec_from_args(args: argparse.Namespace, default_mode: str = "flat") -> Sess
         bottom_up=bool(getattr(args, "bottom_up", False)),
         by_type=bool(getattr(args, "by_type", False)),
         rules=tuple(rules), rules_source=source, explicit_rules=explicit_rules(args),
+        rules_file=not getattr(args, "no_rules_file", False),
         stat=getattr(args, "stat", "mean"), alpha=float(getattr(args, "alpha", DEFAULT_ALPHA)),
         auto_match=auto,
     )

@@ -46,7 +46,8 @@ class Cancelled(Exception):
 class SessionSpec:
     """What is compared; see the module docstring.  ``rules`` are resolved rule objects
     (rules file first, then the command line); ``rules_source`` is the rules file they
-    came from; ``explicit_rules`` says the user gave rules on the command line."""
+    came from; ``explicit_rules`` says the user gave rules on the command line;
+    ``rules_file`` false: never read a ``.profdiff.toml`` (the app opens more files later)."""
 
     files: tuple[str, ...] = ()
     base: tuple[str, ...] = ()
@@ -61,6 +62,7 @@ class SessionSpec:
     rules: tuple = ()
     rules_source: str | None = None
     explicit_rules: bool = False
+    rules_file: bool = True  # read .profdiff.toml beside the runs (--no-rules-file: False)
     stat: str = "mean"
     alpha: float = DEFAULT_ALPHA
     auto_match: float | None = None

@@ -149,12 +149,25 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         elif spec.files:
             self.baseline_index = spec.baseline
             self._start([Slot(str(p), None) for p in spec.files], list(spec.files))
-        if view is not None and view.metrics and self.comparison is not None:
-            self.set_metrics(list(view.metrics))
+        if view is not None and view.metrics:
+            self._when_compared(lambda: self.set_metrics(list(view.metrics)))
+
+    def _when_compared(self, fn) -> None:
+        """Run ``fn`` now if a comparison is shown, else once the next one is."""
+        if self.comparison is not None:
+            fn()
+            return
+
+        def once(_cmp) -> None:
+            self.comparisonChanged.disconnect(once)
+            fn()
+
+        self.comparisonChanged.connect(once)
 
     def _apply_view(self, view: ViewState) -> None:
         """Set the toolbar and menus from ``view`` (their signals update view_state)."""
-        self.act_percent.setChecked(view.percent)
+        if not view.percent:  # --absolute; else the saved unit mode stays
+            self.act_percent.setChecked(False)
         self.changed_box.setChecked(view.changed_only)
         self.significant_box.setChecked(view.significant_only)
         self.threshold_spin.setValue(view.threshold)

@@ -27,7 +27,10 @@ class RulesMixin:
 
     def _pick_up_rules(self, paths: Sequence[str]) -> None:
         """Read ``.profdiff.toml`` beside the runs (baseline's folder first) unless the rules
-        were edited in the app since; leaving the rules file's folders drops its rules."""
+        were edited in the app since; leaving the rules file's folders drops its rules.
+        Never with ``--no-rules-file`` (``spec.rules_file`` false)."""
+        if not self.spec.rules_file:
+            return
         try:
             found = find_rules_file([p for p in paths if p])
         except OSError:

@@ -14,7 +14,9 @@ Adding a subcommand: one line in :data:`COMMANDS` ``(name, module, one-line help
 The module provides ``add_arguments(parser)`` (use the shared groups of
 :mod:`viewer.options`), ``run(args) -> int`` and optionally ``DESCRIPTION``.  Only the
 module of the command being run is imported, and modules import heavy libraries
-(numpy, pandas, Qt) inside ``run``, so ``profdiff --help`` stays fast.
+(numpy, pandas, Qt) inside ``run``, so ``profdiff --help`` stays fast.  (A module with
+the older ``add_parser(subparsers) -> parser`` hook instead of ``add_arguments`` works
+too.)
 
 This is the one Qt-free module that starts the Qt app (:func:`_run_gui`); nothing
 imports it except the ``profdiff`` entry point and ``python -m viewer.cli``.
@@ -58,9 +60,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             sub.add_parser(name, help=help_)
             continue
         mod = importlib.import_module(modname)
-        sp = sub.add_parser(name, help=help_, description=getattr(mod, "DESCRIPTION", help_),
-                            conflict_handler="resolve")
-        mod.add_arguments(sp)
+        if hasattr(mod, "add_arguments"):
+            sp = sub.add_parser(name, help=help_, conflict_handler="resolve",
+                                description=getattr(mod, "DESCRIPTION", help_))
+            mod.add_arguments(sp)
+        else:  # the older hook: the module adds its own subparser
+            sp = mod.add_parser(sub)
         sp.set_defaults(func=mod.run)
     return p
 

@@ -25,10 +25,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from parsers.model import (
     Kind,
@@ -40,6 +39,9 @@ from parsers.model import (
     flat_aggregate,
     outermost_mask,
 )
+
+if TYPE_CHECKING:
+    from .noise import Noise
 
 KeyRule = Callable[[np.ndarray], np.ndarray]
 """A rename rule: maps an object array of frame keys (``module\\x1fname``) to new keys."""
@@ -95,7 +97,7 @@ class Comparison:
     matched_by: np.ndarray | None = None  # int8 codes into MATCHED_BY
     current: int = -1
     notes: list[str] = field(default_factory=list)
-    noise: Any = None  # viewer.noise.Noise when spread/significance were computed
+    noise: Noise | None = None  # spread/significance, when computed (see add_noise)
     groups: tuple[list[Profile], list[Profile]] | None = None  # repeated-run groups
     total_override: dict[str, list[float | None]] | None = None  # e.g. group means
     rounding: dict[str, np.ndarray] = field(default_factory=dict)  # metric -> float[n, R]
@@ -106,6 +108,17 @@ class Comparison:
             self.current = others[-1] if others else self.baseline
         if self.matched_by is None:
             self.matched_by = np.zeros(self.n_rows, dtype=np.int8)
+
+    def add_noise(self, noise: Noise) -> None:
+        """Keep ``noise`` with the comparison; metrics already estimated stay as they
+        were (the one place a comparison's noise changes after it is built)."""
+        self.__dict__.pop("status", None)  # a sampled change within noise is no change
+        self.__dict__.pop("_run_status", None)
+        if self.noise is None:
+            self.noise = noise
+            return
+        for k, v in noise.metrics.items():
+            self.noise.metrics.setdefault(k, v)
 
     # ----- shape ------------------------------------------------------------------------
     @property
@@ -231,12 +244,6 @@ class Comparison:
             cache[run] = self.status_for(run)
         return cache[run]
 
-    def set_noise(self, noise: Any) -> None:
-        """Attach the noise judgement; statuses are recomputed with it (a sampled change
-        within noise is no change)."""
-        self.noise = noise
-        self.__dict__.pop("status", None)
-        self.__dict__.pop("_run_status", None)
 
     def status_counts(self) -> dict[str, int]:
         counts = np.bincount(self.status, minlength=4)
@@ -358,6 +365,8 @@ def _sibling_ordinals(p: Profile, gkey: np.ndarray) -> np.ndarray:
     Almost every node is unique under its parent, so duplicates are found with one hash
     pass and only those few are sorted.
     """
+    import pandas as pd  # lazy: `profdiff show` never aligns
+
     n = p.n_nodes
     ordinal = np.zeros(n, dtype=np.int64)
     if n == 0:
@@ -386,6 +395,8 @@ def align(
     current: int = -1,
 ) -> Comparison:
     """Align ``profiles`` (2..N; 1 is allowed for single-run views) against ``baseline``."""
+    import pandas as pd  # lazy: `profdiff show` never aligns
+
     if not profiles:
         raise ValueError("nothing to compare")
     if mode not in ("tree", "flat"):
@@ -427,6 +438,8 @@ def _matched_by(cmp: Comparison, frame_how: list[np.ndarray]) -> np.ndarray:
 
 
 def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
+    import pandas as pd  # lazy: `profdiff show` never aligns
+
     R = len(profiles)
     # visit order: baseline first so its row order wins
     visit = [baseline] + [i for i in range(R) if i != baseline]

@@ -57,11 +57,13 @@ class NavigationMixin:
         if cmp is None:
             return -1
         if by == "delta" and cmp.n_runs > 1:
-            m = self._main_self_metric()
-            if m is None:
-                return -1
-            key = np.abs(cmp.delta(m)) * change_scale_factor(cmp, m)
+            key = self._culprit_key(cmp)
             to_max = True
+            if key is None:
+                m = self._main_self_metric()
+                if m is None:
+                    return -1
+                key = np.abs(cmp.delta(m)) * change_scale_factor(cmp, m)
         else:
             key = self.hot_key("value")
             to_max = False
@@ -73,6 +75,16 @@ class NavigationMixin:
         if last >= 0:
             self._row_selected(last, None)
         return last
+
+    def _culprit_key(self, cmp) -> np.ndarray | None:
+        """Per-row culprit score (own regression against the baseline's total, beyond
+        precision and noise; :mod:`viewer.ranking`), or None when no row has one."""
+        from viewer.ranking import rank_changes
+
+        session = getattr(self, "session", None)
+        ranking = session.culprits(cmp) if session is not None else rank_changes(cmp)
+        key = np.maximum(ranking.score, 0.0)
+        return key if key.any() else None
 
     def hot_key(self, by: str = "value") -> np.ndarray | None:
         """Per-row inherited cost (larger of baseline and current) or its Δ (``by="delta"``)."""

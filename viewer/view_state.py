@@ -81,6 +81,32 @@ def change_scale_factor(cmp: Comparison, metric: str) -> float:
     return 1.0
 
 
+def colour_change(cmp: Comparison, metric: str, run: int | None = None,
+                  by_share: bool = False) -> np.ndarray:
+    """The oriented change (positive = worse) every view colours, in percentage points of
+    the **baseline run's total**.
+
+    Why not the share of each run: when one function's cost grows, every other function's
+    share of the run falls, and share colouring paints code whose bytes are identical dark
+    green.  So a percent metric is coloured by the change of its absolute counterpart
+    (``alloc_pct`` by ``alloc_bytes``) over the baseline's total, and a row whose own cost
+    did not change beyond the precision of its values is neutral.  ``by_share`` keeps the
+    old share-of-run colouring as an explicit choice.
+    """
+    met = cmp.metric_by_name[metric]
+    src = metric
+    if not by_share and met.unit is Unit.PERCENT and met.percent_of in cmp.values:
+        src = met.percent_of
+    d = np.nan_to_num(cmp.delta(src, run) * change_scale_factor(cmp, src))
+    d = np.where(cmp.changed_mask(src, run), d, 0.0)
+    better = cmp.metric_by_name[src].better
+    if better == "higher":
+        d = -d
+    elif better == "none":
+        d = np.zeros_like(d)
+    return d
+
+
 def available_metrics(cmp: Comparison) -> list[str]:
     """Metrics worth a column: every run's (a delta needs both sides), all for one run."""
     if cmp.n_runs == 1:
@@ -107,6 +133,7 @@ class ViewState:
     threshold: float = 0.0
     fade_noise: bool = True
     show_sig: bool = False
+    colour_by_share: bool = False  # colour Δ by share of each run (dilution shows) instead
 
     # ----- metrics ------------------------------------------------------------------
     def convert_units(self, cmp: Comparison | None, metrics: Sequence[str]) -> list[str]:

@@ -127,3 +127,33 @@ def test_map_rows_across_comparisons(pair):
     assert (mapped >= 0).all()
     for r, s in zip(rows, mapped, strict=True):
         assert a.path_labels(int(r)) == b.path_labels(int(s))
+
+
+def test_one_switch_colours_every_view_by_baseline_total_or_share(qtbot, tmp_path):
+    """Default: Δ colour against the baseline's total (identical bytes neutral); View ▸
+    Colour by share of run switches every model and the flame graph together."""
+    from pathlib import Path
+
+    from PySide6.QtCore import QSettings
+
+    import parsers
+    from viewer.compare import align
+    from viewer.qt.main_window import MainWindow
+
+    hs = Path(__file__).parents[1] / "data" / "hs-ad"
+    runs = [parsers.load(hs / "v1" / "ad.P.prof"), parsers.load(hs / "v2" / "ad.P.prof")]
+    c = align(runs, mode="tree")
+    same = np.flatnonzero(c.present.all(axis=1) & (c.delta("bytes") == 0)
+                          & (c.delta("alloc_pct") < -0.5))
+    assert same.size
+    m = ComparisonTreeModel(c, diff_columns(c, ["alloc_pct"], status=True))
+    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(w)
+    try:
+        assert (m.change_pp("alloc_pct")[same] == 0).all()
+        w.act_share.setChecked(True)
+        assert w.view_state.colour_by_share
+        assert (m.change_pp("alloc_pct")[same] < -0.5).all()  # shares of a grown run fell
+    finally:
+        w.act_share.setChecked(False)
+    assert (m.change_pp("alloc_pct")[same] == 0).all()

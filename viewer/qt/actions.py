@@ -100,6 +100,12 @@ def build_view_menu(win, vm) -> None:
     win.act_fade.setChecked(True)
     win.act_fade.toggled.connect(win.set_fade_noise)
     vm.addAction(win.act_fade)
+    win.act_share = QAction("Colour by share of run", win, checkable=True)
+    win.act_share.setToolTip("Colour a Δ by each run's share of its own total (another "
+                             "function's growth then makes unchanged code look better). "
+                             "Off: by the change against the baseline's total")
+    win.act_share.toggled.connect(win.set_colour_by_share)
+    vm.addAction(win.act_share)
     vm.addSeparator()
     act(win, vm, "Next view", win.next_tab, "Ctrl+Tab")
     act(win, vm, "Previous view", lambda: win.next_tab(-1), "Ctrl+Shift+Tab")

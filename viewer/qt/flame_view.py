@@ -65,6 +65,7 @@ from .flame_canvas import (  # noqa: F401 - constants re-exported for tests
     pack_rgb,
     pack_rgb1,
 )
+from .models import ComparisonTreeModel
 
 
 def run_labels(cmp: Comparison) -> list[str]:
@@ -464,7 +465,8 @@ class FlameView(QWidget):
                 zoom = f", {self._layout.width[row] / self._layout.width[self._zoom] * 100:.1f} % of zoomed frame"
             lines.append(f"width: {share:.2f} % of total{zoom}")
         if cmp.n_runs > 1 and self._color_mode != "module" and self._metric:
-            ch = fl.color_changes(cmp, self._metric, self._color_mode)[row]
+            ch = fl.color_changes(cmp, self._metric, self._color_mode,
+                                  by_share=ComparisonTreeModel.colour_by_share)[row]
             lines.append(f"colour: {e(self._format_change(float(ch)))}")
         return "<br>".join(lines)
 
@@ -562,6 +564,11 @@ class FlameView(QWidget):
             self.search(self._search_text)
         self.legend.update()
 
+    def recolor(self) -> None:
+        """Recompute the frame colours (after the window's colour switch changed)."""
+        self._recolor()
+        self.canvas.update()
+
     def _recolor(self) -> None:
         cmp = self._cmp
         if cmp is None or self._metric is None:
@@ -572,7 +579,8 @@ class FlameView(QWidget):
         else:
             self._scale = fl.scale_for(cmp, self._metric, self._color_mode, self._palette)
         mode = self._color_mode if cmp.n_runs > 1 else "module"
-        rgb = fl.row_colors(cmp, self._metric, mode, self._scale)
+        rgb = fl.row_colors(cmp, self._metric, mode, self._scale,
+                            by_share=ComparisonTreeModel.colour_by_share)
         self._colors = pack_rgb(rgb)
         faded = np.asarray(rgb, float) * DIM + np.array(BACKGROUND, float) * (1 - DIM)
         self._colors_dim = pack_rgb(faded.round().astype(np.uint8))

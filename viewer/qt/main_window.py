@@ -568,6 +568,23 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self._rebuild_metrics_menu()
         self._metrics_changed()
 
+    def set_colour_by_share(self, on: bool) -> None:
+        """View ▸ Colour by share of run: one switch for every view, flame and bottom-up
+        included.  Off (the default), a Δ is coloured by the change against the baseline's
+        total, so rows whose own cost did not change stay neutral."""
+        from .models import set_colour_by_share
+        from .views import DiffTreeView
+
+        self.view_state.colour_by_share = bool(on)
+        set_colour_by_share(on)
+        views = {id(v): v for v in (self.side, self.diff, self.flat)}
+        for v in self.findChildren(DiffTreeView):
+            views.setdefault(id(v), v)
+        for v in views.values():
+            v.set_scale(self.scale)
+        if self.flame is not None and hasattr(self.flame, "recolor"):
+            self.flame.recolor()
+
     def set_colorblind(self, on: bool) -> None:
         self.scale = DivergingScale(dead_zone=self.scale.dead_zone, clamp=self.scale.clamp,
                                     palette="colorblind" if on else "red-green")

@@ -28,6 +28,7 @@ from viewer.compare import MATCHED_BY, Comparison, Status
 from viewer.units import format_delta, format_rel, format_value
 from viewer.view_state import (  # noqa: F401 - re-exported for the views
     change_scale_factor,
+    colour_change,
     default_metric,
     inclusive_of,
     metric_pairs,
@@ -282,14 +283,16 @@ class ComparisonTreeModel(QAbstractItemModel):
             return codes.astype(np.float64)
         return np.asarray(a, dtype=np.float64)
 
+    colour_by_share = False  # class-wide: one switch for every view (set_colour_by_share)
+
     def change_pp(self, metric: str, run: int | None = None) -> np.ndarray:
-        """Oriented change (positive = worse) in percentage points of the run."""
-        met = self.cmp.metric_by_name[metric]
-        d = self.cmp.delta(metric, run) * change_scale_factor(self.cmp, metric)
-        if met.better == "higher":
-            d = -d
-        elif met.better == "none":
-            d = np.zeros_like(d)
+        """Oriented change (positive = worse) in percentage points of the baseline's total;
+        cached per (metric, run): :func:`viewer.view_state.colour_change`."""
+        key = ("pp", metric, -1 if run is None else run, self.colour_by_share)
+        d = self._colors.get(key)
+        if d is None:
+            d = colour_change(self.cmp, metric, run, by_share=self.colour_by_share)
+            self._colors[key] = d
         return d
 
     def _delta_colors(self, metric: str, run: int | None) -> np.ndarray:
@@ -303,15 +306,7 @@ class ComparisonTreeModel(QAbstractItemModel):
 
     def _cell_rgb(self, metric: str, run: int | None, r: int) -> tuple[int, int, int]:
         """Colour of one Δ cell, computed for that row only (painting never touches n rows)."""
-        f = self._factors.get(metric)
-        if f is None:
-            met = self.cmp.metric_by_name[metric]
-            f = change_scale_factor(self.cmp, metric)
-            f = -f if met.better == "higher" else (0.0 if met.better == "none" else f)
-            self._factors[metric] = f
-        v = self.cmp.values[metric][r]
-        run = self.cmp.current if run is None else run
-        d = float(v[run] - v[self.cmp.baseline]) * f
+        d = float(self.change_pp(metric, run)[r])
         return scalar_color(self.scale, d if d == d else 0.0)
 
     # ----- structure --------------------------------------------------------------------
@@ -641,3 +636,10 @@ def format_pvalue(p: float) -> str:
 def fade_rgb(rgb, amount: float = 0.75) -> tuple[int, int, int]:
     """``rgb`` mixed ``amount`` of the way to white: a change within the noise."""
     return tuple(int(round(c + (255 - c) * amount)) for c in rgb)  # type: ignore[return-value]
+
+
+def set_colour_by_share(on: bool) -> None:
+    """Colour every comparison model's Δ cells by share of each run (``on``) or, the
+    default, by the change against the baseline's total.  One switch for every view: the
+    window then re-applies its scale so cached colours are dropped and views repaint."""
+    ComparisonTreeModel.colour_by_share = bool(on)

@@ -75,7 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):
         return _run_gui(argv)
     parser = build_parser(only=argv[0] if argv[0] in SUBCOMMANDS else "")
-    args = parser.parse_args(argv)
+    from .options import auto_match_value
+
+    args = parser.parse_args(auto_match_value(argv))
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -153,6 +153,19 @@ class Comparison:
         p = self.n_rows if row < 0 else row
         return ids[off[p] : off[p + 1]]
 
+    def run_names(self, row: int) -> list[tuple[str, str] | None]:
+        """(name, module) of ``row`` as each run spells it (None where absent): a row
+        matched by a rename rule or auto-match has different names in different runs."""
+        out: list[tuple[str, str] | None] = []
+        for r, p in enumerate(self.runs):
+            nd = int(self.node[row, r])
+            if nd < 0:
+                out.append(None)
+                continue
+            f = p.frame[nd]
+            out.append((str(p.frames.name[f]), str(p.frames.module[f])))
+        return out
+
     def path_labels(self, row: int) -> list[str]:
         out = []
         while row >= 0:

@@ -37,6 +37,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--top", type=int, default=25, help="rows to print (0 = all; default 25)")
     g.add_argument("--all-metrics", action="store_true", help="--json: every metric per row")
     g.add_argument("--json", action="store_true", help="machine-readable output (see README)")
+    g.add_argument("--allow-mixed-formats", action="store_true",
+                   help="compare runs of different formats (an error by default: their "
+                   "metrics rarely mean the same)")
     g.add_argument("--fail-if", action="append", metavar="EXPR",
                    help="exit 1 when a change crosses EXPR, e.g. 'alloc_bytes>+10%%' or "
                    "'total.total_alloc_bytes>+5%%'; may be repeated")
@@ -52,6 +55,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("diff needs at least two files: BASE NEW [MORE...] "
                          "(or --base A1 A2 --new B1 B2 for repeated runs)")
     session = Session.open(spec)
+    formats = sorted({p.format for p in session.runs})
+    if len(formats) > 1 and not getattr(args, "allow_mixed_formats", False):
+        by_format = "; ".join(f"{p.path}: {p.format}" for p in session.runs)
+        msg = (f"runs have different formats ({', '.join(formats)}): {by_format}. Their "
+               "metrics do not mean the same thing; give --allow-mixed-formats to compare "
+               "them anyway")
+        if args.json:
+            print(json.dumps({"errors": [{"message": msg, "formats": formats}]}, indent=1))
+        raise UsageError(msg)
     return print_comparison(session, view_from_args(args), sort=args.sort, top=args.top,
                             as_json=args.json, all_metrics=args.all_metrics, gates=gates)
 
@@ -128,6 +140,7 @@ def print_comparison(session: Session, view: ViewState, *, sort: str | None = No
                      gates: Sequence[Gate] = ()) -> int:
     """Print the session's main comparison as the table (or ``--json``); 1 when a gate
     of ``gates`` was crossed, else 0."""
+    from .compare import incomparable_warnings
     from .gate import evaluate
     from .noise import run_level_notes
     from .table import render_comparison, use_color
@@ -150,6 +163,7 @@ def print_comparison(session: Session, view: ViewState, *, sort: str | None = No
     if as_json:
         doc = diff_document(cmp, rows, out_metrics, (metric, how, desc), gates, violations)
         doc["notes"] = [*doc.get("notes", []), *notes]
+        doc["warnings"] = incomparable_warnings(cmp.runs)  # e.g. mixed formats, if allowed
         if how == "rank":
             doc["sort"]["metrics"] = list(ranking.metrics)
         for r, i in zip(doc["rows"], rows, strict=True):

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -115,6 +116,23 @@ def add_matching_options(p: argparse.ArgumentParser, *, baseline: bool = True,
                    help="accept suggested matches for renamed nodes scoring >= THRESHOLD "
                    f"(default {DEFAULT_MATCH_THRESHOLD})")
     p.set_defaults(mode=None)
+
+
+def auto_match_value(argv: Sequence[str]) -> list[str]:
+    """``--auto-match`` takes an optional threshold: ``--auto-match A.prof B.prof`` must not
+    read ``A.prof`` as that threshold (argparse would, then fail).  A bare flag followed by
+    something that is not a number becomes ``--auto-match=DEFAULT``."""
+    out = list(argv)
+    for i, tok in enumerate(out):
+        if tok == "--auto-match":
+            nxt = out[i + 1] if i + 1 < len(out) else None
+            try:
+                float(nxt) if nxt is not None else None
+            except ValueError:
+                nxt = None
+            if nxt is None:
+                out[i] = f"--auto-match={DEFAULT_MATCH_THRESHOLD}"
+    return out
 
 
 def add_group_options(p: argparse.ArgumentParser) -> None:
@@ -301,8 +319,6 @@ def spec_from_args(args: argparse.Namespace, default_mode: str = "flat") -> Sess
     mode = resolve_mode(args, default_mode)
     rules, source = rules_from_args(args, [*files, *base, *new])
     auto = getattr(args, "auto_match", None)
-    if auto is not None and base:
-        raise UsageError("--auto-match is not available with --base/--new groups yet")
     return SessionSpec(
         files=tuple(files), base=tuple(base), new=tuple(new),
         format=getattr(args, "format", None), lenient=bool(getattr(args, "lenient", False)),

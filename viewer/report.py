@@ -104,6 +104,9 @@ def row_json(cmp: Comparison, i: int, metrics: Sequence[str]) -> dict[str, Any]:
         row["path"] = cmp.path_labels(i)
     row["status"] = _status_label(cmp, i, cmp.current)
     row["matched_by"] = MATCHED_BY[int(cmp.matched_by[i]) if cmp.matched_by is not None else 0]
+    if row["matched_by"] != "path":  # each run's own spelling of a renamed row
+        row["names"] = [None if x is None else {"name": x[0], "module": x[1]}
+                        for x in cmp.run_names(i)]
     row["values"] = [
         {m: _num(cmp.values[m][i, r]) for m in metrics} if cmp.present[i, r] else None
         for r in range(cmp.n_runs)

@@ -312,8 +312,20 @@ class Session:
         if self.groups is not None:
             from .noise import group_comparison
 
-            return group_comparison(self.groups[0], self.groups[1], mode=mode,
-                                    rules=spec.rules, stat=spec.stat, alpha=spec.alpha)
+            rules, note = list(spec.rules), ""
+            if spec.auto_match is not None:  # matches found over every run of both groups
+                from .suggest import accept_all, auto_match
+
+                runs = [*self.groups[0], *self.groups[1]]
+                found, accepted = auto_match(runs, baseline=0, mode=mode, rules=spec.rules,
+                                             threshold=spec.auto_match)
+                rules += accept_all(accepted)
+                note = next((n for n in found.notes if n.startswith("auto-matched")), "")
+            cmp = group_comparison(self.groups[0], self.groups[1], mode=mode,
+                                   rules=rules, stat=spec.stat, alpha=spec.alpha)
+            if note:
+                cmp.notes.append(note)
+            return cmp
         if spec.auto_match is not None and len(self.runs) > 1:
             from .suggest import auto_match
 

@@ -109,6 +109,16 @@ def render_totals(cmp: Comparison, color: bool) -> list[str]:
     return _render(rows, ["<"] + [">"] * (len(head) - 1))
 
 
+def _both_names(cmp: Comparison, i: int) -> tuple[str, str]:
+    """``old → new`` for a row whose runs spell its name (or module) differently."""
+    names = [x for x in cmp.run_names(i) if x is not None]
+    base = cmp.run_names(i)[cmp.baseline] or names[0]
+    cur = cmp.run_names(i)[cmp.current] or names[-1]
+    name = base[0] if base[0] == cur[0] else f"{base[0]} → {cur[0]}"
+    module = base[1] if base[1] == cur[1] else f"{base[1]} → {cur[1]}"
+    return name, module
+
+
 def render_comparison(
     cmp: Comparison,
     rows: Sequence[int] | np.ndarray,
@@ -157,7 +167,10 @@ def render_comparison(
     changed = {m: cmp.changed_mask(m) for m in metrics}
     for rank, i in enumerate(rows, 1):
         st = Status(int(cmp.status[i]))
-        cells = [str(rank), _short(str(cmp.name[i]), 48), _short(str(cmp.module[i]), 32)]
+        name, module = str(cmp.name[i]), str(cmp.module[i])
+        if cmp.matched_by is not None and cmp.matched_by[i]:  # renamed: show both names
+            name, module = _both_names(cmp, i)
+        cells = [str(rank), _short(name, 60), _short(module, 64)]
         per_run = [Status(int(cmp.status_of_run(r)[i])) for r in range(cmp.n_runs)
                    if r != cmp.baseline] if multi else [st]
         if cmp.mode == "tree":

@@ -53,3 +53,16 @@ def test_gate_on_a_metric_one_run_lacks_is_an_error(capsys) -> None:
                  "--fail-if", "bytes>+5%"])
     err = capsys.readouterr().err
     assert code == 2 and "cannot be judged" in err and "ad.prof" in err
+
+
+def test_diff_of_two_formats_is_an_error_naming_both(capsys) -> None:
+    """A -p text report against a -pj JSON of the same program: their percentages have
+    different bases, so comparing them is refused unless asked for; the JSON says so."""
+    a, b = HS / "v1" / "ad.prof", HS / "v2" / "ad.prof.json"
+    code = main(["diff", str(a), str(b), "--json", "--fail-if", "alloc_bytes>+5%"])
+    cap = capsys.readouterr()
+    assert code == 2 and "ghc-prof" in cap.err and "ghc-prof-json" in cap.err
+    assert json.loads(cap.out)["errors"][0]["formats"] == ["ghc-prof", "ghc-prof-json"]
+    code = main(["diff", str(a), str(b), "--json", "--allow-mixed-formats"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and any("different formats" in w for w in doc["warnings"])

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from parsers.errors import ProfdiffError
-from viewer.options import build_app_parser, spec_from_args, view_from_args
+from viewer.options import auto_match_value, build_app_parser, spec_from_args, view_from_args
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,7 +43,7 @@ def _stylesheet() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    args = parser.parse_args(auto_match_value(list(sys.argv[1:] if argv is None else argv)))
     try:
         spec = spec_from_args(args, "flat")
         view = view_from_args(args)

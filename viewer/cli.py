@@ -45,9 +45,10 @@ from .suggest import DEFAULT_THRESHOLD, auto_match
 from .table import render_comparison, render_profile, use_color
 from .units import format_delta, format_rel, format_value
 
-SUBCOMMANDS = ("show", "diff", "export", "watch")
+SUBCOMMANDS = ("show", "diff", "export", "watch", "annotate")  # annotate: issue 20
 # Subcommands contributed by other modules: module path -> must define add_parser/run.
-PLUGIN_COMMANDS = {"export": "viewer.export.cli", "watch": "viewer.watch_cli"}
+PLUGIN_COMMANDS = {"export": "viewer.export.cli", "watch": "viewer.watch_cli",
+                   "annotate": "viewer.annotate_cli"}
 
 
 class UsageError(ProfdiffError):

@@ -17,8 +17,12 @@ from collections.abc import Sequence
 Pair = tuple[int | None, int | None]
 
 
-def align(a: Sequence[str], b: Sequence[str]) -> list[Pair]:
-    """Pairs ``(i, j)`` in order; ``(i, None)`` = removed from A, ``(None, j)`` = inserted."""
+def align(a: Sequence[str], b: Sequence[str], filler: frozenset[str] = frozenset()) -> list[Pair]:
+    """Pairs ``(i, j)`` in order; ``(i, None)`` = removed from A, ``(None, j)`` = inserted.
+
+    Tokens in ``filler`` (alignment padding: ``nop``) match only inside the common prefix
+    and suffix; elsewhere they would pair up padding of unrelated code.
+    """
     n, m = len(a), len(b)
     lo = 0
     while lo < n and lo < m and a[lo] == b[lo]:
@@ -26,7 +30,11 @@ def align(a: Sequence[str], b: Sequence[str]) -> list[Pair]:
     hi = 0
     while hi < n - lo and hi < m - lo and a[n - 1 - hi] == b[m - 1 - hi]:
         hi += 1
-    middle = _lcs_pairs(a[lo:n - hi], b[lo:m - hi])
+    mid_a, mid_b = list(a[lo:n - hi]), list(b[lo:m - hi])
+    if filler:
+        mid_a = [(t, "a", k) if t in filler else t for k, t in enumerate(mid_a)]
+        mid_b = [(t, "b", k) if t in filler else t for k, t in enumerate(mid_b)]
+    middle = _lcs_pairs(mid_a, mid_b)
     out: list[Pair] = [(k, k) for k in range(lo)]
     ia, jb = 0, 0
     for i, j in middle:
@@ -40,12 +48,12 @@ def align(a: Sequence[str], b: Sequence[str]) -> list[Pair]:
     return out
 
 
-def _lcs_pairs(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
+def _lcs_pairs(a: Sequence, b: Sequence) -> list[tuple[int, int]]:
     """Matched index pairs of one longest common subsequence of ``a`` and ``b``."""
     n, m = len(a), len(b)
     if not n or not m:
         return []
-    masks: dict[str, int] = {}
+    masks: dict = {}
     for i, tok in enumerate(a):
         masks[tok] = masks.get(tok, 0) | (1 << i)
     full = (1 << n) - 1

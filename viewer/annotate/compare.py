@@ -66,7 +66,8 @@ def compare_function(path_a: str | Path, path_b: str | Path, symbol: str, *,
     """Everything ``profdiff annotate`` prints, for ``symbol`` in runs A and B."""
     runs = [load_function(Path(p), symbol, rules=rules, event=event) for p in (path_a, path_b)]
     a, b = runs
-    pairs = align(a.instructions.norm.tolist(), b.instructions.norm.tolist())
+    pairs = align(a.instructions.norm.tolist(), b.instructions.norm.tolist(),
+                  filler=frozenset(("nop",)))
     summaries = [summarise(r.instructions, r.samples, r.total) for r in runs]
     base_of_new = np.full(len(b.instructions), -1, dtype=np.int64)
     for i, j in pairs:
@@ -131,7 +132,7 @@ def pick_symbol(rec: RecordingSamples, symbol: str,
                         f"{hits[0][1]} ({Path(hits[0][0]).name}); others: "
                         + ", ".join(f"{s} ({Path(d).name})" for d, s in hits[1:6]))
     if hits[0][1] != symbol:
-        warnings.append(f"{symbol!r} is called {hits[0][1]!r} in {rec.path}")
+        warnings.append(f"{symbol!r} is called {hits[0][1]!r} in this run")
     return hits[0][0], hits[0][1], warnings
 
 

@@ -190,8 +190,12 @@ def normalise(mnem: str, ops: str, kind: int, inside: bool, callee: str | None,
     if kind in (JUMP, CJUMP, CALL) and callee is not None:
         name = re.sub(r"\+0x[0-9a-f]+$", "", callee)
         return f"{mnem} <{rename(name, module, rules)}>"
-    ops = ops.split("#", 1)[0].strip()
-    return f"{mnem} {NUM_RE.sub('N', ops)}".strip()
+    ops, _, comment = ops.partition("#")
+    ref = TARGET_RE.match(comment.strip())  # "# 5060 <p.0>": keep which datum, not where
+    where = ""
+    if ref and ref.group(2):
+        where = " <" + rename(re.sub(r"\+0x[0-9a-f]+$", "", ref.group(2)), module, rules) + ">"
+    return f"{mnem} {NUM_RE.sub('N', ops.strip())}".strip() + where
 
 
 def rename(name: str, module: str, rules: Sequence) -> str:

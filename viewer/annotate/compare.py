@@ -42,6 +42,7 @@ class FunctionRun:
     recording_total: int  # samples of the event in the whole recording
     event: str
     unplaced: int = 0  # samples at offsets that are no instruction start
+    incomplete: bool = False  # perf stopped early: the counts are a prefix of the recording
     warnings: list[str] = field(default_factory=list)
 
     def share(self) -> np.ndarray:
@@ -83,7 +84,12 @@ def load_function(path: Path, symbol: str, *, rules: Sequence = (),
     """One run's function: samples per instruction of ``symbol`` (or its renamed twin)."""
     rec = read_samples(path, event=event)
     all_rules = symbol_rules(rules)
-    dso, sym, warnings = pick_symbol(rec, symbol, all_rules)
+    try:
+        dso, sym, warnings = pick_symbol(rec, symbol, all_rules)
+    except SymbolNotFound as e:
+        raise SymbolNotFound(f"{e}; {rec.incomplete}" if rec.incomplete else str(e)) from None
+    if rec.incomplete:
+        warnings.insert(0, rec.incomplete)
     located = locate_binary(dso, path, rec.build_ids.get(dso))
     table = function_symbols(located.path)
     if sym not in table:
@@ -98,7 +104,7 @@ def load_function(path: Path, symbol: str, *, rules: Sequence = (),
         warnings.append(f"{unplaced} of {total} samples of {sym} fall between instruction "
                         "starts or outside the symbol; they count in the total only")
     return FunctionRun(path, sym, dso, located, ins, samples, total, rec.total, rec.event,
-                       unplaced, warnings)
+                       unplaced, rec.incomplete is not None, warnings)
 
 
 def place(ins: Instructions, counts: dict[int, int]) -> tuple[np.ndarray, int]:
@@ -173,6 +179,7 @@ def comparison_json(cmp: FunctionComparison) -> dict:
             "path": str(r.path), "symbol": r.symbol, "binary": str(r.binary.path),
             "build_id": r.binary.build_id, "event": r.event, "samples": int(r.total),
             "recording_samples": int(r.recording_total), "unplaced_samples": int(r.unplaced),
+            "incomplete": r.incomplete,
             "instructions": [instruction_json(ins, r.samples, r.total, i) for i in range(len(ins))],
             "warnings": list(r.warnings),
         })

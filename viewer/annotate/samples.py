@@ -39,6 +39,7 @@ class RecordingSamples:
     build_ids: dict[str, str] = field(default_factory=dict)  # recorded dso -> build-id
     events: dict[str, int] = field(default_factory=dict)  # every event -> samples
     unparsed: int = 0  # lines perf printed that were not samples of this shape
+    incomplete: str | None = None  # why perf stopped early (then counts are partial)
 
     def symbol_total(self, key: tuple[str, str]) -> int:
         return sum(self.by_symbol.get(key, Counter()).values())
@@ -79,7 +80,12 @@ def read_samples(path: str | Path, event: str | None = None,
         first = next((ln for ln in err.splitlines() if ln.strip()), f"exit status {rc}")
         raise ParseError(p, "a perf.data this perf can read", offset=0,
                          found=f"perf script exit {rc}: {first}")
-    return _count(p, lines, event, build_ids)
+    rec = _count(p, lines, event, build_ids)
+    if rc != 0:
+        first = next((ln for ln in err.splitlines() if ln.strip()), f"exit status {rc}")
+        rec.incomplete = (f"perf script stopped with an error ({first.strip()}); only the "
+                          "samples before it are counted")
+    return rec
 
 
 def _check_magic(p: Path) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .annotate import FunctionComparison, compare_function, comparison_json
 from .annotate.instructions import KIND_NAMES
+from .annotate.rows import aligned_rows
 from .rules import find_rules_file, load_rules_file, name_rule, preset_rules, regex_rule
 
 TEXT_WIDTH = 44
@@ -116,35 +117,39 @@ def render_summary(cmp: FunctionComparison) -> str:
 
 
 def render_listing(cmp: FunctionComparison) -> str:
-    """The aligned listing: ``A%  A-instruction | B%  B-instruction  delta  target``."""
+    """The aligned listing: mark, A share/address/instruction, the same for B, the change
+    in percentage points, then where a direct jump goes (``-> addr``) and how many direct
+    jumps come to this instruction (``<- N``)."""
     a, b = cmp.runs
-    sa, sb = a.share(), b.share()
-    head = (f"  {'A %':>7} {'A address':>10}  {'A instruction':{TEXT_WIDTH}} "
-            f"{'B %':>7} {'B address':>10}  {'B instruction':{TEXT_WIDTH}} {'delta pp':>9}  jumps to")
-    rows = [head]
-    for i, j in cmp.pairs:
-        mark = "-" if j is None else "+" if i is None else " "
-        left = _side(a, sa, i)
-        right = _side(b, sb, j)
-        d = (sb[j] if j is not None else 0.0) - (sa[i] if i is not None else 0.0)
-        tgt = _target(a, i) or _target(b, j)
-        rows.append(f"{mark} {left} {right} {d:+9.2f}  {tgt}".rstrip())
-    return "\n".join(rows) + "\n"
+    rows = aligned_rows(cmp)
+    head = (f"  {'A %':>7} {'A addr':>8}  {'A instruction':{TEXT_WIDTH}} "
+            f"{'B %':>7} {'B addr':>8}  {'B instruction':{TEXT_WIDTH}} {'delta pp':>9}  jumps")
+    out = [head]
+    for r in range(len(rows)):
+        i, j = int(rows.ia[r]), int(rows.jb[r])
+        mark = "-" if j < 0 else "+" if i < 0 else " "
+        jumps = _jumps(b, j, int(rows.incoming_b[r])) if j >= 0 else _jumps(a, i, int(rows.incoming_a[r]))
+        out.append(f"{mark} {_side(a, rows.share_a[r], i)} {_side(b, rows.share_b[r], j)} "
+                   f"{rows.delta[r]:+9.2f}  {jumps}".rstrip())
+    return "\n".join(out) + "\n"
 
 
-def _side(r, share, i) -> str:
-    if i is None:
-        return f"{'':7} {'':10}  {'':{TEXT_WIDTH}}"
-    text = str(r.instructions.text[i])
+def _side(run, share: float, i: int) -> str:
+    if i < 0:
+        return f"{'':7} {'':8}  {'':{TEXT_WIDTH}}"
+    text = str(run.instructions.text[i])
     text = text if len(text) <= TEXT_WIDTH else text[:TEXT_WIDTH - 1] + "…"
-    return f"{share[i]:7.2f} {int(r.instructions.address[i]):>10x}  {text:{TEXT_WIDTH}}"
+    return f"{share:7.2f} {int(run.instructions.address[i]):>8x}  {text:{TEXT_WIDTH}}"
 
 
-def _target(r, i) -> str:
-    if i is None or r.instructions.target[i] < 0:
-        return ""
-    t = int(r.instructions.target[i])
-    return f"{int(r.instructions.address[t]):x} "
+def _jumps(run, i: int, incoming: int) -> str:
+    parts = []
+    t = int(run.instructions.target[i])
+    if t >= 0:
+        parts.append(f"-> {int(run.instructions.address[t]):x}")
+    if incoming:
+        parts.append(f"<- {incoming}")
+    return "  ".join(parts)
 
 
 def _fmt(v) -> str:

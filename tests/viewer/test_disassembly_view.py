@@ -108,3 +108,13 @@ def test_window_hook_on_perf_rows(make_window, qtbot, tmp_path, monkeypatch) -> 
     view = w.tabs.widget(before)
     assert isinstance(view, DisassemblyView)
     qtbot.waitUntil(lambda: view.model is not None, timeout=60_000)
+
+
+def test_jump_column_counts_incoming_sites(cvm_cmp) -> None:
+    from viewer.qt.disassembly_view import A_JUMP, B_JUMP
+
+    model = InstructionPairsModel(cvm_cmp)
+    for col, k, row_of in ((A_JUMP, 0, model.rows.row_of_a), (B_JUMP, 1, model.rows.row_of_b)):
+        top = cvm_cmp.summaries[k]["most_jumped_to"][0]
+        cell = model.index(int(row_of[top["index"]]), col).data()
+        assert f"← {top['jump_target_of']}" in cell

@@ -25,6 +25,8 @@ class AlignedRows:
     target_row_b: np.ndarray
     row_of_a: np.ndarray  # int64 row of every A instruction
     row_of_b: np.ndarray
+    incoming_a: np.ndarray  # int64 direct jump sites that target this row's A instruction
+    incoming_b: np.ndarray
 
     def __len__(self) -> int:
         return len(self.ia)
@@ -45,7 +47,16 @@ def aligned_rows(cmp: FunctionComparison) -> AlignedRows:
     delta = np.nan_to_num(sb) - np.nan_to_num(sa)
     return AlignedRows(ia, jb, sa, sb, delta,
                        _targets(a.instructions.target, ia, row_of_a),
-                       _targets(b.instructions.target, jb, row_of_b), row_of_a, row_of_b)
+                       _targets(b.instructions.target, jb, row_of_b), row_of_a, row_of_b,
+                       _incoming(a.instructions.target, ia), _incoming(b.instructions.target, jb))
+
+
+def _incoming(target: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    per_ins = np.bincount(target[target >= 0], minlength=len(target))
+    out = np.zeros(len(idx), dtype=np.int64)
+    ok = idx >= 0
+    out[ok] = per_ins[idx[ok]]
+    return out
 
 
 def _side(values: np.ndarray, idx: np.ndarray) -> np.ndarray:

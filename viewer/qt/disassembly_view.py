@@ -52,8 +52,8 @@ from viewer.compare import Comparison
 
 from .models import ROW_ID_ROLE
 
-COLUMNS = ("", "A address", "A %", "A instruction", "A jumps to",
-           "B address", "B %", "B instruction", "B jumps to", "Δ pp", "source")
+COLUMNS = ("", "A address", "A %", "A instruction", "A jumps",
+           "B address", "B %", "B instruction", "B jumps", "Δ pp", "source")
 MARK, A_ADDR, A_PCT, A_TEXT, A_JUMP, B_ADDR, B_PCT, B_TEXT, B_JUMP, DELTA, SOURCE = range(11)
 TARGET_ROW_ROLE = Qt.ItemDataRole.UserRole + 1
 """``data(index, TARGET_ROW_ROLE)``: the row a direct jump in this row goes to, or -1."""
@@ -138,7 +138,9 @@ class InstructionPairsModel(QAbstractTableModel):
         if c in (A_TEXT, B_TEXT):
             return str(ins.text[i])
         t = (rows.target_row_a if k == 0 else rows.target_row_b)[r]
-        return f"→ row {int(t)}" if t >= 0 else ""
+        n_in = int((rows.incoming_a if k == 0 else rows.incoming_b)[r])
+        parts = ([f"→ row {int(t)}"] if t >= 0 else []) + ([f"← {n_in}"] if n_in else [])
+        return "  ".join(parts)
 
     def _background(self, r: int, c: int) -> QBrush | None:
         rows = self.rows
@@ -159,6 +161,9 @@ class InstructionPairsModel(QAbstractTableModel):
         return None
 
     def _tooltip(self, r: int, c: int) -> str | None:
+        if c in (A_JUMP, B_JUMP):
+            return ("→ row N: this direct jump goes to row N (double-click to go there); "
+                    "← K: K direct jumps in the function go to this instruction")
         if c == MARK:
             return ("removed in B" if self.rows.jb[r] < 0 else
                     "inserted in B" if self.rows.ia[r] < 0 else "same normalised instruction")
@@ -246,8 +251,8 @@ class DisassemblyView(QWidget):
     def set_result(self, cmp: FunctionComparison) -> None:
         self.model = InstructionPairsModel(cmp, self)
         self.table.setModel(self.model)
-        for c, w in ((MARK, 18), (A_ADDR, 60), (A_PCT, 52), (A_TEXT, 260), (A_JUMP, 80),
-                     (B_ADDR, 60), (B_PCT, 52), (B_TEXT, 260), (B_JUMP, 80), (DELTA, 56)):
+        for c, w in ((MARK, 18), (A_ADDR, 70), (A_PCT, 52), (A_TEXT, 260), (A_JUMP, 110),
+                     (B_ADDR, 70), (B_PCT, 52), (B_TEXT, 260), (B_JUMP, 110), (DELTA, 56)):
             self.table.setColumnWidth(c, w)
         a, b = cmp.runs
         warn = [f"{'AB'[k]}: {w}" for k, r in enumerate(cmp.runs) for w in r.warnings]

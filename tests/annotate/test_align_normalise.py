@@ -122,3 +122,13 @@ def test_pick_symbol_with_a_rename_rule() -> None:
     rec = _rec({"dispatch_loop": 7})
     _dso, sym, _w = pick_symbol(rec, "run_loop", symbol_rules([name_rule("dispatch_loop=run_loop")]))
     assert sym == "dispatch_loop"
+
+
+def test_kernel_function_is_refused_with_a_reason(monkeypatch) -> None:
+    from viewer.annotate import BinaryError, compare
+
+    rec = RecordingSamples(Path("perf.data"), "cpu-clock", 5,
+                           {("[kernel.kallsyms]", "finish_task_switch"): Counter({4: 5})})
+    monkeypatch.setattr(compare, "read_samples", lambda path, event=None: rec)
+    with pytest.raises(BinaryError, match=r"kernel.kallsyms\], which has no binary on disk"):
+        compare.load_function(Path("perf.data"), "finish_task_switch")

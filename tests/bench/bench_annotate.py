@@ -97,8 +97,19 @@ def record(binary: Path, samples: int) -> Path:
         iters = int(iters * min(20.0, samples * 1.05 / max(got, 1)))
 
 
+def perf_script_alone(data: Path) -> float:
+    """Seconds perf itself needs for the samples command :mod:`.samples` runs."""
+    from viewer.annotate.samples import FIELDS
+
+    env = dict(os.environ, HOME=str(data.parent))
+    t = time.perf_counter()
+    subprocess.run(["perf", "script", "-i", str(data), "-F", FIELDS, "-G"], env=env,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - t
+
+
 def synthetic_run(binary: Path, samples: int, seed: int) -> FunctionRun:
-    start, size = function_symbols(binary)["big"]
+    start, size = function_symbols(binary)["big"][0]
     ins = disassemble(binary, "big", start, size, symbol_rules())
     rng = np.random.default_rng(seed)
     weights = rng.pareto(1.5, len(ins)) + 1e-3
@@ -157,10 +168,13 @@ def main() -> None:
             runs = []
             for b in binaries:
                 data, dt_rec = timed(record, b, args.samples)
-                run, dt = timed(load_function, data, "big")
-                print(f"{b.parent.name}: {len(run.instructions):,} instructions, "
-                      f"{run.total:,} samples in big of {run.recording_total:,}; extraction "
-                      f"(perf script + count + objdump) {dt:.2f} s  [recording took {dt_rec:.0f} s]")
+                for _rep in range(args.reps):  # ours, perf script alone, ours, ...
+                    run, dt = timed(load_function, data, "big")
+                    t_perf = perf_script_alone(data)
+                    print(f"{b.parent.name}: {len(run.instructions):,} instructions, "
+                          f"{run.total:,} samples in big of {run.recording_total:,}; extraction "
+                          f"(perf script + count + objdump) {dt:.2f} s; the same 'perf script' "
+                          f"to /dev/null alone {t_perf:.2f} s  [recording took {dt_rec:.0f} s]")
                 runs.append(run)
         else:
             runs = [synthetic_run(b, args.samples, seed) for seed, b in enumerate(binaries)]

@@ -90,12 +90,20 @@ def load_function(path: Path, symbol: str, *, rules: Sequence = (),
         raise SymbolNotFound(f"{e}; {rec.incomplete}" if rec.incomplete else str(e)) from None
     if rec.incomplete:
         warnings.insert(0, rec.incomplete)
+    if dso.startswith("[") or not dso.startswith("/"):
+        raise BinaryError(f"{path}: {sym} is in {dso}, which has no binary on disk to "
+                          "disassemble (kernel, vdso or JIT code); only functions of "
+                          "executables and shared libraries can be compared")
     located = locate_binary(dso, path, rec.build_ids.get(dso))
     table = function_symbols(located.path)
     if sym not in table:
         raise SymbolNotFound(f"{located.path}: no function symbol {sym!r} in its symbol table "
                              f"(perf named it from {dso})")
-    start, size = table[sym]
+    start, size = table[sym][0]
+    if len(table[sym]) > 1:
+        warnings.append(f"{located.path.name} has {len(table[sym])} functions named {sym}; "
+                        f"showing the first, at {start:#x}, and perf's offsets may belong to "
+                        "another")
     ins = disassemble(located.path, sym, start, size, all_rules)
     counts = rec.by_symbol.get((dso, sym), {})
     samples, unplaced = place(ins, counts)

@@ -82,9 +82,10 @@ def _objdump(args: list[str], what: Path, timeout: float = 120) -> str:
     return r.stdout
 
 
-def function_symbols(binary: Path) -> dict[str, tuple[int, int]]:
-    """Function symbol name (demangled, as perf shows it) -> (address, size); first wins."""
-    out: dict[str, tuple[int, int]] = {}
+def function_symbols(binary: Path) -> dict[str, list[tuple[int, int]]]:
+    """Function symbol name (demangled, as perf shows it) -> [(address, size), ...] in
+    symbol-table order (several for same-named static functions)."""
+    out: dict[str, list[tuple[int, int]]] = {}
     for flag in ("-t", "-T"):  # static symbol table, then the dynamic one (stripped files)
         for ln in _objdump([flag, "-C", str(binary)], binary).splitlines():
             m = SYMTAB_RE.match(ln)
@@ -97,8 +98,9 @@ def function_symbols(binary: Path) -> dict[str, tuple[int, int]]:
                 name = name.split(None, 1)[-1] if " " in name and name.split()[0].startswith(
                     ("GLIBC", "Base", "(")) else name
             size = int(m.group(4), 16)
-            if name and size and name not in out:
-                out[name] = (int(m.group(1), 16), size)
+            entry = (int(m.group(1), 16), size)
+            if name and size and entry not in out.get(name, ()):
+                out.setdefault(name, []).append(entry)
         if out:
             break
     return out

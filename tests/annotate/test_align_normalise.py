@@ -132,3 +132,22 @@ def test_kernel_function_is_refused_with_a_reason(monkeypatch) -> None:
     monkeypatch.setattr(compare, "read_samples", lambda path, event=None: rec)
     with pytest.raises(BinaryError, match=r"kernel.kallsyms\], which has no binary on disk"):
         compare.load_function(Path("perf.data"), "finish_task_switch")
+
+
+def test_jump_lanes_never_overlap_within_a_lane() -> None:
+    import numpy as np
+
+    from viewer.annotate.rows import jump_lanes
+
+    rng = np.random.default_rng(3)
+    src = rng.integers(0, 2000, 400)
+    dst = np.clip(src + rng.integers(-80, 80, 400), 0, 1999)
+    lanes = jump_lanes(src, dst, max_lanes=8)
+    for ln in range(7):  # the last lane takes the overflow
+        k = np.flatnonzero(lanes.lane == ln)
+        order = np.argsort(lanes.lo[k])
+        assert (lanes.lo[k][order][1:] > lanes.hi[k][order][:-1]).all()
+    inner = jump_lanes(np.array([10, 5]), np.array([12, 20]))  # nested: short one inside
+    assert inner.lane.tolist() == [0, 1]
+    segs = inner.at(12)
+    assert (0, True, False, 2, False) in segs and (1, True, True, 0, False) in segs

@@ -118,3 +118,21 @@ def test_jump_column_counts_incoming_sites(cvm_cmp) -> None:
         top = cvm_cmp.summaries[k]["most_jumped_to"][0]
         cell = model.index(int(row_of[top["index"]]), col).data()
         assert f"← {top['jump_target_of']}" in cell
+
+
+def test_arrows_are_painted(qtbot, cvm_cmp) -> None:
+    from viewer.qt.disassembly_view import A_ARROWS, B_ARROWS
+
+    view = DisassemblyView("vm_run")
+    qtbot.addWidget(view)
+    view.resize(1400, 800)
+    view.set_result(cvm_cmp)
+    view.show()
+    view.table.clearSelection()  # the selection is blue too
+    img = view.table.viewport().grab().toImage()
+    for col in (A_ARROWS, B_ARROWS):
+        x0 = view.table.columnViewportPosition(col)
+        w = view.table.columnWidth(col)
+        blue = sum(1 for y in range(0, img.height(), 3) for x in range(x0, x0 + w)
+                   if img.pixelColor(x, y).getRgb()[:3] == (40, 90, 200))
+        assert blue > 10  # the dispatch loop's backward jumps, drawn in blue

@@ -7,6 +7,7 @@ the alignment itself, and no Python object exists per row.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,3 +75,60 @@ def _targets(target: np.ndarray, idx: np.ndarray, row_of: np.ndarray) -> np.ndar
     has = t >= 0
     out[has] = row_of[t[has]]
     return out
+
+
+@dataclass(frozen=True)
+class JumpLanes:
+    """Direct jumps of one side as row spans, each on a lane (0 = nearest the text).
+
+    Why lanes: nested and overlapping jumps drawn on one vertical line would be
+    unreadable; greedy interval colouring, shortest spans first, puts inner loops next to
+    the code and long jumps further out.  Jumps beyond ``max_lanes`` share the outermost.
+    """
+
+    src: np.ndarray  # int64 row of the jump
+    dst: np.ndarray  # int64 row of its target
+    lane: np.ndarray  # int64
+    lo: np.ndarray  # min(src, dst)
+    hi: np.ndarray  # max(src, dst)
+
+    def at(self, row: int) -> list[tuple[int, bool, bool, int, bool]]:
+        """Segments in ``row``: (lane, line above centre, line below centre, end, backward)
+        with end 0 = passing through, 1 = the jump starts here, 2 = it lands here, and
+        backward = the jump goes to an earlier row (a loop)."""
+        sel = np.flatnonzero((self.lo <= row) & (self.hi >= row))
+        out = []
+        for k in sel.tolist():
+            lo, hi = int(self.lo[k]), int(self.hi[k])
+            end = 1 if self.src[k] == row else 2 if self.dst[k] == row else 0
+            out.append((int(self.lane[k]), row > lo, row < hi, end,
+                        bool(self.dst[k] < self.src[k])))
+        return out
+
+
+def jump_lanes(src: np.ndarray, dst: np.ndarray, max_lanes: int = 8) -> JumpLanes:
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    lo, hi = np.minimum(src, dst), np.maximum(src, dst)
+    lane = np.zeros(len(src), dtype=np.int64)
+    starts: list[list[int]] = [[] for _ in range(max_lanes)]  # disjoint spans per lane,
+    ends: list[list[int]] = [[] for _ in range(max_lanes)]  # sorted by start
+    for k in np.argsort(hi - lo, kind="stable").tolist():
+        a, b = int(lo[k]), int(hi[k])
+        lane[k] = max_lanes - 1
+        for ln in range(max_lanes):
+            pos = bisect.bisect_right(starts[ln], b)  # spans starting at or before b
+            if pos and ends[ln][pos - 1] >= a:
+                continue  # the last of them reaches into [a, b]
+            starts[ln].insert(pos, a)
+            ends[ln].insert(pos, b)
+            lane[k] = ln
+            break
+    return JumpLanes(src, dst, lane, lo, hi)
+
+
+def side_lanes(rows: AlignedRows, side: int, max_lanes: int = 8) -> JumpLanes:
+    """The lanes of run ``side``'s (0 = A, 1 = B) direct jumps in listing rows."""
+    tr = rows.target_row_a if side == 0 else rows.target_row_b
+    src = np.flatnonzero(tr >= 0)
+    return jump_lanes(src, tr[src], max_lanes)

@@ -30,13 +30,14 @@ from PySide6.QtCore import (
     QThreadPool,
     Signal,
 )
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
     QLabel,
     QMenu,
     QSplitter,
+    QStyledItemDelegate,
     QTableView,
     QTextBrowser,
     QVBoxLayout,
@@ -46,15 +47,18 @@ from PySide6.QtWidgets import (
 from parsers.errors import ProfdiffError
 from viewer.annotate import FunctionComparison, compare_function
 from viewer.annotate.instructions import KIND_NAMES
-from viewer.annotate.rows import AlignedRows, aligned_rows
+from viewer.annotate.rows import AlignedRows, aligned_rows, side_lanes
 from viewer.colors import ADDED, REMOVED, DivergingScale
 from viewer.compare import Comparison
 
 from .models import ROW_ID_ROLE
 
-COLUMNS = ("", "A address", "A %", "A instruction", "A jumps",
-           "B address", "B %", "B instruction", "B jumps", "Δ pp", "source")
-MARK, A_ADDR, A_PCT, A_TEXT, A_JUMP, B_ADDR, B_PCT, B_TEXT, B_JUMP, DELTA, SOURCE = range(11)
+COLUMNS = ("", "A address", "A %", "", "A instruction", "A jumps",
+           "B address", "B %", "", "B instruction", "B jumps", "Δ pp", "source")
+(MARK, A_ADDR, A_PCT, A_ARROWS, A_TEXT, A_JUMP, B_ADDR, B_PCT, B_ARROWS, B_TEXT, B_JUMP, DELTA,
+ SOURCE) = range(13)
+ARROW_COLUMNS = (A_ARROWS, B_ARROWS)
+LANE_PX = 6
 TARGET_ROW_ROLE = Qt.ItemDataRole.UserRole + 1
 """``data(index, TARGET_ROW_ROLE)``: the row a direct jump in this row goes to, or -1."""
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -69,6 +73,7 @@ class InstructionPairsModel(QAbstractTableModel):
         super().__init__(parent)
         self.cmp = cmp
         self.rows: AlignedRows = aligned_rows(cmp)
+        self.lanes = (side_lanes(self.rows, 0), side_lanes(self.rows, 1))
         self.scale = DivergingScale(dead_zone=0.05, clamp=5.0)
         peak = max(float(np.nanmax(self.rows.share_a, initial=0.0)),
                    float(np.nanmax(self.rows.share_b, initial=0.0)))
@@ -115,7 +120,9 @@ class InstructionPairsModel(QAbstractTableModel):
         return t if t >= 0 else int(self.rows.target_row_a[r])
 
     def _side(self, c: int) -> tuple[int, np.ndarray]:
-        return (0, self.rows.ia) if c in (A_ADDR, A_PCT, A_TEXT, A_JUMP) else (1, self.rows.jb)
+        if c in (A_ADDR, A_PCT, A_ARROWS, A_TEXT, A_JUMP):
+            return 0, self.rows.ia
+        return 1, self.rows.jb
 
     def _text(self, r: int, c: int) -> str | None:
         rows = self.rows
@@ -123,6 +130,8 @@ class InstructionPairsModel(QAbstractTableModel):
             return "−" if rows.jb[r] < 0 else "+" if rows.ia[r] < 0 else ""
         if c == DELTA:
             return f"{rows.delta[r]:+.2f}"
+        if c in ARROW_COLUMNS:
+            return ""  # drawn by JumpArrowDelegate
         if c == SOURCE:
             k, i = (1, rows.jb[r]) if rows.jb[r] >= 0 else (0, rows.ia[r])
             return Path(str(self.cmp.runs[k].instructions.source[i])).name
@@ -161,6 +170,8 @@ class InstructionPairsModel(QAbstractTableModel):
         return None
 
     def _tooltip(self, r: int, c: int) -> str | None:
+        if c in ARROW_COLUMNS:
+            return "direct jumps of this run: blue goes back (a loop), grey goes forward"
         if c in (A_JUMP, B_JUMP):
             return ("→ row N: this direct jump goes to row N (double-click to go there); "
                     "← K: K direct jumps in the function go to this instruction")
@@ -180,6 +191,34 @@ class InstructionPairsModel(QAbstractTableModel):
         if ins.source[i]:
             parts.append(f"source: {ins.source[i]}")
         return "\n".join(parts)
+
+
+class JumpArrowDelegate(QStyledItemDelegate):
+    """Paints the jump arrows of one side in its gutter column from the model's lanes."""
+
+    def paint(self, painter: QPainter, option, index: QModelIndex) -> None:
+        super().paint(painter, option, index)
+        model = index.model()
+        if not isinstance(model, InstructionPairsModel):
+            return
+        lanes = model.lanes[0 if index.column() == A_ARROWS else 1]
+        rect = option.rect
+        mid = rect.center().y()
+        painter.save()
+        for lane, up, down, end, back in lanes.at(index.row()):
+            x = rect.right() - 3 - lane * LANE_PX
+            painter.setPen(QPen(QColor(40, 90, 200) if back else QColor(120, 120, 120), 1))
+            if up:
+                painter.drawLine(x, rect.top(), x, mid)
+            if down:
+                painter.drawLine(x, mid, x, rect.bottom())
+            if end:
+                painter.drawLine(x, mid, rect.right(), mid)
+            if end == 2:  # arrow head pointing at the target instruction
+                r = rect.right()
+                painter.drawLine(r - 3, mid - 3, r, mid)
+                painter.drawLine(r - 3, mid + 3, r, mid)
+        painter.restore()
 
 
 class _Signals(QObject):
@@ -223,6 +262,9 @@ class DisassemblyView(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(18)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.doubleClicked.connect(self._follow_jump)
+        self._arrows = JumpArrowDelegate(self.table)
+        for c in ARROW_COLUMNS:
+            self.table.setItemDelegateForColumn(c, self._arrows)
         self.summary = QTextBrowser()
         self.summary.setOpenLinks(False)
         self.summary.anchorClicked.connect(lambda url: self.scroll_to_row(int(url.fragment() or -1)))
@@ -252,7 +294,7 @@ class DisassemblyView(QWidget):
         self.model = InstructionPairsModel(cmp, self)
         self.table.setModel(self.model)
         for c, w in ((MARK, 18), (A_ADDR, 70), (A_PCT, 52), (A_TEXT, 260), (A_JUMP, 110),
-                     (B_ADDR, 70), (B_PCT, 52), (B_TEXT, 260), (B_JUMP, 110), (DELTA, 56)):
+                     (B_ADDR, 70), (B_PCT, 52), (A_ARROWS, 8 * LANE_PX + 8), (B_ARROWS, 8 * LANE_PX + 8), (B_TEXT, 260), (B_JUMP, 110), (DELTA, 56)):
             self.table.setColumnWidth(c, w)
         a, b = cmp.runs
         warn = [f"{'AB'[k]}: {w}" for k, r in enumerate(cmp.runs) for w in r.warnings]
@@ -287,10 +329,11 @@ def summary_html(cmp: FunctionComparison) -> str:
              ("direct calls", "direct_calls"), ("indirect calls", "indirect_calls"),
              ("samples (function, self)", "samples"),
              ("samples on indirect jumps %", "indirect_jump_share"))
-    out = ["<table cellspacing=0 cellpadding=2><tr><th></th><th>A</th><th>B</th></tr>"]
+    out = ["<table cellspacing=0 cellpadding=0><tr><td valign=top>",
+           "<table cellspacing=0 cellpadding=2><tr><th></th><th>A</th><th>B</th></tr>"]
     out += [f"<tr><td>{label}</td><td align=right>{_f(a[k])}</td>"
             f"<td align=right>{_f(b[k])}</td></tr>" for label, k in facts]
-    out.append("</table>")
+    out.append("</table></td><td width=24></td><td valign=top>")
     inc = b["largest_increase_block"]
     if inc:
         row = int(rows.row_of_b[inc["index"]])
@@ -309,6 +352,7 @@ def summary_html(cmp: FunctionComparison) -> str:
                            for m in s["most_jumped_to"][:3])
         out.append(f"<p><b>{side} hottest:</b> {hot or '(no samples)'}<br>"
                    f"<b>{side} most jumped-to blocks:</b> {jumped or '(none)'}</p>")
+    out.append("</td></tr></table>")
     return "".join(out)
 
 

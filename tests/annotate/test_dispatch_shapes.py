@@ -17,7 +17,7 @@ import pytest
 from interp_programs import HANDLERS, MAIN, SHARED, THREADED
 from tool_requirements import require, require_tool
 
-from viewer.annotate import compare_function, comparison_json
+from viewer.annotate import BinaryError, compare_function, comparison_json
 
 ITERATIONS = "20000000"
 
@@ -88,3 +88,16 @@ def test_json_shape_and_consistency(recordings, monkeypatch, tmp_path) -> None:
         assert sum(x["samples"] for x in ins) == run["samples"]
         assert abs(sum(x["share"] for x in ins) - 100.0) < 0.01
         assert [p[k] for p in doc["alignment"] if p[k] is not None] == list(range(len(ins)))
+
+
+def test_missing_or_other_binary(recordings, monkeypatch, tmp_path) -> None:
+    """The recorded folder is gone, so only a binary beside the perf.data can match."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    shutil.copy(recordings["shared"], lone / "perf.data")
+    with pytest.raises(BinaryError, match=r"recorded binary .*/shared was not found"):
+        compare_function(lone / "perf.data", recordings["threaded"], "interp")
+    shutil.copy(recordings["threaded"].parent / "threaded", lone / "shared")  # another build
+    with pytest.raises(BinaryError, match=r"has build-id [0-9a-f]+, but .*different build"):
+        compare_function(lone / "perf.data", recordings["threaded"], "interp")

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 from .annotate import FunctionComparison, compare_function, comparison_json
-from .annotate.instructions import KIND_NAMES
 from .annotate.rows import aligned_rows
 from .rules import find_rules_file, load_rules_file, name_rule, preset_rules, regex_rule
 
@@ -156,4 +155,4 @@ def _fmt(v) -> str:
     return f"{v:.2f}" if isinstance(v, float) else str(v)
 
 
-__all__ = ["KIND_NAMES", "add_arguments", "add_parser", "run"]
+__all__ = ["add_arguments", "add_parser", "run"]

@@ -151,3 +151,23 @@ def test_jump_lanes_never_overlap_within_a_lane() -> None:
     assert inner.lane.tolist() == [0, 1]
     segs = inner.at(12)
     assert (0, True, False, 2, False) in segs and (1, True, True, 0, False) in segs
+
+
+def test_hung_perf_is_stopped(tmp_path, monkeypatch) -> None:
+    import shutil
+    import time
+
+    from parsers.errors import ExternalToolError
+    from viewer.annotate.samples import read_samples
+
+    fake = tmp_path / "perf"
+    fake.write_text("#!/bin/sh\nexec sleep 30\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PROFDIFF_PERF", str(fake))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    rec = tmp_path / "perf.data"
+    shutil.copy(Path(__file__).parent.parent / "data" / "perf" / "c-vm" / "v1" / "perf.data", rec)
+    t = time.monotonic()
+    with pytest.raises(ExternalToolError, match=r"did not finish within 1 s"):
+        read_samples(rec, timeout=1.0)
+    assert time.monotonic() - t < 20

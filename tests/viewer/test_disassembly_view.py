@@ -30,10 +30,12 @@ V1, V2 = CVM / "v1" / "perf.data", CVM / "v2" / "perf.data"
 
 
 @pytest.fixture(scope="module")
-def cvm_cmp():
+def cvm_cmp(tmp_path_factory):
     require_tool("perf", "apt-get install linux-perf")
     require_tool("objdump", "apt-get install binutils")
-    return compare_function(V1, V2, "vm_run")
+    with pytest.MonkeyPatch.context() as mp:  # this host's ~/.debug must not count
+        mp.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+        return compare_function(V1, V2, "vm_run")
 
 
 def test_model_passes_the_model_tester(qtmodeltester, cvm_cmp) -> None:

@@ -11,6 +11,7 @@ while registers and external callees are kept.  Classification follows AT&T x86 
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -59,8 +60,7 @@ class Instructions:
 
 
 def find_objdump() -> str | None:
-    import os
-
+    """The objdump binary: ``$PROFDIFF_OBJDUMP`` or ``objdump`` on PATH."""
     env = os.environ.get("PROFDIFF_OBJDUMP")
     if env:
         return env if os.access(env, os.X_OK) else None
@@ -73,7 +73,7 @@ def _objdump(args: list[str], what: Path, timeout: float = 120) -> str:
         raise ExternalToolError(f"{what}: disassembling needs the 'objdump' program: {OBJDUMP_HINT}")
     try:
         r = subprocess.run([exe, *args], capture_output=True, text=True, timeout=timeout,
-                           check=False, env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"})
+                           check=False, env=dict(os.environ, LC_ALL="C"))
     except subprocess.TimeoutExpired:
         raise ExternalToolError(f"{what}: objdump did not finish within {timeout:.0f} s") from None
     if r.returncode != 0:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import subprocess
 import tempfile
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,14 +66,17 @@ def read_samples(path: str | Path, event: str | None = None,
         with tempfile.TemporaryFile() as errf:
             proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=errf,
                                     stdin=subprocess.DEVNULL, text=True, errors="replace")
+            expired = threading.Event()
+            timer = threading.Timer(timeout, lambda: (expired.set(), proc.kill()))
+            timer.start()
             try:
                 lines = Counter(proc.stdout)  # type: ignore[arg-type]
-                rc = proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+                rc = proc.wait()
+            finally:
+                timer.cancel()
+            if expired.is_set():
                 raise ExternalToolError(f"{p}: 'perf script' did not finish within "
-                                        f"{timeout:.0f} s") from None
+                                        f"{timeout:.0f} s")
             errf.seek(0)
             err = errf.read().decode("utf-8", "replace")
         build_ids = recorded_build_ids(perf, p, env)

@@ -80,6 +80,8 @@ def test_open_in_background_and_errors(qtbot, tmp_path, monkeypatch) -> None:
     view = open_disassembly(tabs, "vm_run", str(V1), str(V2))
     qtbot.waitUntil(lambda: view.model is not None, timeout=60_000)
     assert tabs.tabText(0) == "Disassembly: vm_run" and tabs.currentWidget() is view
+    assert open_disassembly(tabs, "vm_run", str(V1), str(V2)) is view  # reused, not doubled
+    assert tabs.count() == 1
     lone = tmp_path / "lone"
     lone.mkdir()
     shutil.copy(V1, lone / "perf.data")  # no vm binary beside it

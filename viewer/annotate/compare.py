@@ -19,7 +19,7 @@ from viewer.rules import PRESETS
 
 from .align import Pair, align
 from .binaries import BinaryError, Located, locate_binary
-from .instructions import Instructions, disassemble, function_symbols, rename
+from .instructions import Instructions, disassemble, function_symbols, rename, rename_all
 from .samples import RecordingSamples, read_samples
 from .summary import instruction_json, largest_increase, summarise
 
@@ -136,8 +136,9 @@ def pick_symbol(rec: RecordingSamples, symbol: str,
     hits = [k for k in rec.by_symbol if k[1] == symbol]
     if not hits:
         want = rename(symbol, "", rules)
-        hits = [k for k in rec.by_symbol
-                if not k[1].startswith("[") and rename(k[1], Path(k[0]).name, rules) == want]
+        keys = [k for k in rec.by_symbol if not k[1].startswith("[")]
+        names = rename_all([k[1] for k in keys], [Path(k[0]).name for k in keys], rules)
+        hits = [k for k, n in zip(keys, names, strict=True) if n == want]
     if not hits:
         return _symbol_without_samples(rec, symbol, rules)
     hits.sort(key=lambda k: -rec.symbol_total(k))
@@ -164,8 +165,10 @@ def _symbol_without_samples(rec: RecordingSamples, symbol: str,
             if any(d == dso and s == "[unknown]" for d, s in rec.by_symbol):
                 problems.append(str(e))
             continue
-        for name in function_symbols(located.path):
-            if name == symbol or rename(name, Path(dso).name, rules) == want:
+        names = list(function_symbols(located.path))
+        renamed = rename_all(names, [Path(dso).name] * len(names), rules)
+        for name, new in zip(names, renamed, strict=True):
+            if name == symbol or new == want:
                 return dso, name, [f"{name} has no samples in {rec.path}"]
     if problems:
         raise BinaryError(" ".join(problems))

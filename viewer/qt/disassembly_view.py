@@ -252,6 +252,7 @@ class DisassemblyView(QWidget):
     def __init__(self, symbol: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.symbol = symbol
+        self.key: tuple[str, str, str] = (symbol, "", "")  # (symbol, run A, run B) shown
         self.model: InstructionPairsModel | None = None
         self._task: AnnotateTask | None = None
         self.status = QLabel(f"Reading the recordings for {symbol}…")
@@ -367,7 +368,14 @@ def open_disassembly(window: QWidget, symbol: str, path_a: str, path_b: str,
     ``window``: the main window (its ``add_tab(widget, title)`` is used when present) or
     any ``QTabWidget``.
     """
+    tabs = getattr(window, "tabs", window)
+    for k in range(tabs.count()):  # the same comparison is already open: show it
+        w = tabs.widget(k)
+        if isinstance(w, DisassemblyView) and w.key == (symbol, str(path_a), str(path_b)):
+            tabs.setCurrentWidget(w)
+            return w
     view = DisassemblyView(symbol)
+    view.key = (symbol, str(path_a), str(path_b))
     title = f"Disassembly: {symbol}"
     if hasattr(window, "add_tab"):
         window.add_tab(view, title)

@@ -37,6 +37,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from . import perf_kernel
 from .builder import TreeBuilder, percent_of, self_and_total
 from .detect import is_gzip, open_text
 from .errors import ParseError
@@ -503,8 +504,9 @@ def read_stream(
     if warnings:
         ps.warnings[:0] = warnings
     extra_meta = dict(meta or {})
-    return _build(ps, event=event, format=format, extra_meta=extra_meta,
+    prof = _build(ps, event=event, format=format, extra_meta=extra_meta,
                   incomplete_reason=incomplete_reason)
+    return perf_kernel.collapse_unresolved(prof)
 
 
 class _GzipText:

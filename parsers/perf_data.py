@@ -119,6 +119,29 @@ def _private_home(tmp: Path) -> dict[str, str]:
     return env
 
 
+def recording_env(perf: str, recording: Path, tmp: Path, warnings: list[str]) -> dict[str, str]:
+    """Environment for running perf on ``recording`` without touching the user's HOME.
+
+    HOME is the (caller-owned, temporary) folder ``tmp`` whose build-id cache mirrors the
+    user's and also holds the ELF files beside the recording, so perf resolves symbols of
+    binaries copied next to a perf.data.  Also used by :mod:`viewer.annotate`.
+    """
+    env = _private_home(tmp)
+    env["LC_ALL"] = "C"
+    env.pop("PAGER", None)
+    for b in _elf_beside(recording):
+        try:
+            _run_limited([perf, "buildid-cache", "-a", str(b)], env, 60)
+        except subprocess.TimeoutExpired:
+            warnings.append(f"perf buildid-cache timed out on {b.name}")
+    return env
+
+
+def elf_beside(path: Path) -> list[Path]:
+    """Public name of the ELF files beside a recording (see :func:`recording_env`)."""
+    return _elf_beside(path)
+
+
 def _run_limited(cmd: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout,
                           check=False)
@@ -150,15 +173,7 @@ def read(
     warnings: list[str] = []
     with tempfile.TemporaryDirectory(prefix="profdiff-perf-") as tmpdir:
         tmp = Path(tmpdir)
-        env = _private_home(tmp)
-        env["LC_ALL"] = "C"
-        env.pop("PAGER", None)
-        beside = _elf_beside(p)
-        for b in beside:
-            try:
-                _run_limited([perf, "buildid-cache", "-a", str(b)], env, 60)
-            except subprocess.TimeoutExpired:
-                warnings.append(f"perf buildid-cache timed out on {b.name}")
+        env = recording_env(perf, p, tmp, warnings)
         fields = list(FIELDS)
         for _attempt in range(len(FIELDS)):
             cmd = [perf, "script", "--header", "-i", str(p), "-F", ",".join(fields)]

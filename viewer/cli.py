@@ -37,6 +37,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("export", "viewer.export.cli",
      "write a speedscope flame-graph file (runs, grew, shrank) and/or a CSV table"),
     ("watch", "viewer.watch_cli", "follow a folder: every new profile is compared as it lands"),
+    ("annotate", "viewer.annotate_cli",
+     "one function's instructions in two perf.data runs, aligned: which got hot"),
 )
 """Subcommands: (name, module, help).  See the module docstring."""
 

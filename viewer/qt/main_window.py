@@ -257,6 +257,10 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.flat.callSiteActivated.connect(self.reveal_row)
         if self.flame is not None and hasattr(self.flame, "rowSelected"):
             self.flame.rowSelected.connect(lambda r: self._row_selected(r, self.flame))
+        # issue 20 hook (Disassembly tab): "Compare instructions…" / double-click, perf rows
+        from .disassembly_view import add_compare_instructions
+        for pane in (*self.side.panes, self.diff.tree, self.flat.table):
+            add_compare_instructions(self, pane)
 
         self.suggestions = SuggestionsPanel()
         self.suggestions_dock = QDockWidget("Unmatched: suggested matches", self)

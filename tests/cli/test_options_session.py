@@ -56,6 +56,9 @@ def test_app_accepts_reading_and_matching_options(no_display, capsys, tmp_path):
     assert code == 0
     rows = [line.split() for line in out.splitlines() if "sigmoidD" in line]
     # matched and, within the rounding of its printed percentages, unchanged
+    # matched by the rule: the row shows both names
+    assert rows[0][:6] == ["1", "sigmoidD", "→", "logisticD", "AD.Dual", "same"]
+    rows[0] = [*rows[0][:1], "sigmoidD", *rows[0][4:]]
     assert rows == [["1", "sigmoidD", "AD.Dual", "same", *rows[0][4:]],
                     ["2", "sigmoidD.s", "AD.Dual", "removed", *rows[1][4:]]]
     assert rows[0].count("12,928") == 2  # entries in both runs: matched by the rule

@@ -43,8 +43,9 @@ from typing import Any
 import numpy as np
 
 from .builder import TreeBuilder, percent_of, self_and_total
-from .detect import open_text
 from .errors import ParseError
+from .gzip_io import cut_of, open_text
+from .values import INT64_MAX
 from .model import FrameTable, Kind, Metric, Profile, Unit
 
 FORMAT = "folded"
@@ -73,6 +74,8 @@ def sniff(head: bytes, path: Path) -> float:
     whitespace (perf script frames, GHC ``.prof`` rows and ``.mem`` lines do)."""
     lines = head.split(b"\n")
     if len(head) >= 4096:
+        if len(lines) == 1:
+            return _sniff_long_first_line(head)
         lines = lines[:-1]  # the last one may be cut
     lines = [ln for ln in lines[:500] if ln.strip() and not ln.startswith(b"#")]
     if not lines:
@@ -91,6 +94,18 @@ def sniff(head: bytes, path: Path) -> float:
     if any(s in name for s in (".folded", ".collapsed", "collapsed", "folded")):
         score += 0.1
     return score
+
+
+def _sniff_long_first_line(head: bytes) -> float:
+    """The head holds no newline at all: a first stack longer than the head (deep Java or
+    recursive stacks pass 64 KiB).  Its count is out of sight, so judge the frames: many
+    ``;``-separated, non-empty, no leading blank, nothing that marks JSON or XML."""
+    if head[:1] in (b" ", b"\t", b"{", b"[", b"<") or b"\t" in head or b"\x00" in head:
+        return 0.0
+    frames = head.split(b";")
+    if len(frames) < 32 or sum(1 for f in frames[:-1] if not f.strip()) > len(frames) // 10:
+        return 0.0
+    return 0.5
 
 
 def _frame_parts(text: str, austin: bool) -> tuple[str, str, str, int, str]:
@@ -118,6 +133,14 @@ def _count(token: str) -> float | None:
     return None
 
 
+def _in_range(value: float, total_int: int) -> bool:
+    """A weight (and the running sum of integer weights) that fits the int64/float64
+    columns: a larger one would overflow numpy far from any line number."""
+    if isinstance(value, int):
+        return value + total_int <= INT64_MAX
+    return value < 2.0**63
+
+
 def _with_match(frames: FrameTable) -> FrameTable:
     """Austin's ``P<pid>``/``T<tid>`` frames align across runs as ``P``/``T`` (the ids
     change every run); other frames keep their name as identity."""
@@ -138,6 +161,7 @@ def read(
     path = Path(path)
     with open_text(path) as f:
         text = f.read()
+        gz_cut = cut_of(f)
     if not text.strip():
         raise ParseError(path, "collapsed stacks 'frame;frame;... count'", found="an empty file")
     if "\x00" in text[:4096]:
@@ -154,6 +178,7 @@ def read(
     austin = False
     is_float = False
     n_stacks = 0
+    total_int = 0
     incomplete = ""
     n = len(lines)
     last = n - 1
@@ -176,6 +201,17 @@ def read(
         stack, sep, token = line.rpartition(" ")
         value = _count(token) if sep else None
         stack = stack.rstrip()
+        if value is not None and stack and not _in_range(value, total_int):
+            if idx == last and not ends_with_newline:
+                incomplete = (f"the file ends inside line {no} (no final newline): that line "
+                              "was dropped")
+                break
+            if not lenient:
+                raise ParseError(path, "a stack count below 2^63 (and a sum of counts below "
+                                 "2^63)", line=no, found=token)
+            warnings.append(f"{path}:{no}: skipped line whose count {token[:40]!r} is out of "
+                            "range")
+            continue
         if value is None or not stack:
             if idx == last and not ends_with_newline:
                 incomplete = (f"the file ends inside line {no} (no final newline): that line "
@@ -201,6 +237,8 @@ def read(
                 frame_ids[ftext] = fid
             ids.append(fid)
         is_float = is_float or isinstance(value, float)
+        if isinstance(value, int):
+            total_int += value
         tb.add_stack(ids, self_samples=value)
         n_stacks += 1
     if n_stacks == 0:
@@ -221,6 +259,11 @@ def read(
         mode = meta.get("mode", "")
         meta["weight"] = "microseconds" if mode in ("wall", "cpu", "") else mode
     meta["stacks"] = n_stacks
+    meta["completeness"] = (
+        "cannot tell: folded stacks have no end marker; a file cut exactly at a line end "
+        "looks whole (only a missing final newline shows a cut)")
+    if gz_cut:
+        incomplete = f"{gz_cut}; {incomplete}" if incomplete else gz_cut
     if progress:
         progress(1.0)
     return Profile(

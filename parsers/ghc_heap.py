@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from .builder import flat_profile
-from .detect import read_bytes
+from .gzip_io import read_all
 from .errors import ParseError
 from .ghc_rts import program_of
 from .model import Kind, Metric, Profile, Unit, make_frame_table
@@ -90,6 +90,7 @@ _CLOSURE_TYPE_RE = re.compile(
 )
 _BIOGRAPHY = {"LAG", "DRAG", "VOID", "USE", "INHERENT_USE"}
 _HEADER_KEYS = ("JOB", "DATE", "SAMPLE_UNIT", "VALUE_UNIT")
+_MAX_BYTES = 2.0**63  # a band's residency is a machine word
 
 
 def sniff(head: bytes, path: Path) -> float:
@@ -160,21 +161,21 @@ def read(
     skips it and records a warning.  A file ending inside a sample is not an error.
     """
     path = Path(path)
-    text = read_bytes(path).decode("utf-8", errors="replace")
+    data, gz_cut = read_all(path)
+    text = data.decode("utf-8", errors="replace")
     if text.startswith("\ufeff"):
         text = text[1:]
     lines = text.splitlines()
     warnings: list[str] = []
     n_lines = len(lines)
-    # a file still being written may end in the middle of a line: that line is not corrupt
-    cut_last_line = bool(text) and not text.endswith(("\n", "\r"))
-    last_line_cut = False
+    # A file still being written may end in the middle of a line.  That line is never
+    # read: a number cut in half still parses ("END_SAMPLE 0.5" -> "END_SAMPLE 0."), so
+    # only a line with its newline is trusted.
+    last_line_cut = bool(text) and not text.endswith(("\n", "\r"))
+    if last_line_cut:
+        lines.pop()
 
     def bad(lineno: int, expected: str, found: str) -> None:
-        nonlocal last_line_cut
-        if cut_last_line and lineno == n_lines:
-            last_line_cut = True
-            return
         if not lenient:
             raise ParseError(path, expected, line=lineno, found=found)
         warnings.append(f"line {lineno}: skipped ({expected}, found {found[:80]!r})")
@@ -213,6 +214,9 @@ def read(
             except ValueError:
                 bad(lineno, "a band line 'name<TAB>bytes'", line)
                 continue
+            if not (0.0 <= v < _MAX_BYTES):
+                bad(lineno, "a band's bytes: a finite number >= 0", line)
+                continue
             name = line[:tab]
             bid = band_id.get(name)
             if bid is None:
@@ -230,6 +234,9 @@ def read(
                 t = float(rest)
             except ValueError:
                 bad(lineno, "'BEGIN_SAMPLE <time>'", line)
+                continue
+            if not np.isfinite(t):
+                bad(lineno, "'BEGIN_SAMPLE <time>' with a finite time", line)
                 continue
             if in_sample:
                 bad(lineno, f"END_SAMPLE for the sample begun at line {begin_line}", line)
@@ -264,6 +271,7 @@ def read(
 
     incomplete = False
     reason = ""
+    cut_note = f"the last line ({n_lines}) is cut short (no newline); it was ignored"
     if in_sample:
         # cut inside the last sample (a running program): drop the partial sample
         del s_idx[cur_start:], b_idx[cur_start:], vals[cur_start:]
@@ -271,9 +279,14 @@ def read(
         reason = (f"file ends inside the sample begun at line {begin_line} "
                   f"(BEGIN_SAMPLE {cur_time:g}) without END_SAMPLE - the program was "
                   f"probably still running; loaded the {len(times)} complete samples")
+        if last_line_cut:
+            reason += f"; {cut_note}"
     elif last_line_cut:
         incomplete = True
-        reason = f"the last line ({n_lines}) is cut short; it was ignored"
+        reason = cut_note
+    if gz_cut:
+        incomplete = True
+        reason = f"{gz_cut}; {reason}" if reason else gz_cut
     if not times:
         raise ParseError(path, "at least one complete BEGIN_SAMPLE ... END_SAMPLE block",
                          line=n_lines or None, found="no complete sample")
@@ -330,6 +343,8 @@ def read(
         "heap_mode": mode,
         "heap_mode_source": mode_source,
         "mean_kind": "time-weighted",
+        "completeness": "checked: the file ends with a complete END_SAMPLE (a cut exactly "
+                        "between two samples cannot be told from the end of the run)",
     }
     totals = {
         "peak_bytes": float(tpeak[0]),

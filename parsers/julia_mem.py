@@ -60,8 +60,7 @@ ACCEPTS_DIRECTORY = True
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _LINE = re.compile(r"^ *(-|\d+)(?: (.*))?$")
-_HEAD_NEWLINE = re.compile(r"\r\n|\r|\n")
-_LINE = re.compile(rb"^ *(-|\d+)(?: |$)")
+_HEAD_LINE = re.compile(rb"^ *(-|\d+)(?: |$)")
 _MEM_NAME = re.compile(r"^(?P<src>.+?)(?:\.(?P<pid>\d+))?\.mem$")
 _WS = re.compile(r"\s+")
 _MAX_NAME = 80

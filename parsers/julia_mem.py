@@ -51,6 +51,7 @@ import numpy as np
 
 from .builder import flat_profile
 from .errors import ParseError
+from .gzip_io import read_all
 from .values import INT64_MAX
 from .model import Kind, Metric, Profile, Unit, make_frame_table
 
@@ -136,7 +137,7 @@ def _parse_file(
     is dropped rather than read as a smaller number.
     """
     rows: list[tuple[int, int, str]] = []
-    data = mem.read_bytes()
+    data, gz_cut = read_all(mem)
     text_all = data.decode("utf-8", errors="replace")
     lines = _NEWLINE.split(text_all)  # LF, CRLF or CR, like universal newlines
     cut = ""
@@ -164,6 +165,8 @@ def _parse_file(
             rows.append((no, int(m.group(1)), m.group(2) or ""))
     if not rows and not data:
         raise ParseError(mem, "a Julia .mem file", found="an empty file")
+    if gz_cut:
+        cut = f"{mem.name}: {gz_cut}" + (f"; {cut}" if cut else "")
     return rows, cut
 
 
@@ -265,6 +268,8 @@ def read(
         "mem_files": mem_read,
         "pids": [int(p) for p in chosen if p is not None],
         "n_lines": n,
+        "completeness": "cannot tell: a .mem file is a copy of the source with no end "
+                        "marker; only a last line without its newline shows a cut",
     }
     extras = {"by_file": [
         {"file": f, "bytes": b, "lines": c}

@@ -31,7 +31,7 @@ from . import __version__
 from .compare import Comparison, align, comparable_metrics
 from .gate import evaluate, parse_gate
 from .noise import DEFAULT_ALPHA, group_comparison, single_run_noise
-from .report import comparison_json, profile_json
+from .report import comparison_json, profile_json, run_json, write_json
 from .rules import (
     ModuleRename,
     find_rules_file,
@@ -86,12 +86,29 @@ def load_options(args: argparse.Namespace) -> dict:
     return opts
 
 
+class InputsFailed(ProfdiffError):
+    """Some inputs of a command could not be read: carries the ones that loaded, so
+    ``diff --json`` still reports them next to an ``errors`` list (exit 2)."""
+
+    def __init__(self, loaded: list[Profile], errors: list[tuple[str, str]]) -> None:
+        self.loaded = loaded
+        self.errors = errors
+        super().__init__("\n".join(msg for _path, msg in errors))
+
+
 def load_runs(paths: Sequence[str], args: argparse.Namespace) -> list[Profile]:
-    runs = [
-        load(p, format=getattr(args, "format", None), lenient=getattr(args, "lenient", False),
-             **load_options(args))
-        for p in paths
-    ]
+    """Every input, read; when some fail, :class:`InputsFailed` names each failure (not
+    just the first) and keeps the runs that loaded."""
+    runs: list[Profile] = []
+    errors: list[tuple[str, str]] = []
+    for p in paths:
+        try:
+            runs.append(load(p, format=getattr(args, "format", None),
+                             lenient=getattr(args, "lenient", False), **load_options(args)))
+        except ProfdiffError as e:
+            errors.append((str(p), str(e)))
+    if errors:
+        raise InputsFailed(runs, errors)
     return transform_runs(runs, args)
 
 
@@ -240,7 +257,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown metric {sort!r}; metrics: {', '.join(m.name for m in p.metrics)}")
     rows = _dfs_rows(p, sort, args.top, args.depth)
     if args.json:
-        print(json.dumps(profile_json(p, rows), ensure_ascii=False, indent=1))
+        write_json(profile_json(p, rows), sys.stdout)
     else:
         print(render_profile(p, rows, metrics, color=use_color()))
     return 0
@@ -285,7 +302,15 @@ def comparison_from_args(args: argparse.Namespace) -> Comparison:
             raise UsageError("--base and --new go together: --base A1 [A2...] --new B1 [B2...]")
         if args.files:
             raise UsageError("give either FILE... or --base/--new groups, not both")
-        base, new = load_runs(args.base, args), load_runs(args.new, args)
+        base, new, failed = [], [], []
+        for group, paths in ((base, args.base), (new, args.new)):
+            try:
+                group += load_runs(paths, args)
+            except InputsFailed as e:
+                failed.append(e)
+        if failed:
+            raise InputsFailed([p for e in failed for p in e.loaded],
+                               [x for e in failed for x in e.errors])
         args.files = [*args.base, *args.new]
         if args.auto_match is not None:
             raise UsageError("--auto-match is not available with --base/--new groups yet")
@@ -300,9 +325,36 @@ def comparison_from_args(args: argparse.Namespace) -> Comparison:
     return build_comparison(runs, args)
 
 
+def _inputs_failed(args: argparse.Namespace, e: InputsFailed) -> int:
+    """``diff`` with unreadable inputs: each error on stderr; ``--json`` still reports the
+    runs that loaded, plus ``errors`` (``[{"path", "error"}]``); exit 2."""
+    for _path, msg in e.errors:
+        print(f"profdiff: error: {msg}", file=sys.stderr)
+    if args.json:
+        write_json({"profdiff": __version__, "runs": [run_json(p) for p in e.loaded],
+                    "errors": [{"path": p, "error": m} for p, m in e.errors]}, sys.stdout)
+    return 2
+
+
+def _incomplete_gate_error(cmp: Comparison) -> str:
+    """Why ``--fail-if`` cannot judge: a cut run gives bogus "added"/"removed" rows and
+    passes or fails for the wrong reason."""
+    cut = [p for p in cmp.runs if p.incomplete]
+    return "; ".join(f"{p.path} is incomplete ({p.incomplete_reason or 'file cut short'})"
+                     for p in cut) + (": --fail-if does not judge incomplete runs (pass "
+                                      "--allow-incomplete to gate on what was read)")
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
     gates = [parse_gate(g) for g in args.fail_if or []]
-    cmp = comparison_from_args(args)
+    try:
+        cmp = comparison_from_args(args)
+    except InputsFailed as e:
+        return _inputs_failed(args, e)
+    refused = ""
+    if gates and not getattr(args, "allow_incomplete", False) and any(
+            p.incomplete for p in cmp.runs):
+        refused = _incomplete_gate_error(cmp)
     metric, how, desc = parse_sort(args.sort, cmp)
     default_cols = [m for m in cmp.runs[cmp.baseline].shown_metrics if m in cmp.values]
     metrics = _metric_list(args.metrics, default_cols, list(cmp.values))
@@ -323,22 +375,29 @@ def cmd_diff(args: argparse.Namespace) -> int:
             raise UsageError("--significant-only needs a two-run (or two-group) comparison")
         order = order[cmp.noise.metrics[metric].significant[order]]
     rows = order[: args.top] if args.top > 0 else order
-    violations = evaluate(cmp, gates) if gates else []
+    violations = evaluate(cmp, gates) if gates and not refused else []
     if args.json:
-        doc = comparison_json(cmp, rows, out_metrics)
+        doc = comparison_json(cmp, rows, out_metrics, lazy=True)
         doc["sort"] = {"metric": metric, "by": how, "descending": desc}
         if gates:
             doc["fail_if"] = {
                 "expressions": [g.text for g in gates],
-                "failed": bool(violations),
+                "failed": None if refused else bool(violations),
                 "violations": [_violation_json(v) for v in violations],
             }
-        print(json.dumps(doc, ensure_ascii=False, indent=1))
+            if refused:
+                doc["fail_if"]["not_judged"] = refused
+                doc["errors"] = [{"path": p.path, "error": f"incomplete: {p.incomplete_reason}"}
+                                 for p in cmp.runs if p.incomplete]
+        write_json(doc, sys.stdout)
     else:
         sort_desc = f"sorted by {'−' if not desc else ''}{how} of {metric}" if metric else ""
         print(render_comparison(cmp, rows, metrics, color=use_color(), sort_desc=sort_desc))
-        if gates:
+        if gates and not refused:
             print(_violations_text(violations, cmp))
+    if refused:
+        print(f"profdiff: error: {refused}", file=sys.stderr)
+        return 2
     return 1 if violations else 0
 
 
@@ -419,6 +478,9 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--fail-if", action="append", metavar="EXPR",
                    help="exit 1 when a change crosses EXPR, e.g. 'alloc_bytes>+10%%' or "
                    "'total.total_alloc_bytes>+5%%'; may be repeated")
+    d.add_argument("--allow-incomplete", action="store_true",
+                   help="let --fail-if judge runs that are marked incomplete (cut files); "
+                   "without it such a run makes the gate exit 2 with the reason")
     add_load_options(d)
     add_view_options(d, by_type=True)
     d.set_defaults(func=cmd_diff, mode=None)  # None: flat, or tree with --bottom-up

@@ -45,8 +45,8 @@ import numpy as np
 from .builder import TreeBuilder, percent_of, self_and_total
 from .errors import ParseError
 from .gzip_io import cut_of, open_text
-from .values import INT64_MAX
 from .model import FrameTable, Kind, Metric, Profile, Unit
+from .values import INT64_MAX
 
 FORMAT = "folded"
 DESCRIPTION = "collapsed/folded stacks (frame;frame;frame count)"

@@ -38,9 +38,9 @@ from typing import Any
 import numpy as np
 
 from .builder import flat_profile
-from .gzip_io import read_all
 from .errors import ParseError
 from .ghc_rts import program_of
+from .gzip_io import read_all
 from .model import Kind, Metric, Profile, Unit, make_frame_table
 
 FORMAT = "ghc-hp"

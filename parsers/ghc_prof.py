@@ -43,8 +43,8 @@ import numpy as np
 from .builder import FrameInterner, profile_from_arrays
 from .errors import ParseError
 from .gzip_io import cut_of, open_binary, read_all
-from .values import INT64_MAX
 from .model import Kind, Metric, Profile, Unit
+from .values import INT64_MAX
 
 FORMAT = "ghc-prof"
 DESCRIPTION = "GHC time/allocation profile (.prof text report)"

@@ -31,9 +31,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .gzip_io import read_all
 from .errors import ParseError
 from .ghc_rts import fill_derived, program_of, rts_profile, snake_key
+from .gzip_io import read_all
 from .model import Profile
 
 FORMAT = "ghc-rts-t"

@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from .gzip_io import read_all
 from .errors import ParseError
 from .ghc_rts import fill_derived, program_of, rts_profile
+from .gzip_io import read_all
 from .model import Profile
 
 FORMAT = "ghc-rts-s"

@@ -87,10 +87,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .builder import flat_profile
-from .gzip_io import LATIN1_FALLBACK, read_all
-from .values import BadValue, count
 from .errors import ParseError
+from .gzip_io import LATIN1_FALLBACK, read_all
 from .model import Kind, Metric, Profile, Unit, make_frame_table
+from .values import BadValue, count
 
 FORMAT = "ghc-ticky"
 DESCRIPTION = "GHC ticky-ticky report (+RTS -r)"

@@ -52,8 +52,8 @@ import numpy as np
 from .builder import flat_profile
 from .errors import ParseError
 from .gzip_io import read_all
-from .values import INT64_MAX
 from .model import Kind, Metric, Profile, Unit, make_frame_table
+from .values import INT64_MAX
 
 FORMAT = "julia-mem"
 DESCRIPTION = "Julia --track-allocation .mem file or folder"

@@ -70,10 +70,10 @@ from typing import Any
 import numpy as np
 
 from .builder import TreeBuilder, flat_profile, percent_of, self_and_total
-from .gzip_io import cut_of, open_text, with_cut
-from .values import INT64_MAX
 from .errors import ParseError
+from .gzip_io import cut_of, open_text, with_cut
 from .model import FrameTable, Kind, Metric, Profile, Unit, make_frame_table
+from .values import INT64_MAX
 
 FORMAT = "julia-profile-print"
 DESCRIPTION = "Julia Profile.print() text report (tree or flat)"

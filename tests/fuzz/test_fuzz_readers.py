@@ -15,7 +15,16 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mutants import CANNOT_TELL, CORPUS, DATA, NOT_ASSERTED, content, fingerprint, judge, make, write
+from mutants import (
+    CORPUS,
+    DATA,
+    NOT_ASSERTED,
+    content,
+    fingerprint,
+    judge,
+    make,
+    write,
+)
 
 from parsers import load
 from parsers.errors import ProfdiffError

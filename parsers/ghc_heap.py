@@ -343,8 +343,9 @@ def read(
         "heap_mode": mode,
         "heap_mode_source": mode_source,
         "mean_kind": "time-weighted",
-        "completeness": "checked: the file ends with a complete END_SAMPLE (a cut exactly "
-                        "between two samples cannot be told from the end of the run)",
+        "completeness": "cannot tell: a .hp has no end marker; a cut inside a sample or a "
+                        "line shows, a cut exactly between two samples looks like the end "
+                        "of the run",
     }
     totals = {
         "peak_bytes": float(tpeak[0]),

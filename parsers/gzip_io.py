@@ -61,8 +61,9 @@ class GzipReader(io.RawIOBase):
         self._buf = b""
         self._eof = False
         self._in = 0  # compressed bytes consumed
-        self._out = 0  # decompressed bytes handed out
+        self._made = 0  # decompressed bytes produced
         self.cut = ""
+        self.cut_offset: int | None = None  # compressed offset where decoding stopped
 
     def readable(self) -> bool:
         return True
@@ -77,9 +78,10 @@ class GzipReader(io.RawIOBase):
             comp = self._f.read(_BLOCK)
             if not comp:
                 if not self._d.eof:
-                    self.cut = (f"the gzip stream ends early, after {self._in} compressed "
-                                f"bytes ({self._out + len(self._buf)} bytes decompressed): "
-                                "file cut while being written?")
+                    self.cut = (f"the gzip stream is truncated: it ends after {self._in} "
+                                f"compressed bytes ({self._made} bytes decompressed); file "
+                                "cut while being written?")
+                    self.cut_offset = self._in
                 self._eof = True
                 break
             at = self._in
@@ -94,10 +96,11 @@ class GzipReader(io.RawIOBase):
                     out += self._d.decompress(rest)
             except zlib.error as e:
                 self.cut = (f"the gzip stream is damaged near compressed byte {at} of "
-                            f"{self._size} ({e}); read the {self._out + len(self._buf)} "
-                            "bytes before it")
+                            f"{self._size} ({e}); read the {self._made} bytes before it")
+                self.cut_offset = at
                 self._eof = True
                 break
+            self._made += len(out)
             self._buf += out
 
     def readinto(self, b) -> int:  # type: ignore[override]
@@ -106,7 +109,6 @@ class GzipReader(io.RawIOBase):
         n = min(len(mv), len(self._buf))
         mv[:n] = self._buf[:n]
         self._buf = self._buf[n:]
-        self._out += n
         return n
 
     def read_all(self) -> bytes:
@@ -116,9 +118,7 @@ class GzipReader(io.RawIOBase):
             self._fill(1)
             chunks.append(self._buf)
             self._buf = b""
-        data = b"".join(chunks)
-        self._out += len(data)
-        return data
+        return b"".join(chunks)
 
 
 def cut_of(stream: object) -> str:
@@ -147,6 +147,15 @@ def open_text(path: str | PathLike[str], *, errors: str = "replace") -> io.TextI
     A cut gzip stream reads as a shorter text; ``cut_of(stream)`` says where it ended.
     """
     return io.TextIOWrapper(open_binary(path), encoding="utf-8", errors=errors, newline=None)
+
+
+def cut_offset(path: str | PathLike[str]) -> int | None:
+    """The compressed offset where the gzip stream of ``path`` stops being readable."""
+    if not is_gzip(path):
+        return None
+    with GzipReader(path) as g:
+        g.read_all()
+        return g.cut_offset
 
 
 def read_all(path: str | PathLike[str]) -> tuple[bytes, str]:

@@ -292,7 +292,11 @@ _RE_PCT = re.compile(r"\d+\.\d")
 
 
 class _RowError(Exception):
-    pass
+    """A row that is not a cost-centre row; ``found`` is the offending token, if one."""
+
+    def __init__(self, expected: str, found: str | None = None) -> None:
+        super().__init__(expected)
+        self.found = found
 
 
 def _parse_line(line: str, cols: _Cols) -> tuple[int, str, str, str, list[float]]:
@@ -313,7 +317,7 @@ def _parse_line(line: str, cols: _Cols) -> tuple[int, str, str, str, list[float]
             if not _RE_INT.fullmatch(tok):
                 raise _RowError(f"an integer in column {colname}")
             if int(tok) > INT64_MAX:
-                raise _RowError(f"an integer below 2^63 in column {colname}")
+                raise _RowError(f"an integer below 2^63 in column {colname}", tok)
             nums.append(int(tok))
     left = parts[0]
     depth = len(left) - len(left.lstrip(" "))
@@ -890,8 +894,10 @@ def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None]
             d, name, module, src, vals = _parse_line(line, cols)
         except _RowError as e:
             if not lenient:
-                raise ParseError(path, str(e), line=line_no, found=line.strip()) from None
-            warnings.append(f"line {line_no}: skipped, expected {e}: {line.strip()[:100]!r}")
+                raise ParseError(path, str(e), line=line_no,
+                                 found=e.found or line.strip()) from None
+            warnings.append(f"line {line_no}: skipped, expected {e}: "
+                            f"{(e.found or line.strip())[:100]!r}")
             continue
         s_line.append(line_no)
         s_depth.append(d)

@@ -396,15 +396,7 @@ def read(
 ) -> Profile:
     """Read a ticky report into a flat profile (see the module docstring for the model)."""
     path = Path(path)
-    data, gz_cut = read_all(path)
-    if not data.strip():
-        raise ParseError(path, "a GHC ticky-ticky report, but the file is empty")
-    if b"\x00" in data[:65536]:
-        raise ParseError(path, _EXPECTED, found="binary data", offset=data.index(b"\x00"))
-    # GHC prints STG names as the source's bytes: UTF-8 usually, Latin-1 in older code.
-    text = data.decode("utf-8", errors=LATIN1_FALLBACK)
-    ends_cleanly = text.endswith(("\n", "\r"))
-    lines = text.splitlines()
+    lines, ends_cleanly, gz_cut = _lines(path)
     n_lines = len(lines)
 
     warnings: list[str] = []
@@ -549,19 +541,50 @@ def read(
         raise ParseError(path, _EXPECTED, line=ln, found=found)
 
     # ---- completeness ------------------------------------------------------------------
+    incomplete, reason = _completeness(header_line, table_closed, len(table), bool(counters),
+                                       last_counter, n_lines, cut_line, gz_cut, warnings)
+    if not header_line and counters:
+        warnings.append("no per-closure table in the file: only the global counters were loaded")
+    elif header_line and len(table) == 0 and table_closed:
+        warnings.append("the per-closure table is empty (no -ticky code was entered)")
+
+    meta.setdefault("ghc_layout", "<=9.2")
+    return _build(path, table, meta, summary, slow_apps, hist_pct, counters, counter_notes,
+                  old_layout, incomplete, reason, warnings)
+
+
+def _lines(path: Path) -> tuple[list[str], bool, str]:
+    """The report's lines, whether it ends with a newline, and where a gzip stream ended.
+
+    GHC prints STG names as the source's bytes: UTF-8 usually, Latin-1 in older code, so
+    bytes that are not UTF-8 are read as Latin-1 (``$wgröße``, not replacement marks)."""
+    data, gz_cut = read_all(path)
+    if not data.strip():
+        raise ParseError(path, "a GHC ticky-ticky report, but the file is empty")
+    if b"\x00" in data[:65536]:
+        raise ParseError(path, _EXPECTED, found="binary data", offset=data.index(b"\x00"))
+    text = data.decode("utf-8", errors=LATIN1_FALLBACK)
+    return text.splitlines(), text.endswith(("\n", "\r")), gz_cut
+
+
+def _completeness(header_line: int, table_closed: bool, n_rows: int, has_counters: bool,
+                  last_counter: str, n_lines: int, cut_line: int, gz_cut: str,
+                  warnings: list[str]) -> tuple[bool, str]:
+    """A whole report has its table closed and its raw counters up to the last one."""
     incomplete = False
     reason = ""
     if header_line and not table_closed:
         incomplete = True
-        reason = (f"the file ends inside the per-closure table (after {len(table)} rows, "
+        reason = (f"the file ends inside the per-closure table (after {n_rows} rows, "
                   f"line {n_lines}); the raw counters are missing")
-    elif header_line and not counters:
+    elif header_line and not has_counters:
         incomplete = True
-        reason = f"the file ends after the per-closure table (line {n_lines}), without the raw counters"
-    elif not header_line and not counters:
+        reason = (f"the file ends after the per-closure table (line {n_lines}), without the "
+                  "raw counters")
+    elif not header_line and not has_counters:
         incomplete = True
         reason = f"the file ends in the summary (line {n_lines}), before the per-closure table"
-    elif counters and last_counter != _LAST_COUNTER:
+    elif has_counters and last_counter != _LAST_COUNTER:
         incomplete = True
         reason = (f"the raw counter block is cut short after {last_counter} "
                   f"(line {n_lines}); {_LAST_COUNTER} was expected last")
@@ -572,14 +595,7 @@ def read(
     if gz_cut:
         incomplete = True
         reason = f"{gz_cut}; {reason}" if reason else gz_cut
-    if not header_line and counters:
-        warnings.append("no per-closure table in the file: only the global counters were loaded")
-    elif header_line and len(table) == 0 and table_closed:
-        warnings.append("the per-closure table is empty (no -ticky code was entered)")
-
-    meta.setdefault("ghc_layout", "<=9.2")
-    return _build(path, table, meta, summary, slow_apps, hist_pct, counters, counter_notes,
-                  old_layout, incomplete, reason, warnings)
+    return incomplete, reason
 
 
 def _table_row(line: str, t: _Table, width: int, old: bool) -> bool:

@@ -122,6 +122,10 @@ def _tolerant_header(text: str) -> dict[str, Any]:
     return out
 
 
+_NON_INT_COUNT = re.compile(r'"(entries|ticks|alloc)"\s*:\s*(-?[0-9.]+[eE][-+]?[0-9]+|'
+                            r'-?[0-9]*\.[0-9]+|-?Infinity|NaN)')
+
+
 def _check_counts(path: Path, text: str, name: str, col: list, lenient: bool,
                   warnings: list[str]) -> None:
     """Counts must be integers from 0 to 2^63-1 (int64 columns): otherwise a located
@@ -193,7 +197,13 @@ def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None]
             except (KeyError, TypeError, ValueError) as e:
                 raise ParseError(path, "cost_centres entries with id, label, module, src_loc",
                                  found=str(cc)[:100]) from e
-        ids, parent, entries, ticks, alloc, depth = _walk_dicts(path, doc["profile"])
+        try:
+            ids, parent, entries, ticks, alloc, depth = _walk_dicts(path, doc["profile"])
+        except OverflowError as e:  # a count like 1e400: JSON has it, int64 cannot
+            m = _NON_INT_COUNT.search(text, text.find('"profile"'))
+            raise ParseError(path, f"'{m.group(1) if m else 'count'}' as an integer from 0 "
+                             "to 2^63-1", line=text.count("\n", 0, m.start()) + 1 if m else
+                             None, found=m.group(2) if m else str(e)) from None
     else:
         header = _tolerant_header(text)
         pstart = text.rfind('"profile"')

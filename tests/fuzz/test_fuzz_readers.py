@@ -30,7 +30,7 @@ from parsers import load
 from parsers.errors import ProfdiffError
 
 EXAMPLES = int(os.environ.get("PROFDIFF_FUZZ_EXAMPLES", "0")) or None
-FUZZ = settings(max_examples=EXAMPLES or 12, deadline=None, derandomize=EXAMPLES is None,
+FUZZ = settings(max_examples=EXAMPLES or 8, deadline=None, derandomize=EXAMPLES is None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
                                        HealthCheck.too_slow])
 

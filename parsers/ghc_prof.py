@@ -57,14 +57,16 @@ REPORT_MARK = b"Time and Allocation Profiling Report"
 M_ENTRIES = Metric("entries", Unit.COUNT, Kind.NODE, "entries",
                    "times the cost-centre stack was entered")
 M_TIME_PCT = Metric("time_pct", Unit.PERCENT, Kind.SELF, "%time",
-                    "individual share of profiled time", sampled=True)
+                    "individual share of profiled time", sampled=True,
+                    percent_of="time_s")
 M_ALLOC_PCT = Metric("alloc_pct", Unit.PERCENT, Kind.SELF, "%alloc",
-                     "individual share of allocation")
+                     "individual share of allocation", percent_of="alloc_bytes")
 M_ITIME_PCT = Metric("inherited_time_pct", Unit.PERCENT, Kind.INCLUSIVE, "inherited %time",
                      "share of profiled time including callees", sampled=True,
-                     self_of="time_pct")
+                     self_of="time_pct", percent_of="inherited_time_s")
 M_IALLOC_PCT = Metric("inherited_alloc_pct", Unit.PERCENT, Kind.INCLUSIVE, "inherited %alloc",
-                      "share of allocation including callees", self_of="alloc_pct")
+                      "share of allocation including callees", self_of="alloc_pct",
+                      percent_of="inherited_alloc_bytes")
 M_TICKS = Metric("ticks", Unit.TICKS, Kind.SELF, "ticks", "profiler ticks (samples)",
                  sampled=True)
 M_BYTES = Metric("bytes", Unit.BYTES, Kind.SELF, "bytes", "bytes allocated")

@@ -60,7 +60,9 @@ class Metric:
     ``sampled`` marks statistically sampled values (time ticks, perf samples) as opposed
     to deterministic counters (entries, GHC allocation); the noise-aware comparison uses
     it.  ``self_of`` names, for an inclusive metric, the self metric it is the subtree
-    sum of (so flat aggregation and exports can pair them).
+    sum of (so flat aggregation and exports can pair them).  ``percent_of`` names, for a
+    percent-of-run metric, its absolute twin (``time_pct`` -> ``time_s``): the "% of run"
+    toggle swaps one for the other.  Pairing is data, never guessed from names.
     """
 
     name: str
@@ -70,6 +72,7 @@ class Metric:
     description: str = ""
     sampled: bool = False
     self_of: str | None = None
+    percent_of: str | None = None  # a percent metric: the absolute metric it is the share of
     better: str = "lower"  # "lower" (costs), "higher" (productivity, hit rates) or "none"
 
     @property

@@ -35,6 +35,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from . import perf_kernel
 from .builder import TreeBuilder, percent_of, self_and_total
 from .errors import ParseError
 from .gzip_io import cut_of, open_text, with_cut
@@ -502,8 +503,9 @@ def read_stream(
     if warnings:
         ps.warnings[:0] = warnings
     extra_meta = dict(meta or {})
-    return _build(ps, event=event, format=format, extra_meta=extra_meta,
+    prof = _build(ps, event=event, format=format, extra_meta=extra_meta,
                   incomplete_reason=incomplete_reason)
+    return perf_kernel.collapse_unresolved(prof)
 
 
 def _drop_last_block(text: str) -> str:
@@ -587,7 +589,8 @@ def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str,
     total_samples = int(mask.sum())
     total_period = int(period.sum()) if has_period else None
     s_samples, t_samples = self_and_total("samples", Unit.SAMPLES, "samples", sampled=True)
-    s_pct, t_pct = self_and_total("pct", Unit.PERCENT, "%", sampled=True)
+    s_pct, t_pct = self_and_total("pct", Unit.PERCENT, "%", sampled=True,
+                                  percent_of="samples")
     metrics: list[Metric] = [s_samples, t_samples, s_pct, t_pct]
     inclusive = {"total_samples": "self_samples"}
     if has_period:

@@ -14,3 +14,17 @@ DATA = Path(__file__).parent / "data"
 @pytest.fixture
 def data_dir() -> Path:
     return DATA
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _empty_home(tmp_path_factory: pytest.TempPathFactory):
+    """Run every test with HOME pointing at an empty folder.
+
+    Why: the user's home holds things that change results (perf's build-id cache in
+    ``~/.debug``, ``~/.perfconfig``, Qt settings), so a test must never see it.
+    """
+    home = tmp_path_factory.mktemp("home")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HOME", str(home))
+        mp.delenv("PERF_BUILDID_DIR", raising=False)
+        yield home

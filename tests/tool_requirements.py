@@ -28,7 +28,7 @@ def require(ok: bool, reason: str) -> None:
     if on_ci():
         pytest.fail(f"{reason} — CI=true, and .ci/run installs every tool the tests need",
                     pytrace=False)
-    pytest.skip(reason)
+    pytest.skip(reason, allow_module_level=True)
 
 
 def require_tool(name: str, hint: str = "") -> str:

@@ -24,12 +24,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from parsers.model import Kind, Metric, Profile, children_csr, depth_from_parent, flat_aggregate
+
+if TYPE_CHECKING:
+    from .noise import Noise
 
 KeyRule = Callable[[np.ndarray], np.ndarray]
 """A rename rule: maps an object array of frame keys (``module\\x1fname``) to new keys."""
@@ -85,7 +87,7 @@ class Comparison:
     matched_by: np.ndarray | None = None  # int8 codes into MATCHED_BY
     current: int = -1
     notes: list[str] = field(default_factory=list)
-    noise: Any = None  # viewer.noise.Noise when spread/significance were computed
+    noise: Noise | None = None  # spread/significance, when computed (see add_noise)
     groups: tuple[list[Profile], list[Profile]] | None = None  # repeated-run groups
     total_override: dict[str, list[float | None]] | None = None  # e.g. group means
 
@@ -95,6 +97,15 @@ class Comparison:
             self.current = others[-1] if others else self.baseline
         if self.matched_by is None:
             self.matched_by = np.zeros(self.n_rows, dtype=np.int8)
+
+    def add_noise(self, noise: Noise) -> None:
+        """Keep ``noise`` with the comparison; metrics already estimated stay as they
+        were (the one place a comparison's noise changes after it is built)."""
+        if self.noise is None:
+            self.noise = noise
+            return
+        for k, v in noise.metrics.items():
+            self.noise.metrics.setdefault(k, v)
 
     # ----- shape ------------------------------------------------------------------------
     @property
@@ -261,6 +272,8 @@ def _sibling_ordinals(p: Profile, gkey: np.ndarray) -> np.ndarray:
     Almost every node is unique under its parent, so duplicates are found with one hash
     pass and only those few are sorted.
     """
+    import pandas as pd  # lazy: `profdiff show` never aligns
+
     n = p.n_nodes
     ordinal = np.zeros(n, dtype=np.int64)
     if n == 0:
@@ -289,6 +302,8 @@ def align(
     current: int = -1,
 ) -> Comparison:
     """Align ``profiles`` (2..N; 1 is allowed for single-run views) against ``baseline``."""
+    import pandas as pd  # lazy: `profdiff show` never aligns
+
     if not profiles:
         raise ValueError("nothing to compare")
     if mode not in ("tree", "flat"):
@@ -328,6 +343,8 @@ def _matched_by(cmp: Comparison, frame_how: list[np.ndarray]) -> np.ndarray:
 
 
 def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
+    import pandas as pd  # lazy: `profdiff show` never aligns
+
     R = len(profiles)
     # visit order: baseline first so its row order wins
     visit = [baseline] + [i for i in range(R) if i != baseline]

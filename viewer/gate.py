@@ -101,11 +101,13 @@ def evaluate(cmp: Comparison, gates: list[Gate], run: int | None = None) -> list
             b, n = vals[cmp.baseline], vals[run]
             if b is None or n is None:
                 continue
-            change = n - b
+            total_change = n - b
             if g.relative:
-                change = (math.inf if change > 0 else 0.0) if b == 0 else 100.0 * change / abs(b)
-            if g.crosses(np.array([change]))[0]:
-                out.append(Violation(g, None, f"total {g.metric}", g.metric, "", b, n, change))
+                total_change = ((math.inf if total_change > 0 else 0.0) if b == 0
+                                else 100.0 * total_change / abs(b))
+            if g.crosses(np.array([total_change]))[0]:
+                out.append(Violation(g, None, f"total {g.metric}", g.metric, "", b, n,
+                                     total_change))
             continue
         if not cmp.has_metric(g.metric):
             raise GateError(

@@ -40,8 +40,7 @@ import numpy as np
 from parsers.model import Kind, Metric, Profile, Unit
 
 from .compare import Comparison, KeyRule, align
-
-DEFAULT_ALPHA = 0.05
+from .defaults import DEFAULT_ALPHA  # noqa: F401 - re-exported
 
 
 @dataclass
@@ -229,6 +228,7 @@ def group_comparison(
         node=rep_node,
         name=full.name, module=full.module, src=full.src, keys=full.keys, values=values,
         metrics=full.metrics, matched_by=full.matched_by, current=1,
+        noise=noise, groups=(list(base), list(new)),
         notes=[f"groups: baseline = mean of {len(base)} run(s), current = mean of "
                f"{len(new)} run(s)" if stat == "mean" else
                f"groups: medians of {len(base)} and {len(new)} runs"],
@@ -241,8 +241,6 @@ def group_comparison(
             per_group.append(float(reduce(np.array(vals))) if vals else None)
         out.total_override[key] = per_group
     out.__dict__["present"] = in_group  # present in a group = present in any of its runs
-    out.noise = noise
-    out.groups = (list(base), list(new))
     return out
 
 
@@ -250,3 +248,17 @@ def single_run_noise(cmp: Comparison, alpha: float = DEFAULT_ALPHA,
                      metrics: Sequence[str] | None = None) -> Noise:
     """Sampling-error estimate for a plain 1-vs-1 comparison (binomial on sample counts)."""
     return compute_noise(cmp, [cmp.baseline], [cmp.current], alpha, metrics)
+
+
+def ensure_noise(cmp: Comparison, metrics: Sequence[str | None],
+                 alpha: float = DEFAULT_ALPHA) -> Noise | None:
+    """``cmp.noise`` with every metric of ``metrics`` estimated: groups carry theirs (their
+    spread is known only from the group runs), a 1-vs-1 comparison gets the sampling
+    error of the missing ones.  Returns ``cmp.noise`` (None when nothing applies)."""
+    if cmp.n_runs != 2 or cmp.groups is not None:
+        return cmp.noise
+    have = cmp.noise.metrics if cmp.noise is not None else {}
+    todo = [m for m in dict.fromkeys(metrics) if m and m in cmp.values and m not in have]
+    if todo:
+        cmp.add_noise(single_run_noise(cmp, alpha, todo))
+    return cmp.noise

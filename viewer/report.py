@@ -86,7 +86,7 @@ def _num(v: Any) -> float | int | None:
 
 
 def metric_json(m: Metric) -> dict[str, Any]:
-    d = {"unit": str(m.unit), "kind": str(m.kind), "label": m.title}
+    d: dict[str, Any] = {"unit": str(m.unit), "kind": str(m.kind), "label": m.title}
     if m.description:
         d["description"] = m.description
     if m.sampled:
@@ -133,7 +133,7 @@ def row_json(cmp: Comparison, i: int, metrics: Sequence[str],
         row["depth"] = int(depth[i]) if depth is not None else None
         row["path"] = bounded_path(_cmp_label(cmp), cmp.parent, i)
     row["status"] = Status(int(cmp.status[i])).label
-    row["matched_by"] = MATCHED_BY[int(cmp.matched_by[i])]
+    row["matched_by"] = MATCHED_BY[int(cmp.matched_by[i]) if cmp.matched_by is not None else 0]
     row["values"] = [
         {m: _num(cmp.values[m][i, r]) for m in metrics} if cmp.present[i, r] else None
         for r in range(cmp.n_runs)

@@ -103,7 +103,7 @@ def render_totals(cmp: Comparison, color: bool) -> list[str]:
 
 def render_comparison(
     cmp: Comparison,
-    rows: Sequence[int],
+    rows: Sequence[int] | np.ndarray,
     metrics: Sequence[str],
     *,
     color: bool = False,
@@ -118,7 +118,7 @@ def render_comparison(
         lines.append(f"{role} [{i}] {p.path}  ({p.format}{', ' + prog if prog else ''}){extra}")
     for w in incomparable_warnings(cmp.runs):
         lines.append(paint(f"warning: {w}", YELLOW))
-    basis = {p.meta.get("percent_basis") for p in cmp.runs if p.meta.get("percent_basis")}
+    basis = {str(p.meta["percent_basis"]) for p in cmp.runs if p.meta.get("percent_basis")}
     for b in sorted(basis):
         lines.append(paint(f"note: {b}", GREY))
     tot = render_totals(cmp, color)
@@ -201,8 +201,9 @@ def render_profile(p: Profile, rows: Sequence[int], metrics: Sequence[str], *, c
         if isinstance(v, (str, int, float)) and str(v):
             lines.append(f"  {k}: {v}")
     for k, v in p.totals.items():
-        m = p.total_metrics.get(k)
-        lines.append(f"  {m.title if m and m.label else k}: {format_value(v, m.unit if m else Unit.COUNT)}")
+        tm = p.total_metrics.get(k)
+        lines.append(f"  {tm.title if tm and tm.label else k}: "
+                     f"{format_value(v, tm.unit if tm else Unit.COUNT)}")
     for w in p.warnings[:20]:
         lines.append(paint(f"warning: {w}", YELLOW))
     if len(p.warnings) > 20:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tool_requirements import require
 
 from parsers import load
 from parsers.builder import TreeBuilder
@@ -379,10 +380,9 @@ def test_cli_errors_exit_2_without_traceback(tmp_path, capsys, argv, msg):
 def _checker() -> Path:
     env = os.environ.get("PROFDIFF_SPEEDSCOPE_CHECK")
     path = Path(env) if env else REPO.parent / "shared" / "tools" / "speedscope-check" / "check"
-    if not path.is_file():
-        if os.environ.get("PROFDIFF_REQUIRE_SPEEDSCOPE") == "1":
-            pytest.fail(f"speedscope-check not found at {path} (PROFDIFF_REQUIRE_SPEEDSCOPE=1)")
-        pytest.skip(f"speedscope-check not found at {path}")
+    if not path.is_file() and os.environ.get("PROFDIFF_REQUIRE_SPEEDSCOPE") == "1":
+        pytest.fail(f"speedscope-check not found at {path} (PROFDIFF_REQUIRE_SPEEDSCOPE=1)")
+    require(path.is_file(), f"speedscope-check not found at {path}")
     return path
 
 
@@ -391,7 +391,7 @@ def run_checker(path: Path) -> dict:
     proc = subprocess.run([str(checker), str(path), "--compact"], capture_output=True,
                           text=True, timeout=120)
     if proc.returncode == 2 and os.environ.get("PROFDIFF_REQUIRE_SPEEDSCOPE") != "1":
-        pytest.skip(f"speedscope-check cannot run here: {proc.stderr.strip()[:300]}")
+        require(False, f"speedscope-check cannot run here: {proc.stderr.strip()[:300]}")
     try:
         report = json.loads(proc.stdout)
     except json.JSONDecodeError:

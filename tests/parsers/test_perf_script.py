@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tool_requirements import require
 
 import parsers
 from parsers import perf_script
@@ -86,7 +87,14 @@ def test_corpus_file(path: Path) -> None:
     assert prof.values["total_samples"][roots].sum() == n
     assert prof.values["self_samples"].sum() == n
     assert prof.values["self_pct"].sum() == pytest.approx(100.0)
-    assert not prof.incomplete and prof.warnings == ()
+    assert not prof.incomplete
+    unresolved = (prof.frames.kind[prof.frame] == "kernel") & (prof.name == "[unknown]")
+    if unresolved.any():  # printed where the kernel's symbols were missing: one reported group
+        assert not (unresolved & (prof.parent >= 0) & unresolved[prof.parent]).any()
+        assert prof.meta["kernel_unresolved"]["samples"] > 0
+        assert len(prof.warnings) == 1 and "kernel frames" in prof.warnings[0]
+    else:
+        assert prof.warnings == ()
     assert prof.metric("self_samples").kind is Kind.SELF and prof.metric("self_samples").sampled
     assert prof.metric("total_samples").self_of == "self_samples"
     # frame names never keep the +0x offset
@@ -147,6 +155,40 @@ def test_cvm_frames_and_tree() -> None:
     assert prof.meta["comms"] == {"vm": 3130}
     assert prof.default_metric == "self_period"
     assert prof.meta["duration_s"] == pytest.approx(1820.979293 - 1817.838800, abs=1e-5)
+
+
+def test_unresolved_kernel_frames_are_one_reported_group(tmp_path: Path) -> None:
+    """The c-vm text as perf prints it on a host without the recording kernel's symbols
+    (every kernel frame ``[unknown]``): each kernel chain is one node, and a warning says
+    how many samples that group holds; user-space frames stay exact."""
+    text = _text(DATA / "c-vm" / "v1" / "perf.script.txt.gz")
+    cut = tmp_path / "nokallsyms.txt"
+    cut.write_text(re.sub(r"^(\s+[0-9a-f]+) \S+ \(\[kernel\.kallsyms\]\)$",
+                          r"\1 [unknown] ([kernel.kallsyms])", text, flags=re.M))
+    whole = _cvm("v1")
+    prof = perf_script.read(cut)
+    blocks_with_kernel = sum(1 for b in text.split("\n\n") if "[kernel.kallsyms]" in b)
+    assert blocks_with_kernel > 0
+    info = prof.meta["kernel_unresolved"]
+    assert info["samples"] == blocks_with_kernel
+    assert info["frames_merged"] > 0
+    assert any("kernel frames" in w for w in prof.warnings)
+    unknown = (prof.module == "[kernel.kallsyms]") & (prof.name == "[unknown]")
+    assert unknown.any() and not (unknown & (prof.parent >= 0) & unknown[prof.parent]).any()
+    assert prof.totals == whole.totals
+    assert prof.values["total_samples"][prof.roots].sum() == whole.totals["total_samples"]
+    for col in ("self_pct", "self_period"):
+        a, b = _flat(prof, col), _flat(whole, col)
+        for name, v in b.items():
+            if not name.startswith("[") and name in a and name in _names(whole, "vm"):
+                assert a[name] == pytest.approx(v), name
+    kernel_share = sum(v for k, v in _flat(whole, "self_samples").items()
+                       if k in _names(whole, "[kernel.kallsyms]"))
+    assert _flat(prof, "self_samples")["[unknown]"] == kernel_share
+
+
+def _names(prof, module: str) -> set[str]:
+    return set(prof.name[prof.module == module].tolist())
 
 
 def test_no_callchain_one_line_per_sample() -> None:
@@ -212,8 +254,8 @@ def test_demangle_option() -> None:
     assert "_Z5gammav" in plain.frames.name.tolist()
     prof = perf_script.read(path, demangle=True)
     names = prof.frames.name.tolist()
-    if prof.warnings and "cxxfilt" in prof.warnings[-1]:
-        pytest.skip("cxxfilt not installed: " + prof.warnings[-1])
+    require(not (prof.warnings and "cxxfilt" in prof.warnings[-1]),
+            "cxxfilt not installed (pip install cxxfilt): " + (prof.warnings or ("",))[-1])
     assert "gamma()" in names and "_Z5gammav" not in names
 
 

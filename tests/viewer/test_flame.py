@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tool_requirements import require_module
 
 from parsers.builder import TreeBuilder
 from parsers.model import Kind, Metric, Unit
 from viewer import flame_layout as fl
 from viewer.compare import Status, align
 
-pytest.importorskip("PySide6")
+require_module("PySide6", "pip install PySide6-Essentials")
 from PySide6.QtCore import QPoint, Qt  # noqa: E402
 
 from viewer.qt.flame_view import HATCH, OUTLINE, ROW_H, FlameView, render_flame_png  # noqa: E402

@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtTest import QAbstractItemModelTester
 from synth_profiles import METRICS
 
 from viewer.compare import Status, align
@@ -17,10 +16,6 @@ from viewer.qt.models import (
 )
 
 
-def _tester(model):
-    return QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
-
-
 def _labels(model, parent=None):
     from PySide6.QtCore import QModelIndex
 
@@ -29,10 +24,10 @@ def _labels(model, parent=None):
 
 
 @pytest.mark.parametrize("mode", ["tree", "flat"])
-def test_model_tester_after_sort_and_filter(qapp, pair, mode):
+def test_model_tester_after_sort_and_filter(qapp, pair, mode, model_tester):
     c = align(list(pair), mode=mode)
     m = ComparisonTreeModel(c, diff_columns(c, ["time_pct", "alloc_bytes"], status=True))
-    t = _tester(m)
+    t = model_tester(m)
     for col in range(m.columnCount()):
         m.sort(col, Qt.SortOrder.DescendingOrder)
         m.sort(col, Qt.SortOrder.AscendingOrder)
@@ -43,12 +38,12 @@ def test_model_tester_after_sort_and_filter(qapp, pair, mode):
     del t
 
 
-def test_pane_models_share_layout_and_show_placeholders(qapp, pair):
+def test_pane_models_share_layout_and_show_placeholders(qapp, pair, model_tester):
     c = align(list(pair))
     lay = RowLayout(c)
     a = ComparisonTreeModel(c, pane_columns(c, ["time_pct"], 0), pane_run=0, layout=lay)
     b = ComparisonTreeModel(c, pane_columns(c, ["time_pct"], 1), pane_run=1, layout=lay)
-    ta, tb = _tester(a), _tester(b)
+    ta, tb = model_tester(a), model_tester(b)
     rows = {"/".join(c.path_labels(i)): i for i in range(c.n_rows)}
     h = rows["Main.MAIN/Main.main/Main.f/Main.h"]  # removed in the new run
     k = rows["Main.MAIN/Main.main/Main.k"]  # added in the new run
@@ -67,11 +62,11 @@ def test_pane_models_share_layout_and_show_placeholders(qapp, pair):
     del ta, tb
 
 
-def test_sort_orders_children_by_column(qapp, pair):
+def test_sort_orders_children_by_column(qapp, pair, model_tester):
     c = align(list(pair))
     cols = diff_columns(c, ["time_pct"])
     m = ComparisonTreeModel(c, cols)
-    _t = _tester(m)
+    _t = model_tester(m)
     dcol = [i for i, cc in enumerate(cols) if cc.kind == "delta"][0]
     m.sort(dcol, Qt.SortOrder.DescendingOrder)
     root = m.index(0, 0)
@@ -82,10 +77,10 @@ def test_sort_orders_children_by_column(qapp, pair):
     assert _labels(m, m.index(0, 0, m.index(0, 0)))[0] == "f"
 
 
-def test_filter_keeps_ancestors_and_highlights(qapp, pair):
+def test_filter_keeps_ancestors_and_highlights(qapp, pair, model_tester):
     c = align(list(pair))
     m = ComparisonTreeModel(c, diff_columns(c, ["time_pct"]))
-    _t = _tester(m)
+    _t = model_tester(m)
     m.layout.set_filter("map.ins")
     main = m.index(0, 0, m.index(0, 0))
     assert _labels(m, main) == ["g"]
@@ -116,7 +111,7 @@ def test_delta_cells_are_formatted_and_coloured(qapp, pair):
     assert bg.green() > bg.red()
 
 
-def test_metric_pairs_from_units():
+def test_metric_pairs_from_metric_data():
     p = metric_pairs(METRICS)
     assert p["alloc_pct"] == "alloc_bytes" and p["alloc_bytes"] == "alloc_pct"
     assert p["inherited_alloc_pct"] == "inherited_alloc_bytes"

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from tool_requirements import require_module
 from watch_helpers import SETTLE, copy
 
-pytest.importorskip("PySide6")
-pytest.importorskip("pytestqt")
+require_module("PySide6", "pip install PySide6-Essentials")
+require_module("pytestqt", "pip install pytest-qt")
 
 from PySide6.QtCore import QSettings, Qt  # noqa: E402
 

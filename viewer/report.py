@@ -43,7 +43,7 @@ PATH_LIMIT = 32
 
 def bounded_path(label, parent: np.ndarray, row: int) -> list[str]:
     """``path`` of ``row``: labels from the root, or ``"…"`` and the last PATH_LIMIT."""
-    out = []
+    out: list[str] = []
     while row >= 0 and len(out) < PATH_LIMIT:
         out.append(label(row))
         row = int(parent[row])
@@ -52,7 +52,8 @@ def bounded_path(label, parent: np.ndarray, row: int) -> list[str]:
     return out[::-1]
 
 
-def ancestors_json(label_parts, parent: np.ndarray, rows: Sequence[int]) -> list[dict]:
+def ancestors_json(label_parts, parent: np.ndarray,
+                   rows: np.ndarray | Sequence[int] | range) -> list[dict]:
     """The ancestors of ``rows`` not in ``rows`` (each once): ids to follow ``parent``."""
     listed = {int(i) for i in rows}
     seen: set[int] = set()

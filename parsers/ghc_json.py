@@ -55,6 +55,7 @@ from .ghc_prof import (
     tree_from_depth,
 )
 from .model import Kind, Metric, Profile, Unit
+from .values import INT64_MAX
 
 FORMAT = "ghc-prof-json"
 DESCRIPTION = "GHC JSON cost-centre profile (+RTS -pj)"
@@ -136,6 +137,33 @@ def _tolerant_header(text: str) -> dict[str, Any]:
     return out
 
 
+_NON_INT_COUNT = re.compile(r'"(entries|ticks|alloc)"\s*:\s*(-?[0-9.]+[eE][-+]?[0-9]+|'
+                            r'-?[0-9]*\.[0-9]+|-?Infinity|NaN)')
+
+
+def _check_counts(path: Path, text: str, name: str, col: list, lenient: bool,
+                  warnings: list[str]) -> None:
+    """Counts must be integers from 0 to 2^63-1 (int64 columns): otherwise a located
+    error naming the field and value (the line found by searching the value), or under
+    ``lenient`` the value is replaced by 0 and reported."""
+    if not col:
+        return
+    hi, lo = max(col), min(col)
+    if lo >= 0 and hi <= INT64_MAX:
+        return
+    for i, v in enumerate(col):
+        if 0 <= v <= INT64_MAX:
+            continue
+        at = text.find(f'"{name}":{v}')
+        at = text.find(str(v)) if at < 0 else at
+        line = text.count("\n", 0, at) + 1 if at >= 0 else None
+        if not lenient:
+            raise ParseError(path, f"'{name}' as an integer from 0 to 2^63-1", line=line,
+                             found=str(v))
+        warnings.append(f"{path}:{line}: '{name}' {v} out of range, read as 0")
+        col[i] = 0
+
+
 def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None] | None = None,
          **options: object) -> Profile:
     """Parse a ``-pj`` JSON profile (plain or gzipped)."""
@@ -154,14 +182,17 @@ def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None]
     doc: dict[str, Any] | None
     try:
         doc = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as e:
+    except json.JSONDecodeError as e:
         doc = None
-        where = f" at line {e.lineno}" if isinstance(e, json.JSONDecodeError) else ""
         warnings.append(
-            f"not valid JSON{where} ({e.msg if isinstance(e, json.JSONDecodeError) else e}); "
-            "read with a tolerant parser (GHC 9.0's -pj does not escape quotes or control "
-            "characters in names)")
-        err_line = e.lineno if isinstance(e, json.JSONDecodeError) else None
+            f"not valid JSON at line {e.lineno} ({e.msg}); read with a tolerant parser "
+            "(GHC 9.0's -pj does not escape quotes or control characters in names)")
+        err_line = e.lineno
+    except RecursionError:
+        # valid JSON nested deeper than Python's parser recurses (a deep call chain):
+        # nothing is wrong with the file, so no warning about GHC's escaping
+        doc = None
+        err_line = None
     if progress:
         progress(0.3)
 
@@ -181,7 +212,13 @@ def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None]
             except (KeyError, TypeError, ValueError) as e:
                 raise ParseError(path, "cost_centres entries with id, label, module, src_loc",
                                  found=str(cc)[:100]) from e
-        ids, parent, entries, ticks, alloc, depth = _walk_dicts(path, doc["profile"])
+        try:
+            ids, parent, entries, ticks, alloc, depth = _walk_dicts(path, doc["profile"])
+        except OverflowError as e:  # a count like 1e400: JSON has it, int64 cannot
+            m = _NON_INT_COUNT.search(text, text.find('"profile"'))
+            raise ParseError(path, f"'{m.group(1) if m else 'count'}' as an integer from 0 "
+                             "to 2^63-1", line=text.count("\n", 0, m.start()) + 1 if m else
+                             None, found=m.group(2) if m else str(e)) from None
     else:
         header = _tolerant_header(text)
         pstart = text.rfind('"profile"')
@@ -214,6 +251,8 @@ def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None]
             f = interner(f"<unknown cost centre {cid}>", "", "", 0, "cc")
             cc_frame[cid] = f
         frame[i] = f
+    for name, col in (("entries", entries), ("ticks", ticks), ("alloc", alloc)):
+        _check_counts(path, text, name, col, lenient, warnings)
     prof = _build(path, header, interner, np.asarray(parent, np.int32),
                   np.asarray(depth, np.int32), frame, np.asarray(entries, np.int64),
                   np.asarray(ticks, np.int64), np.asarray(alloc, np.int64), warnings,

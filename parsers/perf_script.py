@@ -27,9 +27,7 @@ used by :mod:`parsers.perf_data` on ``perf script``'s stdout).
 
 from __future__ import annotations
 
-import codecs
 import re
-import zlib
 from array import array
 from collections.abc import Callable
 from pathlib import Path
@@ -39,8 +37,8 @@ import numpy as np
 
 from . import perf_kernel
 from .builder import TreeBuilder, percent_of, self_and_total
-from .detect import is_gzip, open_text
 from .errors import ParseError
+from .gzip_io import cut_of, open_text, with_cut
 from .model import FrameTable, Kind, Metric, Profile, Unit
 
 FORMAT = "perf-script"
@@ -433,11 +431,12 @@ def read(
     """
     p = Path(path)
     size = p.stat().st_size
-    with (_GzipText(p) if is_gzip(p) else open_text(p)) as f:
-        return read_stream(
+    with open_text(p) as f:  # a cut gzip stream reads as a shorter text
+        prof = read_stream(
             f, p, size=size, lenient=lenient, progress=progress, event=event,
             group_by=group_by, split_by=split_by, demangle=demangle,
         )
+        return with_cut(prof, cut_of(f))
 
 
 def read_stream(
@@ -507,52 +506,6 @@ def read_stream(
     prof = _build(ps, event=event, format=format, extra_meta=extra_meta,
                   incomplete_reason=incomplete_reason)
     return perf_kernel.collapse_unresolved(prof)
-
-
-class _GzipText:
-    """Streaming gunzip to text that keeps everything before a cut (gzip.open loses the
-    last buffer when the stream is truncated) and reports the cut as ``EOFError``."""
-
-    def __init__(self, path: Path) -> None:
-        self._f = open(path, "rb")
-        self._d = zlib.decompressobj(wbits=31)
-        self._dec = codecs.getincrementaldecoder("utf-8")("replace")
-        self._done = False
-
-    def __enter__(self) -> _GzipText:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._f.close()
-
-    def read(self, n: int) -> str:
-        out: list[str] = []
-        got = 0
-        while got < n and not self._done:
-            raw = self._f.read(1 << 20)
-            if not raw:
-                self._done = True
-                if not self._d.eof:
-                    if out:  # hand over what we have; report the cut on the next call
-                        self._done = False
-                        self._cut = True
-                        break
-                    raise EOFError("the compressed stream ends early (truncated .gz)")
-                break
-            try:
-                data = self._d.decompress(raw)
-            except zlib.error as e:
-                raise EOFError(f"corrupt gzip data ({e})") from e
-            while self._d.eof and self._d.unused_data:  # multi-member gzip
-                rest = self._d.unused_data
-                self._d = zlib.decompressobj(wbits=31)
-                data += self._d.decompress(rest)
-            s = self._dec.decode(data)
-            out.append(s)
-            got += len(s)
-        if getattr(self, "_cut", False) and not out:
-            raise EOFError("the compressed stream ends early (truncated .gz)")
-        return "".join(out)
 
 
 def _drop_last_block(text: str) -> str:

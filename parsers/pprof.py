@@ -77,7 +77,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -87,6 +86,7 @@ import numpy as np
 
 from .builder import TreeBuilder, self_and_total
 from .errors import ParseError
+from .gzip_io import cut_offset, read_all, with_cut
 from .model import FrameTable, Metric, Profile, Unit
 
 FORMAT = "pprof"
@@ -202,25 +202,6 @@ _CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
 # --------------------------------------------------------------------------------------
 # reading
 # --------------------------------------------------------------------------------------
-def _gunzip(path: Path, data: bytes) -> bytes:
-    """Gunzip (all members); a truncated or corrupt stream is a located ParseError."""
-    out = []
-    pos = 0
-    while pos < len(data) and data[pos : pos + 2] == b"\x1f\x8b":
-        d = zlib.decompressobj(wbits=31)
-        try:
-            out.append(d.decompress(data[pos:]))
-        except zlib.error as e:
-            raise ParseError(path, "a readable gzip stream", found=str(e), offset=pos) from e
-        if not d.eof:
-            raise ParseError(
-                path, "a complete gzip stream (the file is truncated)",
-                found=f"end of file after {len(data)} bytes", offset=len(data),
-            )
-        pos = len(data) - len(d.unused_data)
-    return b"".join(out)
-
-
 def _metric_base(typ: str, unit: str) -> tuple[str, Unit]:
     known = _KNOWN_TYPES.get((typ, unit))
     base_unit = _UNIT_SUFFIX.get(unit, (f"_{unit}" if unit else "", Unit.COUNT))
@@ -255,10 +236,9 @@ def read(
 ) -> Profile:
     """Read a pprof profile into a call tree with one self/total pair per sample type."""
     path = Path(path)
-    raw = path.read_bytes()
-    if not raw:
+    if path.stat().st_size == 0:
         raise ParseError(path, "a pprof protobuf profile", found="an empty file")
-    data = _gunzip(path, raw) if raw[:2] == b"\x1f\x8b" else raw
+    data, gz_cut = read_all(path)
     if _is_legacy(data[:64]):
         raise ParseError(
             path, "a pprof protobuf profile (legacy pprof format not supported)",
@@ -271,6 +251,9 @@ def read(
     try:
         prof.ParseFromString(data)
     except Exception as e:  # google.protobuf.message.DecodeError
+        if gz_cut:  # a protobuf cut mid-message cannot be read in part
+            raise ParseError(path, "a complete gzip stream (the protobuf inside is cut)",
+                             found=gz_cut, offset=cut_offset(path)) from e
         raise ParseError(
             path, "a pprof protobuf profile (perftools.profiles.Profile)",
             found=f"undecodable protobuf: {e}",
@@ -533,4 +516,4 @@ def read(
             np.array(match, dtype=object)))
     if progress:
         progress(1.0)
-    return profile
+    return with_cut(profile, gz_cut)

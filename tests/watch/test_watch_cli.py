@@ -102,7 +102,7 @@ def test_json_lines_with_incomplete_then_completed_file(tmp_path):
     assert rc == 0, err
     docs = [json.loads(x) for x in proc.lines]
     assert [(d["file"], d["status"]) for d in docs] == [
-        ("a/ad.stats.txt", "ok"), ("b/ad.stats.txt", "incomplete"), ("b/ad.stats.txt", "ok")]
+        ("a/ad.stats.txt", "ok"), ("b/ad.stats.txt", "writing"), ("b/ad.stats.txt", "ok")]
     a, inc, done = docs
     assert a["compared_with"] is None and a["totals"]["bytes_allocated"] == 6688508720
     assert "Productivity" in inc["reason"] and inc["top_changes"] == []

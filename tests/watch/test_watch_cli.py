@@ -38,7 +38,7 @@ class Proc:
         for line in self.p.stdout:
             self.lines.append(line.rstrip("\n"))
 
-    def wait_line(self, pred, timeout: float = 20) -> str:
+    def wait_line(self, pred, timeout: float = 90) -> str:
         def hit():
             return next((x for x in self.lines if pred(x)), None)
         try:
@@ -52,7 +52,7 @@ class Proc:
             self.p.kill()
         return self.p.stderr.read()
 
-    def finish(self, timeout: float = 15) -> tuple[int, str]:
+    def finish(self, timeout: float = 60) -> tuple[int, str]:
         rc = self.p.wait(timeout)
         self.t.join(5)
         return rc, self.p.stderr.read()

@@ -29,8 +29,10 @@ Metrics, per event ``E`` (names sanitised to ``[A-Za-z0-9_]``): ``self_E`` (SELF
 ``total_E`` (INCLUSIVE: see :func:`parsers.call_graph.inclusive_costs`), plus ``calls``
 (NODE: calls into the function).  All are exact counts from valgrind's simulation
 (``sampled=False``, ``meta["precision"] = "exact"``).  ``totals[self_E]`` is the
-program total: each part's ``totals:`` line, else its ``summary:``, else the sum of its
-cost lines.
+program total as callgrind_annotate shows it, summed over parts: each part's
+``summary:`` (which may exceed the cost lines by a few instructions valgrind did not
+attribute), else its ``totals:``, else the sum of its cost lines.  Recursion levels that
+callgrind separates (``fib'2``) stay separate functions, as in KCachegrind.
 
 Speed: cost lines (most of a file) are converted with whole-buffer numpy passes
 (:mod:`parsers.callgrind_costs`); only spec and header lines go through Python.
@@ -457,6 +459,11 @@ def _object_paths(r: _Reader) -> np.ndarray:
     return np.array([obs[k[0]] for k in sorted(r.funcs, key=r.funcs.__getitem__)], dtype=object)
 
 
+def _padded(costs: list[int], n: int) -> list[int]:
+    """A cost list with the missing trailing events as 0 (the format's rule)."""
+    return [*costs, *([0] * (n - len(costs)))][:n]
+
+
 def _part_totals(r: _Reader, per_part: np.ndarray) -> tuple[np.ndarray, list[dict]]:
     """Program totals per event (sum over parts of totals:, else summary:, else the cost
     lines) and the per-part facts for ``meta["parts"]``; warns when they disagree."""
@@ -465,16 +472,14 @@ def _part_totals(r: _Reader, per_part: np.ndarray) -> tuple[np.ndarray, list[dic
     for pt in r.parts:
         evs = pt.events or []
         ids = [r.events.index(e) for e in evs]
-        stated = pt.totals or pt.summary
+        stated = pt.summary or pt.totals  # callgrind_annotate's order: summary may be larger
         lines = [int(per_part[pt.index, g]) for g in ids]
-        if stated is not None:
-            stated = [*stated, *([0] * (len(evs) - len(stated)))][: len(evs)]
-        use = stated if stated is not None else lines
+        use = _padded(stated, len(evs)) if stated is not None else lines
         for g, v in zip(ids, use, strict=True):
             total[g] += v
-        if pt.totals is not None and stated != lines:
-            r.warnings.append(f"part {pt.index + 1}: 'totals:' says {stated}, the cost lines "
-                              f"add up to {lines}")
+        if pt.totals is not None and _padded(pt.totals, len(evs)) != lines:
+            r.warnings.append(f"part {pt.index + 1}: 'totals:' says {pt.totals}, the cost "
+                              f"lines add up to {lines}")
         parts.append({"part": pt.info.get("part", str(pt.index + 1)),
                       "thread": pt.info.get("thread"), "pid": pt.info.get("pid"),
                       "events": evs, "summary": pt.summary, "totals": pt.totals,

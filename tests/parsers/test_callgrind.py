@@ -121,3 +121,81 @@ def test_inclusive_equals_callgrind_annotate_where_not_recursive(name: str, tmp_
             assert prof.values[f"total_{callgrind._metric_base(e)}"][i] == rows_per_name[n][0][j], n
         checked += 1
     assert checked >= min(3, prof.n_nodes - len(recursive))
+
+
+# ----- bad input -----------------------------------------------------------------------
+def _corpus_text(name: str = "malloc-KGuzikowski-mdriver-xterm.callgrind.out") -> str:
+    return (DATA / name).read_text()
+
+
+def test_cut_mid_line_is_incomplete(tmp_path: Path) -> None:
+    text = _corpus_text()
+    cut = tmp_path / "callgrind.out.cut"
+    cut.write_text(text[: text.index("\n", len(text) // 2) - 1])  # inside a line
+    prof = parsers.load(cut)
+    assert prof.incomplete and "newline" in prof.incomplete_reason
+    whole = parsers.load(DATA / "malloc-KGuzikowski-mdriver-xterm.callgrind.out")
+    assert prof.values["self_Ir"].sum() < whole.values["self_Ir"].sum()
+
+
+def test_cut_at_line_end_without_totals_is_incomplete(tmp_path: Path) -> None:
+    text = _corpus_text()
+    cut = tmp_path / "callgrind.out.cut"
+    cut.write_text(text[: text.index("\n", len(text) // 2) + 1])
+    prof = parsers.load(cut)
+    assert prof.incomplete and "totals" in prof.incomplete_reason
+
+
+def test_cut_after_calls_line_is_incomplete(tmp_path: Path) -> None:
+    text = _corpus_text()
+    i = text.index("calls=")
+    cut = tmp_path / "callgrind.out.cut"
+    cut.write_text(text[: text.index("\n", i) + 1])
+    prof = parsers.load(cut)
+    assert prof.incomplete and "calls=" in prof.incomplete_reason
+
+
+@pytest.mark.parametrize(("body", "bad_line", "expected"), [
+    ("fn=(7)\n1 2\n", 3, "fn id defined earlier"),
+    ("fn=main\n1 abc\n", 4, "decimal event costs"),
+    ("fn=main\n1 2 3\n", 4, "at most 1 cost"),
+    ("fn=main\ncfn=f\ncalls=2 3\nfn=g\n", 6, "a cost line after 'calls='"),
+    ("fn=main\ncalls=x 3\n1 2\n", 4, "'calls=<count>"),
+    ("fn=main\n1 2\nwhat is this\n", 5, "a callgrind line"),
+])
+def test_bad_lines_give_located_errors(tmp_path: Path, body: str, bad_line: int,
+                                       expected: str) -> None:
+    f = tmp_path / "callgrind.out.bad"
+    f.write_text("events: Ir\nfl=a.c\n" + body)
+    with pytest.raises(ParseError) as e:
+        parsers.load(f, format="callgrind")
+    assert e.value.path == str(f) and e.value.line == bad_line
+    assert expected in e.value.expected
+
+
+def test_lenient_skips_foreign_lines(tmp_path: Path) -> None:
+    f = tmp_path / "callgrind.out.bad"
+    f.write_text("events: Ir\nfl=a.c\nfn=main\n1 2\nwhat is this\n2 3\n")
+    prof = parsers.load(f, lenient=True, format="callgrind")
+    assert prof.values["self_Ir"].tolist() == [5] and len(prof.warnings) == 1
+
+
+def test_name_compression_and_subpositions(tmp_path: Path) -> None:
+    """The format reference's example, compressed, with instr+line subpositions."""
+    f = tmp_path / "callgrind.out.x"
+    f.write_text(
+        "# callgrind format\nversion: 1\npositions: instr line\nevents: Instructions Flops\n"
+        "fl=(1) file1.c\nfn=(1) main\n0x10 16 20\ncfn=(2) func1\ncalls=1 0x50 50\n"
+        "+3 * 400 7\ncfi=(2) file2.c\ncfn=(3) func2\ncalls=3 0x20 20\n-1 +1 400\n"
+        "fn=(2)\n0x50 51 100 1\ncfi=(2)\ncfn=(3)\ncalls=2 0x20 20\n* * 300\n"
+        "fl=(2)\nfn=(3)\n0x20 20 700\n")
+    assert callgrind.sniff(f.read_bytes(), f) == 1.0
+    prof = parsers.load(f)
+    got = {n: (int(s), int(t), int(c)) for n, s, t, c in zip(
+        prof.frames.name, prof.values["self_Instructions"], prof.values["total_Instructions"],
+        prof.values["calls"], strict=True)}
+    assert got == {"main": (20, 820, 0), "func1": (100, 400, 1), "func2": (700, 700, 5)}
+    assert prof.values["self_Flops"].tolist() == [0, 1, 0]
+    assert prof.values["total_Flops"].tolist() == [7, 7, 0]
+    assert prof.totals == {"self_Instructions": 820, "self_Flops": 1}
+    assert prof.frames.src.tolist() == ["file1.c", "file1.c", "file2.c"]

@@ -83,10 +83,11 @@ def _int_bincount(keys: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
 
 
 def edges_json(graph: CallGraph, edges: np.ndarray, other_end: np.ndarray,
-               labels: np.ndarray, metrics: list[str]) -> list[dict]:
-    """Rows ``{"function", "calls", <metric>: cost}`` for a callers/callees listing."""
+               labels: np.ndarray, names: np.ndarray, metrics: list[str]) -> list[dict]:
+    """Rows ``{"function", "name", "calls", <metric>: cost}`` for a callers/callees listing
+    (``function``: the display label ``module.name``)."""
     return [
-        {"function": str(labels[int(other_end[e])]), "calls": int(graph.calls[e]),
-         **{m: int(graph.cost[m][e]) for m in metrics}}
+        {"function": str(labels[int(other_end[e])]), "name": str(names[int(other_end[e])]),
+         "calls": int(graph.calls[e]), **{m: int(graph.cost[m][e]) for m in metrics}}
         for e in edges.tolist()
     ]

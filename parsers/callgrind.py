@@ -52,6 +52,7 @@ from typing import Any
 
 import numpy as np
 
+from . import callgrind_specs
 from .builder import flat_profile
 from .call_graph import CallGraph, inclusive_costs
 from .callgrind_costs import tokenize_costs
@@ -215,8 +216,7 @@ class _Reader:
         ctx_fn = np.empty(n, dtype=np.int64)
         ctx_call = np.empty(n, dtype=np.int64)
         ctx_part = np.empty(n, dtype=np.int64)
-        empty = self._intern("ob", "")
-        ob = cur_file = empty
+        ob, cur_file = self._intern("ob", ""), self._intern("fl", "")
         fn = pending = -1
         cob = cfi = cfn = None
         calls_line = 0
@@ -406,9 +406,13 @@ def read(
     *,
     lenient: bool = False,
     progress: Callable[[float], None] | None = None,
+    sequential: bool = False,
     **_options: Any,
 ) -> Profile:
-    """Read a callgrind or cachegrind file (optionally gzipped) into a flat Profile."""
+    """Read a callgrind or cachegrind file (optionally gzipped) into a flat Profile.
+
+    ``sequential=True`` forces the line-by-line spec pass (the vectorised one,
+    :mod:`parsers.callgrind_specs`, must give the same profile; tests compare them)."""
     p = Path(path)
     data = read_bytes(p)
     if not data.strip():
@@ -421,7 +425,10 @@ def read(
     is_cost = np.isin(first, _COST_FIRST)
     cost_lines, others = np.flatnonzero(is_cost), np.flatnonzero(~is_cost)
     r = _Reader(p, data, lenient)
-    ctx = r.scan(starts, ends, others)
+    ctx = None if sequential else callgrind_specs.scan(r, starts, ends, others)
+    if ctx is None:  # unusual input (or an error to locate): the sequential reader
+        r = _Reader(p, data, lenient)
+        ctx = r.scan(starts, ends, others)
     if progress:
         progress(0.5)
     if not r.events:

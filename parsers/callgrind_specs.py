@@ -1,0 +1,295 @@
+"""Vectorised pass over callgrind spec lines (``fn=(12)``, ``cfn=``, ``calls=``, ...).
+
+In a real callgrind file about half the lines are spec lines, and almost all of them
+are compressed references like ``fn=(12)`` or ``cfi=(3)``.  Walking them one by one in
+Python costs more than the whole cost-line pass, so this module does it with numpy:
+
+1. every non-cost line is classified by its first bytes;
+2. references ``X=(N)`` are converted to ids in bulk; only definitions
+   (``fn=(12) name``), uncompressed names and header lines go through Python, in file
+   order, which is where the names are interned;
+3. the state machine (current object, file, function; the callee of a call) becomes
+   forward fills over line indices, and function / call-edge identities are factorised
+   in order of first appearance, exactly as the sequential reader numbers them.
+
+Anything unusual (an id defined twice with different names, a reference before its
+definition, a malformed ``calls=``) makes :func:`scan` return ``None`` and the caller
+falls back to the sequential reader, which reports the located error.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from .callgrind_costs import parse_uints
+
+if TYPE_CHECKING:
+    from .callgrind import _Reader
+
+# kind codes
+OB, FL, FI, FE, FN, COB, CFI, CFN, JFI, JFN, CALLS, JUMP, BLANK, COMMENT, OTHER = range(15)
+_PREFIXES = [(b"ob=", OB), (b"fl=", FL), (b"fi=", FI), (b"fe=", FE), (b"fn=", FN),
+             (b"cob=", COB), (b"cfi=", CFI), (b"cfl=", CFI), (b"cfn=", CFN), (b"jfi=", JFI),
+             (b"jfn=", JFN), (b"calls=", CALLS), (b"jump=", JUMP), (b"jcnd=", JUMP)]
+_SPACE_OF = {OB: "ob", COB: "ob", FL: "fl", FI: "fl", FE: "fl", CFI: "fl", JFI: "fl",
+             FN: "fn", CFN: "fn", JFN: "fn"}
+_HEAD = 6
+
+
+def classify(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(kind code, value start offset) of the lines ``buf[s:e]``."""
+    n = len(buf)
+    cols = s[:, None] + np.arange(_HEAD)
+    head = buf[np.minimum(cols, n - 1)]
+    head[cols >= e[:, None]] = 0
+    kind = np.full(len(s), OTHER, dtype=np.int8)
+    vstart = s.copy()
+    for prefix, code in _PREFIXES:
+        m = np.ones(len(s), dtype=bool)
+        for j, ch in enumerate(prefix):
+            m &= head[:, j] == ch
+        m &= kind == OTHER
+        kind[m] = code
+        vstart[m] = s[m] + len(prefix)
+    blank = (e == s) | ((e - s == 1) & (head[:, 0] == 13))
+    kind[blank] = BLANK
+    kind[(kind == OTHER) & (head[:, 0] == 35)] = COMMENT
+    return kind, vstart
+
+
+def _ffill(mask: np.ndarray) -> np.ndarray:
+    """Index of the last True at or before each position (-1 before the first)."""
+    idx = np.where(mask, np.arange(len(mask)), -1)
+    return np.maximum.accumulate(idx) if len(idx) else idx
+
+
+def scan(r: _Reader, starts: np.ndarray, ends: np.ndarray, others: np.ndarray
+         ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The sequential ``_Reader.scan`` result, vectorised; ``None`` = use the sequential one."""
+    buf = np.frombuffer(r.data, dtype=np.uint8)
+    s, e = starts[others], ends[others]
+    if len(s) == 0:
+        return None
+    e = e - ((e > s) & (buf[np.maximum(e - 1, 0)] == 13))  # CRLF
+    kind, vs = classify(buf, s, e)
+    if np.any((kind == JFI) | (kind == JFN)):
+        return None  # rare (--collect-jumps with file changes): sequential path
+    spec = np.isin(kind, list(_SPACE_OF))
+    # compressed references "X=(N)": "(" digits ")" and nothing else
+    fast = spec & (buf[np.minimum(vs, len(buf) - 1)] == 40) & (e - vs >= 3)
+    fast &= buf[np.maximum(e - 1, 0)] == 41
+    ref = np.full(len(s), -1, dtype=np.int64)
+    fi = np.flatnonzero(fast)
+    val, bad, long_ = parse_uints(buf, vs[fi] + 1, e[fi] - 1)
+    ok = np.ones(len(fi), dtype=bool)
+    ok[bad] = False
+    ok[long_] = False
+    fast[fi[~ok]] = False
+    ref[fi[ok]] = val[ok]
+    calls = kind == CALLS
+    count = _calls_counts(buf, vs, e, calls)
+    if count is None:
+        return None
+    slow = (spec & ~fast) | (kind == OTHER)
+    res = _python_pass(r, s, e, kind, slow, others)
+    if res is None:
+        return None
+    name_id, part_of_line, def_line = res
+    # resolve references (must be defined on an earlier line)
+    for space in ("ob", "fl", "fn"):
+        codes = [k for k, sp in _SPACE_OF.items() if sp == space]
+        m = fast & np.isin(kind, codes)
+        ids, lines = def_line[space]
+        n_ids = len(ids)
+        rv = ref[m]
+        known = rv < n_ids
+        if not known.all():
+            return None
+        nid = ids[rv]
+        if np.any(nid < 0) or np.any(lines[rv] >= others[m]):
+            return None
+        name_id[m] = nid
+    return _state(r, kind, name_id, count, part_of_line, others, len(starts))
+
+
+def _calls_counts(buf: np.ndarray, vs: np.ndarray, e: np.ndarray, calls: np.ndarray
+                  ) -> np.ndarray | None:
+    """The count of every ``calls=<count> ...`` line (digits up to a blank)."""
+    ci = np.flatnonzero(calls)
+    out = np.zeros(len(vs), dtype=np.int64)
+    if not ci.size:
+        return out
+    start, end = vs[ci], e[ci]
+    stop = end.copy()
+    val = np.zeros(len(ci), dtype=np.int64)
+    active = np.arange(len(ci))
+    for j in range(19):
+        if not active.size:
+            break
+        pos = start[active] + j
+        inside = pos < end[active]
+        d = np.where(inside, buf[np.minimum(pos, len(buf) - 1)].astype(np.int64) - 48, -1)
+        digit = (d >= 0) & (d <= 9)
+        done = active[~digit]
+        stop[done] = start[done] + j
+        val[active[digit]] = val[active[digit]] * 10 + d[digit]
+        active = active[digit]
+    if active.size:
+        return None  # 19+ digits
+    ok = stop > start
+    after = buf[np.minimum(stop, len(buf) - 1)]
+    ok &= (stop == end) | (after == 32) | (after == 9)
+    if not ok.all():
+        return None
+    out[ci] = val
+    return out
+
+
+def _python_pass(r: _Reader, s, e, kind, slow, others):
+    """Definitions, plain names and headers in file order (names interned here)."""
+    data = r.data
+    name_id = np.full(len(s), -1, dtype=np.int64)
+    part_change = np.full(len(s), -1, dtype=np.int64)
+    defs: dict[str, dict[int, tuple[int, int]]] = {"ob": {}, "fl": {}, "fn": {}}
+    body = np.cumsum(np.isin(kind, [*_SPACE_OF, CALLS, JUMP]))  # body spec lines so far
+    reset = -1  # others index of the last header line that ended a body
+    ks, ss, es, ls = kind.tolist(), s.tolist(), e.tolist(), others.tolist()
+    for k in np.flatnonzero(slow).tolist():
+        raw = data[ss[k] : es[k]]
+        code = ks[k]
+        if code == OTHER:
+            colon = raw.find(b":")
+            hkey = raw[:colon].decode("ascii", "replace") if colon > 0 else ""
+            if not (hkey.isidentifier() and hkey.islower()):
+                return None  # the sequential reader reports (or skips) it
+            base_line = ls[reset] if reset >= 0 else -1
+            in_body = bool(body[k] - (body[reset] if reset >= 0 else 0) > 0
+                           or ls[k] - base_line != k - reset)
+            before = len(r.parts)
+            r.header_line(hkey, raw[colon + 1 :].decode("utf-8", "replace").strip(),
+                          ls[k] + 1, in_body)
+            if len(r.parts) != before:
+                part_change[k] = len(r.parts) - 1
+            if hkey not in ("summary", "totals"):
+                reset = k
+            continue
+        space = _SPACE_OF[code]
+        val = raw[raw.find(b"=") + 1 :]
+        close = val.find(b")")
+        if val[:1] == b"(" and close > 1 and val[1:close].isdigit():
+            rest = val[close + 1 :].strip()
+            if not rest:
+                return None  # "(N) " with trailing blanks: sequential path
+            ident = int(val[1:close])
+            nid = r._intern(space, rest.decode("utf-8", "replace"))
+            prev = defs[space].get(ident)
+            if prev is not None and prev[0] != nid:
+                return None  # redefined id
+            if prev is None:
+                defs[space][ident] = (nid, ls[k])
+        else:
+            nid = r._intern(space, val.strip().decode("utf-8", "replace"))
+        name_id[k] = nid
+    def_line = {}
+    for space, d in defs.items():
+        size = max(d, default=-1) + 1
+        ids = np.full(size, -1, dtype=np.int64)
+        lines = np.full(size, np.iinfo(np.int64).max, dtype=np.int64)
+        for ident, (nid, line) in d.items():
+            ids[ident], lines[ident] = nid, line
+        def_line[space] = (ids, lines)
+    return name_id, part_change, def_line
+
+
+def _state(r: _Reader, kind, name_id, count, part_change, others, n_lines):
+    """Forward-filled state -> per-line (function, pending edge, part), plus the reader's
+    function and edge tables, numbered in order of first appearance."""
+    n = len(kind)
+    last_ob = _ffill(kind == OB)
+    ob = np.where(last_ob >= 0, name_id[np.maximum(last_ob, 0)], r._intern("ob", ""))
+    file_line = _ffill(np.isin(kind, [FL, FI, FE]))
+    cur_file = np.where(file_line >= 0, name_id[np.maximum(file_line, 0)], r._intern("fl", ""))
+    calls_idx = np.flatnonzero(kind == CALLS)
+    prev_calls = np.full(n, -1, dtype=np.int64)
+    prev_calls[calls_idx[1:]] = calls_idx[:-1]
+    prev_calls = np.maximum.accumulate(np.where(kind == CALLS, prev_calls, -1))
+    last_cob, last_cfi, last_cfn = _ffill(kind == COB), _ffill(kind == CFI), _ffill(kind == CFN)
+    fn_lines = np.flatnonzero(kind == FN)
+    c = calls_idx
+    callee_ob = np.where(last_cob[c] > prev_calls[c], name_id[np.maximum(last_cob[c], 0)], ob[c])
+    callee_fl = np.where(last_cfi[c] > prev_calls[c], name_id[np.maximum(last_cfi[c], 0)],
+                         cur_file[c])
+    if np.any(last_cfn[c] < 0):
+        return None
+    callee_fn = name_id[last_cfn[c]]
+    # function identities in order of first appearance (fn= lines and callees)
+    n_fl, n_fn = len(r.names["fl"]) + 1, len(r.names["fn"]) + 1
+    fkey = np.concatenate([(ob[fn_lines] * n_fl + cur_file[fn_lines]) * n_fn + name_id[fn_lines],
+                           (callee_ob * n_fl + callee_fl) * n_fn + callee_fn])
+    where = np.concatenate([fn_lines, c])
+    order = np.argsort(where, kind="stable")
+    codes, uniques = pd.factorize(fkey[order])
+    fid = np.empty(len(fkey), dtype=np.int64)
+    fid[order] = codes
+    fid_fn, fid_callee = fid[: len(fn_lines)], fid[len(fn_lines) :]
+    cur_fn_line = _ffill(kind == FN)
+    fn_at = np.full(n, -1, dtype=np.int64)
+    has = cur_fn_line >= 0
+    pos_in_fn = np.searchsorted(fn_lines, cur_fn_line[has])
+    fn_at[has] = fid_fn[pos_in_fn]
+    caller = fn_at[c]
+    if np.any(caller < 0):
+        return None
+    ekey = caller * (len(uniques) + 1) + fid_callee
+    ecodes, euniq = pd.factorize(ekey)
+    _fill_tables(r, uniques, n_fl, n_fn, euniq, len(uniques) + 1, ecodes, count[c])
+    # pending call: the last significant line is a calls= and only blank lines follow it
+    sig = ~np.isin(kind, [BLANK, COMMENT])
+    sig_idx = np.flatnonzero(sig)
+    nxt = np.searchsorted(sig_idx, c, side="right")
+    has_next = nxt < len(sig_idx)
+    nxt_line = sig_idx[nxt[has_next]]
+    if np.any(others[nxt_line] - others[c[has_next]] == nxt_line - c[has_next]):
+        return None  # a spec line right after calls=: the sequential reader reports it
+    last_sig = _ffill(sig)
+    pend = np.full(n, -1, dtype=np.int64)
+    ok = last_sig >= 0
+    ls = np.maximum(last_sig, 0)
+    contiguous = (others - others[ls]) == (np.arange(n) - ls)
+    is_call = ok & (kind[ls] == CALLS) & contiguous
+    edge_of_line = np.full(n, -1, dtype=np.int64)
+    edge_of_line[c] = ecodes
+    pend[is_call] = edge_of_line[ls[is_call]]
+    part = np.maximum.accumulate(np.where(part_change >= 0, part_change, -1)) if n else part_change
+    r.incomplete = r.incomplete or _cut_after_calls(others, c, n_lines)
+    return fn_at, pend, part
+
+
+def _fill_tables(r: _Reader, uniques, n_fl, n_fn, euniq, radix, ecodes, counts) -> None:
+    """The reader's ``funcs`` / ``edges`` / ``edge_calls`` from the factorised keys."""
+    u = np.asarray(uniques, dtype=np.int64)
+    fn = u % n_fn
+    rest = u // n_fn
+    fl, ob = rest % n_fl, rest // n_fl
+    r.funcs = {(int(a), int(b), int(c)): i
+               for i, (a, b, c) in enumerate(zip(ob.tolist(), fl.tolist(), fn.tolist(),
+                                                 strict=True))}
+    eu = np.asarray(euniq, dtype=np.int64)
+    r.edges = {(int(a), int(b)): i for i, (a, b) in
+               enumerate(zip((eu // radix).tolist(), (eu % radix).tolist(), strict=True))}
+    r.edge_calls = np.bincount(ecodes, weights=counts, minlength=len(eu)).astype(
+        np.int64).tolist() if len(eu) else []
+
+
+def _cut_after_calls(others: np.ndarray, calls_idx: np.ndarray, n_lines: int) -> str:
+    """A calls= with no cost line after it at the end of the file: the file was cut."""
+    if not len(calls_idx):
+        return ""
+    c = int(calls_idx[-1])
+    if others[-1] == n_lines - 1 and others[-1] - others[c] == len(others) - 1 - c:
+        return (f"the file ends after 'calls=' at line {int(others[c]) + 1} without the "
+                "call's cost line: it was cut")
+    return ""

@@ -47,18 +47,20 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from . import callgrind_specs
 from .builder import flat_profile
 from .call_graph import CallGraph, inclusive_costs
-from .callgrind_costs import tokenize_costs
+from .callgrind_costs import cost_matrix, tokenize_costs
 from .detect import read_bytes
 from .errors import ParseError
-from .model import Kind, Metric, Profile, Unit, make_frame_table
+from .model import FrameTable, Kind, Metric, Profile, Unit
 
 FORMAT = "callgrind"
 DESCRIPTION = "valgrind callgrind / cachegrind output (callgrind.out.*, cachegrind.out.*)"
@@ -100,6 +102,18 @@ def _metric_base(event: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]+", "_", event).strip("_") or "event"
 
 
+@dataclass(frozen=True)
+class Tables:
+    """Functions (object, file, name ids) and call edges (caller, callee, calls), by id."""
+
+    func_ob: np.ndarray
+    func_fl: np.ndarray
+    func_fn: np.ndarray
+    caller: np.ndarray
+    callee: np.ndarray
+    calls: np.ndarray
+
+
 class _Part:
     """One part's header: its events (as global event ids), positions and totals."""
 
@@ -127,6 +141,7 @@ class _Reader:
         self.funcs: dict[tuple[int, int, int], int] = {}
         self.edges: dict[tuple[int, int], int] = {}
         self.edge_calls: list[int] = []
+        self.arrays: Tables | None = None  # set by the vectorised pass instead of the dicts
         self.parts: list[_Part] = []
         self.events: list[str] = []
         self.header: dict[str, Any] = {"desc": {}, "event_names": {}}
@@ -168,6 +183,16 @@ class _Reader:
         if fid is None:
             fid = self.funcs[key] = len(self.funcs)
         return fid
+
+    def tables(self) -> Tables:
+        if self.arrays is None:
+            f = np.array(sorted(self.funcs, key=self.funcs.__getitem__),
+                         dtype=np.int64).reshape(-1, 3)
+            e = np.array(sorted(self.edges, key=self.edges.__getitem__),
+                         dtype=np.int64).reshape(-1, 2)
+            self.arrays = Tables(f[:, 0], f[:, 1], f[:, 2], e[:, 0], e[:, 1],
+                                 np.asarray(self.edge_calls, dtype=np.int64))
+        return self.arrays
 
     # ----- header lines ---------------------------------------------------------------
     def header_line(self, key: str, value: str, line: int, in_body: bool) -> None:
@@ -303,8 +328,10 @@ class _Reader:
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(self costs [function, event], edge costs [edge, event], per-part self sums)."""
         ctx_fn, ctx_call, ctx_part = ctx
-        n_fn, n_edge, n_ev = len(self.funcs), len(self.edges), len(self.events)
-        p = np.searchsorted(others, cost_lines) - 1
+        t = self.tables()
+        n_fn, n_edge, n_ev = len(t.func_fn), len(t.caller), len(self.events)
+        # the spec line before each cost line: others and cost_lines partition the lines
+        p = cost_lines - np.arange(len(cost_lines)) - 1
         if len(p) and p[0] < 0 or (len(p) and ctx_part[p].min() < 0):
             self._missing_header(int(cost_lines[0]) + 1)
         part = ctx_part[p]
@@ -320,27 +347,42 @@ class _Reader:
         call = ctx_call[p]
         is_call = (call >= 0) & (others[p] == cost_lines - 1)
         code = np.where(is_call, n_fn + call, fn)
-        tok = tokenize_costs(np.frombuffer(self.data, dtype=np.uint8), starts[cost_lines],
-                             ends[cost_lines], npos[part])
-        value = self._fix_bad_tokens(tok, starts, ends, cost_lines, npos[part])
-        tpart = part[tok.line]
+        tpart, col, value, line = self._cost_values(starts, ends, cost_lines, part, npos)
         width = evmap.shape[1]
-        over = tok.column >= width
+        over = col >= width
         if not over.any():
-            gev = evmap[tpart, tok.column]
+            gev = evmap[tpart, col]
             over = gev < 0
         if over.any():
-            j = int(tok.line[np.flatnonzero(over)[0]])
+            j = int(line[np.flatnonzero(over)[0]])
             pe = self.parts[int(part[j])].events or []
             raise ParseError(self.path, f"at most {len(pe)} cost(s) after the subpositions "
                              f"(events: {' '.join(pe)})", line=int(cost_lines[j]) + 1,
                              found=self._text(starts, ends, int(cost_lines[j])))
-        table = _sum_by(code[tok.line] * n_ev + gev, value, (n_fn + n_edge) * n_ev)
+        table = _sum_by(code[line] * n_ev + gev, value, (n_fn + n_edge) * n_ev)
         table = table.reshape(n_fn + n_edge, n_ev)
-        selfish = ~is_call[tok.line]
+        selfish = ~is_call[line]
         per_part = _sum_by(tpart[selfish] * n_ev + gev[selfish], value[selfish],
                            len(self.parts) * n_ev).reshape(len(self.parts), n_ev)
         return table[:n_fn], table[n_fn:], per_part
+
+    def _cost_values(self, starts, ends, cost_lines, part, npos):
+        """(part, event column, value, cost line) of every non-zero cost: pandas' C
+        tokenizer when every part has the same subpositions, else (or when that fails)
+        the numpy tokenizer, which also locates bad numbers."""
+        buf = np.frombuffer(self.data, dtype=np.uint8)
+        width = max(len(pt.events or ()) for pt in self.parts)
+        if len(set(npos.tolist())) == 1:
+            is_cost = np.zeros(len(starts), dtype=bool)
+            is_cost[cost_lines] = True
+            m = cost_matrix(buf, starts, ends, is_cost, int(npos[0]), width)
+            if m is not None:
+                line, col = np.nonzero(m)
+                return part[line], col, m[line, col], line
+        tok = tokenize_costs(buf, starts[cost_lines], ends[cost_lines], npos[part])
+        value = self._fix_bad_tokens(tok, starts, ends, cost_lines, npos[part])
+        keep = value != 0
+        return part[tok.line[keep]], tok.column[keep], value[keep], tok.line[keep]
 
     def _event_map(self) -> tuple[np.ndarray, np.ndarray]:
         """[part, column] -> global event id (-1 past the part's events); subpositions per part."""
@@ -447,23 +489,25 @@ def read(
 def _frames(r: _Reader) -> Any:
     """Frame table: name = function, module = object file name, src = source file;
     (module, name) pairs that occur in several files are told apart by ``match``."""
-    keys = sorted(r.funcs, key=r.funcs.__getitem__)
-    obs, fls, fns = r.names["ob"], r.names["fl"], r.names["fn"]
-    names = [fns[k[2]] for k in keys]
-    modules = [os.path.basename(obs[k[0]]) for k in keys]
-    srcs = [fls[k[1]] for k in keys]
-    seen: dict[tuple[str, str], int] = {}
-    for m, n in zip(modules, names, strict=True):
-        seen[(m, n)] = seen.get((m, n), 0) + 1
-    match = [n if seen[(m, n)] == 1 else f"{n}\x1e{os.path.basename(f)}"
-             for m, n, f in zip(modules, names, srcs, strict=True)]
-    return make_frame_table(names, modules, srcs, None, ["function"] * len(keys), match=match)
+    t = r.tables()
+    obs = np.array([os.path.basename(o) for o in r.names["ob"]], dtype=object)
+    fls = np.array(r.names["fl"], dtype=object)
+    fns = np.array(r.names["fn"], dtype=object)
+    names, modules, srcs = fns[t.func_fn], obs[t.func_ob], fls[t.func_fl]
+    base_id = pd.factorize(obs)[0]  # objects with the same file name share a module
+    pair = base_id[t.func_ob] * (len(fns) + 1) + t.func_fn
+    _, inverse, counts = np.unique(pair, return_inverse=True, return_counts=True)
+    match = names.copy()
+    for i in np.flatnonzero(counts[inverse] > 1).tolist():
+        match[i] = f"{names[i]}\x1e{os.path.basename(srcs[i])}"
+    n = len(names)
+    return FrameTable(names, modules, srcs, np.zeros(n, dtype=np.int32),
+                      np.full(n, "function", dtype=object), match)
 
 
 def _object_paths(r: _Reader) -> np.ndarray:
     """Full object path per function (``module`` holds only the file name)."""
-    obs = r.names["ob"]
-    return np.array([obs[k[0]] for k in sorted(r.funcs, key=r.funcs.__getitem__)], dtype=object)
+    return np.array(r.names["ob"], dtype=object)[r.tables().func_ob]
 
 
 def _padded(costs: list[int], n: int) -> list[int]:
@@ -496,12 +540,10 @@ def _part_totals(r: _Reader, per_part: np.ndarray) -> tuple[np.ndarray, list[dic
 
 def _assemble(r: _Reader, p: Path, self_cost: np.ndarray, edge_cost: np.ndarray,
               per_part: np.ndarray) -> Profile:
-    n_fn = len(r.funcs)
+    tb = r.tables()
+    n_fn = len(tb.func_fn)
     bases = [_metric_base(e) for e in r.events]
-    pairs = sorted(r.edges, key=r.edges.__getitem__)
-    caller = np.array([a for a, _ in pairs], dtype=np.int64)
-    callee = np.array([b for _, b in pairs], dtype=np.int64)
-    graph = CallGraph(caller, callee, np.asarray(r.edge_calls, dtype=np.int64),
+    graph = CallGraph(tb.caller, tb.callee, tb.calls,
                       {f"self_{b}": edge_cost[:, g] for g, b in enumerate(bases)})
     metrics: list[Metric] = []
     cols: dict[str, np.ndarray] = {}
@@ -520,7 +562,7 @@ def _assemble(r: _Reader, p: Path, self_cost: np.ndarray, edge_cost: np.ndarray,
     cols["calls"] = graph.incoming_calls(n_fn)
     total, parts = _part_totals(r, per_part)
     creator = r.header.get("creator", "")
-    is_callgrind = bool(r.edges) or creator.startswith("callgrind") or len(r.parts) > 1
+    is_callgrind = bool(len(tb.caller)) or creator.startswith("callgrind") or len(r.parts) > 1
     if creator.startswith("callgrind") and any(pt.summary is not None and pt.totals is None
                                                for pt in r.parts):
         r.incomplete = r.incomplete or ("no 'totals:' line at the end of a part (valgrind "
@@ -529,7 +571,7 @@ def _assemble(r: _Reader, p: Path, self_cost: np.ndarray, edge_cost: np.ndarray,
     meta.update({
         "tool": "callgrind" if is_callgrind else "cachegrind", "events": list(r.events),
         "event_names": r.header["event_names"], "desc": r.header["desc"],
-        "parts": parts, "precision": "exact", "n_functions": n_fn, "n_call_edges": len(pairs),
+        "parts": parts, "precision": "exact", "n_functions": n_fn, "n_call_edges": len(tb.caller),
         "tree": "flat: callgrind records caller->callee edges, not stacks",
     })
     return flat_profile(

@@ -45,11 +45,15 @@ def tokenize_costs(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray,
     mark[starts] = 1
     mark[ends] = -1  # a line ends on its newline, the next one starts after it: no clash
     inside = np.cumsum(mark[:n], dtype=np.int8).view(bool)
-    blank = (buf == 32) | (buf == 9) | (buf == 13)
-    content = inside & ~blank
-    edge = np.diff(content.view(np.int8), prepend=np.int8(0), append=np.int8(0))
-    t_start = np.flatnonzero(edge == 1)
-    t_end = np.flatnonzero(edge == -1)
+    # in a cost line every byte above the space is a token byte (tab, CR, space are not)
+    content = inside & (buf > 32)
+    step = np.diff(content.view(np.int8))
+    t_start = np.flatnonzero(step == 1) + 1
+    t_end = np.flatnonzero(step == -1) + 1
+    if content[0]:
+        t_start = np.concatenate([[0], t_start])
+    if content[-1]:
+        t_end = np.append(t_end, n)
     # a cost line starts at the line start with a non-blank byte; later tokens follow a blank
     first = buf[np.maximum(t_start - 1, 0)] == 10
     first[t_start == 0] = True
@@ -83,3 +87,38 @@ def parse_uints(buf: np.ndarray, s: np.ndarray, e: np.ndarray
     value[bad_idx] = 0
     value[too_long] = 0
     return value, bad_idx, too_long
+
+
+def cost_matrix(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, is_cost: np.ndarray,
+                n_positions: int, width: int) -> np.ndarray | None:
+    """All cost lines at once through pandas' C tokenizer: an int64 matrix
+    [cost line, event column] (missing trailing costs are 0), the subposition columns
+    skipped unread.  ``None`` when the lines do not fit (more numbers than columns,
+    a non-decimal cost, a value beyond float64's exact range): the caller then uses
+    :func:`tokenize_costs`, which locates the problem."""
+    import csv
+    import io
+
+    import pandas as pd
+
+    n_cost = int(np.count_nonzero(is_cost))
+    if n_cost == 0:
+        return np.zeros((0, width), dtype=np.int64)
+    lengths = ends - starts + 1  # with the newline
+    lengths[-1] = min(int(lengths[-1]), len(buf) - int(starts[-1]))
+    text = buf[np.repeat(is_cost, lengths)].tobytes()
+    if not text.endswith(b"\n"):
+        text += b"\n"
+    cols = list(range(n_positions + width))
+    try:
+        df = pd.read_csv(io.BytesIO(text), sep=r"\s+", header=None, names=cols,
+                         usecols=cols[n_positions:], dtype=np.float64, engine="c",
+                         quoting=csv.QUOTE_NONE, skip_blank_lines=False)
+    except (ValueError, pd.errors.ParserError):
+        return None
+    if len(df) != n_cost:
+        return None
+    m = df.to_numpy(dtype=np.float64, na_value=0.0)
+    if m.size and (m.max() >= 2.0**53 or m.min() < 0 or np.any(m != np.floor(m))):
+        return None
+    return m.astype(np.int64)

@@ -40,23 +40,27 @@ _HEAD = 6
 
 
 def classify(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(kind code, value start offset) of the lines ``buf[s:e]``."""
+    """(kind code, value start offset) of the lines ``buf[s:e]``: the first bytes of
+    every line packed into one integer, looked up in the prefix table."""
     n = len(buf)
-    cols = s[:, None] + np.arange(_HEAD)
-    head = buf[np.minimum(cols, n - 1)]
-    head[cols >= e[:, None]] = 0
+    key = np.zeros(len(s), dtype=np.int64)
+    length = e - s
+    for j in range(_HEAD):
+        b = buf[np.minimum(s + j, n - 1)].astype(np.int64)
+        key = key * 256 + np.where(length > j, b, 0)
     kind = np.full(len(s), OTHER, dtype=np.int8)
     vstart = s.copy()
-    for prefix, code in _PREFIXES:
-        m = np.ones(len(s), dtype=bool)
-        for j, ch in enumerate(prefix):
-            m &= head[:, j] == ch
-        m &= kind == OTHER
-        kind[m] = code
-        vstart[m] = s[m] + len(prefix)
-    blank = (e == s) | ((e - s == 1) & (head[:, 0] == 13))
-    kind[blank] = BLANK
-    kind[(kind == OTHER) & (head[:, 0] == 35)] = COMMENT
+    for width in sorted({len(p) for p, _ in _PREFIXES}):
+        table = {int.from_bytes(p, "big"): code for p, code in _PREFIXES if len(p) == width}
+        codes = np.array(sorted(table), dtype=np.int64)
+        head = key >> (8 * (_HEAD - width))
+        pos = np.minimum(np.searchsorted(codes, head), len(codes) - 1)
+        hit = (codes[pos] == head) & (kind == OTHER)
+        kind[hit] = np.array([table[int(c)] for c in codes], dtype=np.int8)[pos[hit]]
+        vstart[hit] = s[hit] + width
+    first = key >> (8 * (_HEAD - 1))
+    kind[(length == 0) | ((length == 1) & (first == 13))] = BLANK
+    kind[(kind == OTHER) & (first == 35)] = COMMENT
     return kind, vstart
 
 
@@ -156,25 +160,26 @@ def _python_pass(r: _Reader, s, e, kind, slow, others):
     defs: dict[str, dict[int, tuple[int, int]]] = {"ob": {}, "fl": {}, "fn": {}}
     body = np.cumsum(np.isin(kind, [*_SPACE_OF, CALLS, JUMP]))  # body spec lines so far
     reset = -1  # others index of the last header line that ended a body
-    ks, ss, es, ls = kind.tolist(), s.tolist(), e.tolist(), others.tolist()
-    for k in np.flatnonzero(slow).tolist():
-        raw = data[ss[k] : es[k]]
-        code = ks[k]
+    todo = np.flatnonzero(slow)
+    rows = zip(todo.tolist(), kind[todo].tolist(), s[todo].tolist(), e[todo].tolist(),
+               others[todo].tolist(), strict=True)
+    reset_line = -1
+    for k, code, start, end, line in rows:
+        raw = data[start:end]
         if code == OTHER:
             colon = raw.find(b":")
             hkey = raw[:colon].decode("ascii", "replace") if colon > 0 else ""
             if not (hkey.isidentifier() and hkey.islower()):
                 return None  # the sequential reader reports (or skips) it
-            base_line = ls[reset] if reset >= 0 else -1
             in_body = bool(body[k] - (body[reset] if reset >= 0 else 0) > 0
-                           or ls[k] - base_line != k - reset)
+                           or line - reset_line != k - reset)
             before = len(r.parts)
             r.header_line(hkey, raw[colon + 1 :].decode("utf-8", "replace").strip(),
-                          ls[k] + 1, in_body)
+                          line + 1, in_body)
             if len(r.parts) != before:
                 part_change[k] = len(r.parts) - 1
             if hkey not in ("summary", "totals"):
-                reset = k
+                reset, reset_line = k, line
             continue
         space = _SPACE_OF[code]
         val = raw[raw.find(b"=") + 1 :]
@@ -189,7 +194,7 @@ def _python_pass(r: _Reader, s, e, kind, slow, others):
             if prev is not None and prev[0] != nid:
                 return None  # redefined id
             if prev is None:
-                defs[space][ident] = (nid, ls[k])
+                defs[space][ident] = (nid, line)
         else:
             nid = r._intern(space, val.strip().decode("utf-8", "replace"))
         name_id[k] = nid
@@ -269,19 +274,15 @@ def _state(r: _Reader, kind, name_id, count, part_change, others, n_lines):
 
 
 def _fill_tables(r: _Reader, uniques, n_fl, n_fn, euniq, radix, ecodes, counts) -> None:
-    """The reader's ``funcs`` / ``edges`` / ``edge_calls`` from the factorised keys."""
+    """The reader's function and edge tables from the factorised keys."""
+    from .callgrind import Tables
+
     u = np.asarray(uniques, dtype=np.int64)
-    fn = u % n_fn
     rest = u // n_fn
-    fl, ob = rest % n_fl, rest // n_fl
-    r.funcs = {(int(a), int(b), int(c)): i
-               for i, (a, b, c) in enumerate(zip(ob.tolist(), fl.tolist(), fn.tolist(),
-                                                 strict=True))}
     eu = np.asarray(euniq, dtype=np.int64)
-    r.edges = {(int(a), int(b)): i for i, (a, b) in
-               enumerate(zip((eu // radix).tolist(), (eu % radix).tolist(), strict=True))}
-    r.edge_calls = np.bincount(ecodes, weights=counts, minlength=len(eu)).astype(
-        np.int64).tolist() if len(eu) else []
+    calls = np.bincount(ecodes, weights=counts, minlength=len(eu)) if len(eu) else np.zeros(0)
+    r.arrays = Tables(rest // n_fl, rest % n_fl, u % n_fn, eu // radix, eu % radix,
+                      np.rint(calls).astype(np.int64))
 
 
 def _cut_after_calls(others: np.ndarray, calls_idx: np.ndarray, n_lines: int) -> str:

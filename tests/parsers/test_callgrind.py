@@ -199,3 +199,54 @@ def test_name_compression_and_subpositions(tmp_path: Path) -> None:
     assert prof.values["total_Flops"].tolist() == [7, 7, 0]
     assert prof.totals == {"self_Instructions": 820, "self_Flops": 1}
     assert prof.frames.src.tolist() == ["file1.c", "file1.c", "file2.c"]
+
+
+# ----- the vectorised spec pass equals the sequential one -----------------------------------
+def _same_profile(a, b) -> None:
+    for col in ("name", "module", "src"):
+        assert getattr(a.frames, col).tolist() == getattr(b.frames, col).tolist()
+    for m in a.metrics:
+        assert np.array_equal(a.values[m.name], b.values[m.name]), m.name
+    ga, gb = a.extras["call_graph"], b.extras["call_graph"]
+    for col in ("caller", "callee", "calls"):
+        assert np.array_equal(getattr(ga, col), getattr(gb, col)), col
+    assert dict(a.totals) == dict(b.totals) and a.meta == b.meta
+    assert (a.incomplete, a.incomplete_reason, a.warnings) == (
+        b.incomplete, b.incomplete_reason, b.warnings)
+
+
+@pytest.mark.parametrize("name", CORPUS)
+def test_vectorised_pass_equals_sequential(name: str) -> None:
+    _same_profile(callgrind.read(DATA / name), callgrind.read(DATA / name, sequential=True))
+
+
+def test_vectorised_pass_on_generated_file(tmp_path: Path) -> None:
+    """The benchmark's generator: non-ASCII names, fi/fe, cob/cfi, subpositions."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_callgrind", Path(__file__).resolve().parent.parent / "bench" / "bench_callgrind.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    f = tmp_path / "callgrind.out.gen"
+    bench.generate(f, 1, n_functions=3000)
+    a, b = callgrind.read(f), callgrind.read(f, sequential=True)
+    _same_profile(a, b)
+    assert any(not n.isascii() for n in a.frames.name.tolist())
+    assert a.n_nodes > 1000 and len(a.extras["call_graph"]) > 1000
+    # cut files too
+    text = f.read_bytes()
+    cut = tmp_path / "callgrind.out.cut"
+    cut.write_bytes(text[: text.index(b"\ncalls=", len(text) // 2) + 20])
+    _same_profile(callgrind.read(cut), callgrind.read(cut, sequential=True))
+    assert callgrind.read(cut).incomplete
+
+
+@pytest.mark.parametrize("name", [n for n in CORPUS if n.endswith(".gz")] + [
+    "google-pprof-cpu.callgrind"])
+def test_numpy_tokenizer_equals_pandas_path(name: str, monkeypatch) -> None:
+    """The numpy cost tokenizer (used for mixed parts and to locate bad numbers) agrees
+    with the pandas C-tokenizer path."""
+    fast = callgrind.read(DATA / name)
+    monkeypatch.setattr(callgrind, "cost_matrix", lambda *a, **k: None)
+    _same_profile(fast, callgrind.read(DATA / name))

@@ -129,3 +129,13 @@ def test_regression_is_top_row_of_diff(made: dict[str, Path]) -> None:
     assert new > 2.5 * base  # 3x the loop iterations
     helper = next(r for r in doc["rows"] if r["name"] == "helper")
     assert helper["delta"]["self_Ir"] == 0  # exact counts: untouched code does not move
+
+
+@pytest.mark.parametrize("which", ["v1", "sim", "cachegrind", "parts"])
+def test_vectorised_pass_equals_sequential(made: dict[str, Path], which: str) -> None:
+    a = callgrind.read(made[which])
+    b = callgrind.read(made[which], sequential=True)
+    assert a.frames.name.tolist() == b.frames.name.tolist()
+    for m in a.metrics:
+        assert (a.values[m.name] == b.values[m.name]).all(), m.name
+    assert dict(a.totals) == dict(b.totals) and a.meta == b.meta

@@ -39,28 +39,58 @@ _SPACE_OF = {OB: "ob", COB: "ob", FL: "fl", FI: "fl", FE: "fl", CFI: "fl", JFI: 
 _HEAD = 6
 
 
+def _two(a: bytes) -> int:
+    return a[0] << 8 | a[1]
+
+
+# first two bytes -> (kind, prefix length); "cf", "jf", "co" are refined by the third byte
+_LUT_KIND = np.full(1 << 16, OTHER, dtype=np.int8)
+_LUT_LEN = np.zeros(1 << 16, dtype=np.int64)
+for _p, _code in _PREFIXES:
+    _LUT_KIND[_two(_p)] = _code
+    _LUT_LEN[_two(_p)] = len(_p)
+_THIRD = {_two(b"cf"): {ord("i"): CFI, ord("l"): CFI, ord("n"): CFN},
+          _two(b"jf"): {ord("i"): JFI, ord("n"): JFN}, _two(b"co"): {ord("b"): COB}}
+
+
 def classify(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(kind code, value start offset) of the lines ``buf[s:e]``: the first bytes of
-    every line packed into one integer, looked up in the prefix table."""
+    """(kind code, value start offset) of the lines ``buf[s:e]``: a lookup on the first
+    two bytes, refined by the third, then the whole prefix is checked where it matters."""
     n = len(buf)
-    key = np.zeros(len(s), dtype=np.int64)
     length = e - s
-    for j in range(_HEAD):
-        b = buf[np.minimum(s + j, n - 1)].astype(np.int64)
-        key = key * 256 + np.where(length > j, b, 0)
-    kind = np.full(len(s), OTHER, dtype=np.int8)
-    vstart = s.copy()
-    for width in sorted({len(p) for p, _ in _PREFIXES}):
-        table = {int.from_bytes(p, "big"): code for p, code in _PREFIXES if len(p) == width}
-        codes = np.array(sorted(table), dtype=np.int64)
-        head = key >> (8 * (_HEAD - width))
-        pos = np.minimum(np.searchsorted(codes, head), len(codes) - 1)
-        hit = (codes[pos] == head) & (kind == OTHER)
-        kind[hit] = np.array([table[int(c)] for c in codes], dtype=np.int8)[pos[hit]]
-        vstart[hit] = s[hit] + width
-    first = key >> (8 * (_HEAD - 1))
-    kind[(length == 0) | ((length == 1) & (first == 13))] = BLANK
-    kind[(kind == OTHER) & (first == 35)] = COMMENT
+
+    def byte(j: int) -> np.ndarray:
+        return np.where(length > j, buf[np.minimum(s + j, n - 1)], 0)
+
+    b0, b1 = byte(0), byte(1)
+    two = (b0.astype(np.int32) << 8) | b1
+    kind = _LUT_KIND[two]
+    plen = _LUT_LEN[two]
+    b2 = byte(2)
+    for pair, third in _THIRD.items():
+        m = two == pair
+        if m.any():
+            k = np.full(int(m.sum()), OTHER, dtype=np.int8)
+            for ch, code in third.items():
+                k[b2[m] == ch] = code
+            kind[m] = k
+    cand = np.flatnonzero(kind != OTHER)
+    # the full prefix must be there ("calls=", "jump=", "jcnd=", "fn=", ...)
+    ok = np.zeros(len(cand), dtype=bool)
+    for prefix, code in _PREFIXES:
+        sel = np.flatnonzero((kind[cand] == code) & (two[cand] == _two(prefix)))
+        if not sel.size:
+            continue
+        rows = cand[sel]
+        good = length[rows] >= len(prefix)
+        for j in range(2, len(prefix)):
+            good &= buf[np.minimum(s[rows] + j, n - 1)] == prefix[j]
+        ok[sel] |= good
+    kind[cand[~ok]] = OTHER
+    vstart = np.where(kind != OTHER, s + plen, s)
+    kind[length == 0] = BLANK
+    kind[(length == 1) & (b0 == 13)] = BLANK
+    kind[(kind == OTHER) & (b0 == 35)] = COMMENT
     return kind, vstart
 
 
@@ -209,68 +239,80 @@ def _python_pass(r: _Reader, s, e, kind, slow, others):
     return name_id, part_change, def_line
 
 
+def _value_at(lines: np.ndarray, name_id: np.ndarray, queries: np.ndarray, default: int
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """(name id of the last line of ``lines`` at or before each query, that line or -1)."""
+    if not len(lines):
+        return np.full(len(queries), default, dtype=np.int64), np.full(len(queries), -1)
+    j = np.searchsorted(lines, queries, side="right") - 1
+    at = np.where(j >= 0, lines[np.maximum(j, 0)], -1)
+    return np.where(j >= 0, name_id[np.maximum(at, 0)], default), at
+
+
 def _state(r: _Reader, kind, name_id, count, part_change, others, n_lines):
     """Forward-filled state -> per-line (function, pending edge, part), plus the reader's
     function and edge tables, numbered in order of first appearance."""
     n = len(kind)
-    last_ob = _ffill(kind == OB)
-    ob = np.where(last_ob >= 0, name_id[np.maximum(last_ob, 0)], r._intern("ob", ""))
-    file_line = _ffill(np.isin(kind, [FL, FI, FE]))
-    cur_file = np.where(file_line >= 0, name_id[np.maximum(file_line, 0)], r._intern("fl", ""))
-    calls_idx = np.flatnonzero(kind == CALLS)
-    prev_calls = np.full(n, -1, dtype=np.int64)
-    prev_calls[calls_idx[1:]] = calls_idx[:-1]
-    prev_calls = np.maximum.accumulate(np.where(kind == CALLS, prev_calls, -1))
-    last_cob, last_cfi, last_cfn = _ffill(kind == COB), _ffill(kind == CFI), _ffill(kind == CFN)
-    fn_lines = np.flatnonzero(kind == FN)
-    c = calls_idx
-    callee_ob = np.where(last_cob[c] > prev_calls[c], name_id[np.maximum(last_cob[c], 0)], ob[c])
-    callee_fl = np.where(last_cfi[c] > prev_calls[c], name_id[np.maximum(last_cfi[c], 0)],
-                         cur_file[c])
-    if np.any(last_cfn[c] < 0):
+    fn_lines, c = np.flatnonzero(kind == FN), np.flatnonzero(kind == CALLS)
+    q = np.concatenate([fn_lines, c])  # where object and file matter
+    ob_q, _ = _value_at(np.flatnonzero(kind == OB), name_id, q, r._intern("ob", ""))
+    file_lines = np.flatnonzero((kind == FL) | (kind == FI) | (kind == FE))
+    fl_q, _ = _value_at(file_lines, name_id, q, r._intern("fl", ""))
+    prev_calls = np.concatenate([[-1], c[:-1]])
+    cob, cob_at = _value_at(np.flatnonzero(kind == COB), name_id, c, -1)
+    cfi, cfi_at = _value_at(np.flatnonzero(kind == CFI), name_id, c, -1)
+    cfn, cfn_at = _value_at(np.flatnonzero(kind == CFN), name_id, c, -1)
+    if np.any(cfn_at < 0):
         return None
-    callee_fn = name_id[last_cfn[c]]
+    nf = len(fn_lines)
+    callee_ob = np.where(cob_at > prev_calls, cob, ob_q[nf:])
+    callee_fl = np.where(cfi_at > prev_calls, cfi, fl_q[nf:])
     # function identities in order of first appearance (fn= lines and callees)
     n_fl, n_fn = len(r.names["fl"]) + 1, len(r.names["fn"]) + 1
-    fkey = np.concatenate([(ob[fn_lines] * n_fl + cur_file[fn_lines]) * n_fn + name_id[fn_lines],
-                           (callee_ob * n_fl + callee_fl) * n_fn + callee_fn])
-    where = np.concatenate([fn_lines, c])
-    order = np.argsort(where, kind="stable")
+    fkey = np.concatenate([(ob_q[:nf] * n_fl + fl_q[:nf]) * n_fn + name_id[fn_lines],
+                           (callee_ob * n_fl + callee_fl) * n_fn + cfn])
+    order = np.argsort(q, kind="stable")
     codes, uniques = pd.factorize(fkey[order])
     fid = np.empty(len(fkey), dtype=np.int64)
     fid[order] = codes
-    fid_fn, fid_callee = fid[: len(fn_lines)], fid[len(fn_lines) :]
+    fid_fn, fid_callee = fid[:nf], fid[nf:]
     cur_fn_line = _ffill(kind == FN)
     fn_at = np.full(n, -1, dtype=np.int64)
     has = cur_fn_line >= 0
-    pos_in_fn = np.searchsorted(fn_lines, cur_fn_line[has])
-    fn_at[has] = fid_fn[pos_in_fn]
+    fn_at[has] = fid_fn[np.searchsorted(fn_lines, cur_fn_line[has])]
     caller = fn_at[c]
     if np.any(caller < 0):
         return None
-    ekey = caller * (len(uniques) + 1) + fid_callee
-    ecodes, euniq = pd.factorize(ekey)
+    ecodes, euniq = pd.factorize(caller * (len(uniques) + 1) + fid_callee)
     _fill_tables(r, uniques, n_fl, n_fn, euniq, len(uniques) + 1, ecodes, count[c])
-    # pending call: the last significant line is a calls= and only blank lines follow it
-    sig = ~np.isin(kind, [BLANK, COMMENT])
-    sig_idx = np.flatnonzero(sig)
-    nxt = np.searchsorted(sig_idx, c, side="right")
-    has_next = nxt < len(sig_idx)
-    nxt_line = sig_idx[nxt[has_next]]
-    if np.any(others[nxt_line] - others[c[has_next]] == nxt_line - c[has_next]):
-        return None  # a spec line right after calls=: the sequential reader reports it
-    last_sig = _ffill(sig)
-    pend = np.full(n, -1, dtype=np.int64)
-    ok = last_sig >= 0
-    ls = np.maximum(last_sig, 0)
-    contiguous = (others - others[ls]) == (np.arange(n) - ls)
-    is_call = ok & (kind[ls] == CALLS) & contiguous
-    edge_of_line = np.full(n, -1, dtype=np.int64)
-    edge_of_line[c] = ecodes
-    pend[is_call] = edge_of_line[ls[is_call]]
+    pend = _pending(kind, others, c, ecodes)
+    if pend is None:
+        return None
     part = np.maximum.accumulate(np.where(part_change >= 0, part_change, -1)) if n else part_change
     r.incomplete = r.incomplete or _cut_after_calls(others, c, n_lines)
     return fn_at, pend, part
+
+
+def _pending(kind, others, c, ecodes) -> np.ndarray | None:
+    """Per line, the call edge its next cost line belongs to: the calls= line itself and
+    any blank or comment lines right after it.  ``None`` when a spec line follows a
+    calls= directly (the sequential reader reports it)."""
+    n = len(kind)
+    pend = np.full(n, -1, dtype=np.int64)
+    pend[c] = ecodes
+    cur, edge = c, ecodes
+    while cur.size:
+        nxt = cur + 1
+        keep = nxt < n
+        cur, edge, nxt = cur[keep], edge[keep], nxt[keep]
+        adjacent = others[nxt] == others[cur] + 1  # no cost line in between
+        cur, edge, nxt = cur[adjacent], edge[adjacent], nxt[adjacent]
+        quiet = (kind[nxt] == BLANK) | (kind[nxt] == COMMENT)
+        if not quiet.all():
+            return None
+        pend[nxt] = edge
+        cur = nxt
+    return pend
 
 
 def _fill_tables(r: _Reader, uniques, n_fl, n_fn, euniq, radix, ecodes, counts) -> None:

@@ -65,7 +65,8 @@ from .model import FrameTable, Kind, Metric, Profile, Unit
 FORMAT = "callgrind"
 DESCRIPTION = "valgrind callgrind / cachegrind output (callgrind.out.*, cachegrind.out.*)"
 
-_COST_FIRST = np.frombuffer(b"0123456789+-*", dtype=np.uint8)
+_COST_FIRST = np.zeros(256, dtype=bool)  # first byte of a cost line: digit, + - *
+_COST_FIRST[np.frombuffer(b"0123456789+-*", dtype=np.uint8)] = True
 _PART_KEYS = {"version", "creator", "pid", "cmd", "part", "thread", "positions", "events",
               "desc", "event"}
 _SPACE = {b"ob": "ob", b"cob": "ob", b"fl": "fl", b"fi": "fl", b"fe": "fl", b"cfi": "fl",
@@ -464,7 +465,7 @@ def read(
     first = np.zeros(len(starts), dtype=np.uint8)
     nonempty = ends > starts
     first[nonempty] = buf[starts[nonempty]]
-    is_cost = np.isin(first, _COST_FIRST)
+    is_cost = _COST_FIRST[first]
     cost_lines, others = np.flatnonzero(is_cost), np.flatnonzero(~is_cost)
     r = _Reader(p, data, lenient)
     ctx = None if sequential else callgrind_specs.scan(r, starts, ends, others)

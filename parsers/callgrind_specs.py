@@ -36,7 +36,13 @@ _PREFIXES = [(b"ob=", OB), (b"fl=", FL), (b"fi=", FI), (b"fe=", FE), (b"fn=", FN
              (b"jfn=", JFN), (b"calls=", CALLS), (b"jump=", JUMP), (b"jcnd=", JUMP)]
 _SPACE_OF = {OB: "ob", COB: "ob", FL: "fl", FI: "fl", FE: "fl", CFI: "fl", JFI: "fl",
              FN: "fn", CFN: "fn", JFN: "fn"}
-_HEAD = 6
+_IS_SPEC = np.zeros(16, dtype=bool)
+_IS_SPEC[list(_SPACE_OF)] = True
+_IS_BODY = _IS_SPEC.copy()
+_IS_BODY[[CALLS, JUMP]] = True
+_SPACE_INDEX = np.full(16, -1, dtype=np.int8)  # kind -> 0 ob, 1 fl, 2 fn
+for _k, _sp in _SPACE_OF.items():
+    _SPACE_INDEX[_k] = ("ob", "fl", "fn").index(_sp)
 
 
 def _two(a: bytes) -> int:
@@ -75,17 +81,17 @@ def classify(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray,
                 k[b2[m] == ch] = code
             kind[m] = k
     cand = np.flatnonzero(kind != OTHER)
-    # the full prefix must be there ("calls=", "jump=", "jcnd=", "fn=", ...)
-    ok = np.zeros(len(cand), dtype=bool)
-    for prefix, code in _PREFIXES:
-        sel = np.flatnonzero((kind[cand] == code) & (two[cand] == _two(prefix)))
-        if not sel.size:
+    # the prefix ends with "=" ...
+    pl = plen[cand]
+    ok = (length[cand] >= pl) & (buf[np.minimum(s[cand] + pl - 1, n - 1)] == 61)
+    # ... and the long ones ("calls=", "jump=", "jcnd=") have their middle bytes
+    for prefix, _code in _PREFIXES:
+        if len(prefix) <= 4:
             continue
+        sel = np.flatnonzero(two[cand] == _two(prefix))
         rows = cand[sel]
-        good = length[rows] >= len(prefix)
-        for j in range(2, len(prefix)):
-            good &= buf[np.minimum(s[rows] + j, n - 1)] == prefix[j]
-        ok[sel] |= good
+        for j in range(2, len(prefix) - 1):
+            ok[sel] &= buf[np.minimum(s[rows] + j, n - 1)] == prefix[j]
     kind[cand[~ok]] = OTHER
     vstart = np.where(kind != OTHER, s + plen, s)
     kind[length == 0] = BLANK
@@ -111,7 +117,7 @@ def scan(r: _Reader, starts: np.ndarray, ends: np.ndarray, others: np.ndarray
     kind, vs = classify(buf, s, e)
     if np.any((kind == JFI) | (kind == JFN)):
         return None  # rare (--collect-jumps with file changes): sequential path
-    spec = np.isin(kind, list(_SPACE_OF))
+    spec = _IS_SPEC[kind]
     # compressed references "X=(N)": "(" digits ")" and nothing else
     fast = spec & (buf[np.minimum(vs, len(buf) - 1)] == 40) & (e - vs >= 3)
     fast &= buf[np.maximum(e - 1, 0)] == 41
@@ -133,9 +139,9 @@ def scan(r: _Reader, starts: np.ndarray, ends: np.ndarray, others: np.ndarray
         return None
     name_id, part_of_line, def_line = res
     # resolve references (must be defined on an earlier line)
-    for space in ("ob", "fl", "fn"):
-        codes = [k for k, sp in _SPACE_OF.items() if sp == space]
-        m = fast & np.isin(kind, codes)
+    space_of_line = _SPACE_INDEX[kind]
+    for si, space in enumerate(("ob", "fl", "fn")):
+        m = fast & (space_of_line == si)
         ids, lines = def_line[space]
         n_ids = len(ids)
         rv = ref[m]
@@ -188,7 +194,7 @@ def _python_pass(r: _Reader, s, e, kind, slow, others):
     name_id = np.full(len(s), -1, dtype=np.int64)
     part_change = np.full(len(s), -1, dtype=np.int64)
     defs: dict[str, dict[int, tuple[int, int]]] = {"ob": {}, "fl": {}, "fn": {}}
-    body = np.cumsum(np.isin(kind, [*_SPACE_OF, CALLS, JUMP]))  # body spec lines so far
+    body = np.cumsum(_IS_BODY[kind])  # body spec lines so far
     reset = -1  # others index of the last header line that ended a body
     todo = np.flatnonzero(slow)
     rows = zip(todo.tolist(), kind[todo].tolist(), s[todo].tolist(), e[todo].tolist(),

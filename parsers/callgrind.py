@@ -333,11 +333,11 @@ class _Reader:
         n_fn, n_edge, n_ev = len(t.func_fn), len(t.caller), len(self.events)
         # the spec line before each cost line: others and cost_lines partition the lines
         p = cost_lines - np.arange(len(cost_lines)) - 1
-        if len(p) and p[0] < 0 or (len(p) and ctx_part[p].min() < 0):
+        if len(p) and (p[0] < 0 or ctx_part[p].min() < 0):
             self._missing_header(int(cost_lines[0]) + 1)
         part = ctx_part[p]
         evmap, npos = self._event_map()
-        if np.any(evmap[part, 0] < 0) if len(part) else False:
+        if len(part) and np.any(evmap[part, 0] < 0):
             bad = int(cost_lines[np.flatnonzero(evmap[part, 0] < 0)[0]]) + 1
             self._missing_header(bad)
         fn = ctx_fn[p]

@@ -250,3 +250,29 @@ def test_numpy_tokenizer_equals_pandas_path(name: str, monkeypatch) -> None:
     fast = callgrind.read(DATA / name)
     monkeypatch.setattr(callgrind, "cost_matrix", lambda *a, **k: None)
     _same_profile(fast, callgrind.read(DATA / name))
+
+
+@pytest.mark.parametrize(("text", "line", "expected"), [
+    ("fl=a.c\nfn=main\n1 2\n", None, "an 'events:' header line"),
+    ("events: Ir\nfl=a.c\n1 2\n", 3, "an 'fn=' line before the first cost line"),
+    ("1 2\nevents: Ir\n", 1, "an 'events:' header line before the first cost line"),
+])
+def test_missing_header_or_function(tmp_path: Path, text: str, line, expected: str) -> None:
+    f = tmp_path / "callgrind.out.bad"
+    f.write_text(text)
+    with pytest.raises(ParseError) as e:
+        parsers.load(f, format="callgrind")
+    assert e.value.line == line and expected in e.value.expected
+
+
+def test_empty_and_binary_files(tmp_path: Path) -> None:
+    empty = tmp_path / "callgrind.out.1"
+    empty.write_bytes(b"")
+    with pytest.raises(ParseError):
+        parsers.load(empty)
+    binary = tmp_path / "callgrind.out.2"
+    binary.write_bytes(bytes(range(256)) * 10)
+    with pytest.raises(ParseError):
+        parsers.load(binary)
+    with pytest.raises(ParseError):
+        parsers.load(binary, format="callgrind")

@@ -27,7 +27,7 @@ current at its ``fn=`` line.
 
 Metrics, per event ``E`` (names sanitised to ``[A-Za-z0-9_]``): ``self_E`` (SELF) and
 ``total_E`` (INCLUSIVE: see :func:`parsers.call_graph.inclusive_costs`), plus ``calls``
-(NODE: calls into the function).  All are exact counts from valgrind's simulation
+(NODE: calls into the function); a cachegrind file (no call edges) has ``self_E`` only.  All are exact counts from valgrind's simulation
 (``sampled=False``, ``meta["precision"] = "exact"``).  ``totals[self_E]`` is the
 program total as callgrind_annotate shows it, summed over parts: each part's
 ``summary:`` (which may exceed the cost lines by a few instructions valgrind did not
@@ -539,6 +539,32 @@ def _part_totals(r: _Reader, per_part: np.ndarray) -> tuple[np.ndarray, list[dic
     return total, parts
 
 
+def _metrics(r: _Reader, graph: CallGraph, self_cost: np.ndarray, with_calls: bool
+             ) -> tuple[list[Metric], dict[str, np.ndarray]]:
+    """``self_E`` per event, with ``total_E`` and ``calls`` when the file has call edges
+    (a cachegrind file has none: its inclusive costs are unknown, not equal to self)."""
+    metrics: list[Metric] = []
+    cols: dict[str, np.ndarray] = {}
+    for g, ev in enumerate(r.events):
+        b = _metric_base(ev)
+        label = r.header["event_names"].get(ev) or ev
+        s = Metric(f"self_{b}", Unit.COUNT, Kind.SELF, f"self {ev}",
+                   f"{label}: exact count from the simulation, this function's own code")
+        metrics.append(s)
+        cols[s.name] = self_cost[:, g].copy()
+        if with_calls:
+            t = Metric(f"total_{b}", Unit.COUNT, Kind.INCLUSIVE, f"incl. {ev}",
+                       f"{label}: exact count including called functions (from call edges)",
+                       self_of=s.name)
+            metrics.append(t)
+            cols[t.name] = inclusive_costs(graph, cols[s.name], s.name)
+    if with_calls:
+        metrics.append(Metric("calls", Unit.COUNT, Kind.NODE, "calls",
+                              "calls into the function"))
+        cols["calls"] = graph.incoming_calls(len(self_cost))
+    return metrics, cols
+
+
 def _assemble(r: _Reader, p: Path, self_cost: np.ndarray, edge_cost: np.ndarray,
               per_part: np.ndarray) -> Profile:
     tb = r.tables()
@@ -546,24 +572,10 @@ def _assemble(r: _Reader, p: Path, self_cost: np.ndarray, edge_cost: np.ndarray,
     bases = [_metric_base(e) for e in r.events]
     graph = CallGraph(tb.caller, tb.callee, tb.calls,
                       {f"self_{b}": edge_cost[:, g] for g, b in enumerate(bases)})
-    metrics: list[Metric] = []
-    cols: dict[str, np.ndarray] = {}
-    for g, (ev, b) in enumerate(zip(r.events, bases, strict=True)):
-        label = r.header["event_names"].get(ev) or ev
-        s = Metric(f"self_{b}", Unit.COUNT, Kind.SELF, f"self {ev}",
-                   f"{label}: exact count from the simulation, this function's own code")
-        t = Metric(f"total_{b}", Unit.COUNT, Kind.INCLUSIVE, f"incl. {ev}",
-                   f"{label}: exact count including called functions (from call edges)",
-                   self_of=s.name)
-        metrics += [s, t]
-        cols[s.name] = self_cost[:, g].copy()
-        cols[t.name] = inclusive_costs(graph, cols[s.name], s.name)
-    calls = Metric("calls", Unit.COUNT, Kind.NODE, "calls", "calls into the function")
-    metrics.append(calls)
-    cols["calls"] = graph.incoming_calls(n_fn)
-    total, parts = _part_totals(r, per_part)
     creator = r.header.get("creator", "")
     is_callgrind = bool(len(tb.caller)) or creator.startswith("callgrind") or len(r.parts) > 1
+    metrics, cols = _metrics(r, graph, self_cost, is_callgrind)
+    total, parts = _part_totals(r, per_part)
     if creator.startswith("callgrind") and any(pt.summary is not None and pt.totals is None
                                                for pt in r.parts):
         r.incomplete = r.incomplete or ("no 'totals:' line at the end of a part (valgrind "
@@ -583,5 +595,6 @@ def _assemble(r: _Reader, p: Path, self_cost: np.ndarray, edge_cost: np.ndarray,
         warnings=tuple(r.warnings),
         extras={"call_graph": graph, "object_paths": _object_paths(r)},
         default_metric=metrics[0].name,
-        display_metrics=tuple(m.name for m in metrics[:2]) + ("calls",),
+        display_metrics=tuple(m.name for m in metrics[:2]) + (("calls",) if is_callgrind
+                                                              else ()),
     )

@@ -75,6 +75,8 @@ def test_every_event_equals_callgrind_annotate(made: dict[str, Path], which: str
     if which != "v1":
         assert len(events) == 13 and {"Ir", "D1mr", "Bcm", "Bim"} <= set(events)
     assert prof.meta["tool"] == ("cachegrind" if which == "cachegrind" else "callgrind")
+    # cachegrind records no calls: no inclusive costs rather than inclusive = self
+    assert prof.has_metric("total_Ir") == (which != "cachegrind")
     totals, rows = annotate(tool, made[which], events)
     objects = set(prof.extras["object_paths"].tolist())
     for j, e in enumerate(events):

@@ -59,7 +59,7 @@ _KINDS = {**{u: ("time_s", Unit.SECONDS, "time") for u in _TIME},
 
 def sniff(head: bytes, path: Path) -> float:
     """The ``$schema`` URL decides; a ``.speedscope.json`` name with a JSON object helps."""
-    start = head.lstrip()[:1]
+    start = head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1]
     if start != b"{":
         return 0.0
     if SCHEMA in head:
@@ -74,6 +74,8 @@ class _Reader:
         self.warnings: list[str] = []
         if not isinstance(doc, dict) or not isinstance(doc.get("profiles"), list):
             self.fail("a speedscope file: a JSON object with a 'profiles' list", "$")
+        if not doc["profiles"]:
+            self.fail("at least one profile", "$.profiles", [])
         shared = doc.get("shared")
         frames = shared.get("frames") if isinstance(shared, dict) else None
         if not isinstance(frames, list):

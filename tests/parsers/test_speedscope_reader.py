@@ -193,6 +193,7 @@ def test_cut_json_gives_a_located_error(tmp_path: Path) -> None:
     (lambda d: d["profiles"][0].__setitem__("unit", "parsecs"), "unit"),
     (lambda d: d.__setitem__("shared", {}), "$.shared"),
     (lambda d: d["profiles"][0]["weights"].pop(), "weights"),
+    (lambda d: d["profiles"].clear(), "$.profiles"),
 ])
 def test_bad_values_name_their_json_path(tmp_path: Path, change, where: str) -> None:
     doc = json.loads(json.dumps(GOOD))
@@ -216,3 +217,4 @@ def test_sniff() -> None:
     assert speedscope.sniff(head, Path("x.json")) == 1.0
     assert speedscope.sniff(b'{"a": 1}', Path("x.json")) == 0.0
     assert speedscope.sniff(b"[1]", Path("x.speedscope.json")) == 0.0
+    assert speedscope.sniff(b"\xef\xbb\xbf" + head, Path("x.json")) == 1.0

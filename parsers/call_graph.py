@@ -63,8 +63,9 @@ def inclusive_costs(graph: CallGraph, self_cost: np.ndarray, metric: str) -> np.
     into it from *other* functions (a recursive self-call's cost is already inside the
     outer call); a function nobody calls (the entry point, a thread start) gets its self
     cost plus the calls it makes to other functions.  This is callgrind_annotate's
-    ``--inclusive=yes`` figure with self-calls left out.  Mutual recursion (a -> b -> a)
-    is still counted once per arc, as in callgrind's own numbers.
+    ``--inclusive=yes`` figure with self-calls left out, and never below the self cost.
+    Mutual recursion (a -> b -> a) is still counted once per arc, as in callgrind's own
+    numbers.
     """
     n = len(self_cost)
     c = np.asarray(graph.cost[metric], dtype=np.int64)
@@ -72,7 +73,10 @@ def inclusive_costs(graph: CallGraph, self_cost: np.ndarray, metric: str) -> np.
     into = _int_bincount(graph.callee[other], c[other], n)
     out = _int_bincount(graph.caller[other], c[other], n)
     called = np.bincount(graph.callee[other], minlength=n) > 0
-    return np.where(called, into, np.asarray(self_cost, dtype=np.int64) + out)
+    own = np.asarray(self_cost, dtype=np.int64)
+    # never below the self cost: producers' edges can miss a few units (valgrind on
+    # macOS, pprof's callgrind output writes 0-cost edges)
+    return np.maximum(np.where(called, into, own + out), own)
 
 
 def _int_bincount(keys: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:

@@ -103,7 +103,14 @@ def test_inclusive_equals_callgrind_annotate_where_not_recursive(name: str, tmp_
     _, rows = annotate(tool, path, events, inclusive=True)
     g = prof.extras["call_graph"]
     if (g.calls == 0).any():
-        pytest.skip("calls=0 edges (pprof output): callgrind_annotate books them as self cost")
+        # pprof writes calls=0, which callgrind_annotate books as self cost, so its
+        # inclusive figures are not comparable: check ours are bounded instead
+        for e in events:
+            b = callgrind._metric_base(e)
+            incl, own = prof.values[f"total_{b}"], prof.values[f"self_{b}"]
+            assert (incl >= own).all() and incl.max() <= prof.totals[f"self_{b}"]
+            assert incl.max() == prof.totals[f"self_{b}"]  # the entry function holds all
+        return
     recursive = set(g.caller[g.caller == g.callee].tolist())
     objects = set(prof.extras["object_paths"].tolist())
     rows_per_name: dict[str, list] = defaultdict(list)
@@ -118,7 +125,10 @@ def test_inclusive_equals_callgrind_annotate_where_not_recursive(name: str, tmp_
         if i in recursive or count[n] != 1 or len(rows_per_name.get(n, [])) != 1:
             continue
         for j, e in enumerate(events):
-            assert prof.values[f"total_{callgrind._metric_base(e)}"][i] == rows_per_name[n][0][j], n
+            b = callgrind._metric_base(e)
+            # ours never goes below self (callgrind_annotate's can, by a few units)
+            theirs = max(rows_per_name[n][0][j], int(prof.values[f"self_{b}"][i]))
+            assert prof.values[f"total_{b}"][i] == theirs, n
         checked += 1
     assert checked >= min(3, prof.n_nodes - len(recursive))
 

@@ -41,7 +41,7 @@ import json
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from .builder import TreeBuilder, self_and_total
 from .detect import read_bytes
@@ -83,7 +83,7 @@ class _Reader:
         self.doc = doc
         self.frames: list[dict] = frames
 
-    def fail(self, expected: str, where: str, found: Any = None) -> None:
+    def fail(self, expected: str, where: str, found: Any = None) -> NoReturn:
         raise ParseError(self.path, f"{expected} (at {where})",
                          found=None if found is None else repr(found)[:80])
 
@@ -112,8 +112,9 @@ class _Reader:
         for i, fr in enumerate(self.frames):
             if not isinstance(fr, dict) or not isinstance(fr.get("name"), str):
                 self.fail("a frame object with a 'name' string", f"$.shared.frames[{i}]", fr)
-            file = fr.get("file") if isinstance(fr.get("file"), str) else ""
-            line = fr.get("line") if isinstance(fr.get("line"), int) else 0
+            f, ln = fr.get("file"), fr.get("line")
+            file = f if isinstance(f, str) else ""
+            line = ln if isinstance(ln, int) and not isinstance(ln, bool) else 0
             src = f"{file}:{line}" if file and line else file
             out.append(b.frame(fr["name"], file, src, line, "frame"))
         return out
@@ -283,7 +284,7 @@ def read_each(path: Path, *, lenient: bool = False, **_options: Any) -> list[Pro
 
 def _build(r: _Reader, p: Path, chosen: list[int], progress) -> Profile:
     profiles = r.doc["profiles"]
-    units = [pr.get("unit") if isinstance(pr, dict) else None for pr in profiles]
+    units = [str(pr.get("unit")) if isinstance(pr, dict) else "" for pr in profiles]
     for i in chosen:
         if units[i] not in _KINDS:
             r.fail(f"a unit among {sorted(_KINDS)}", f"$.profiles[{i}].unit", units[i])

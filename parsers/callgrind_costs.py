@@ -83,6 +83,8 @@ def parse_uints(buf: np.ndarray, s: np.ndarray, e: np.ndarray
         value[idx] = value[idx] * 10 + d
         j += 1
         idx = idx[length[idx] > j]
+    # 19 digits can exceed int64 (the loop wraps them negative): let Python judge those
+    too_long = np.union1d(too_long, np.flatnonzero(value < 0))
     bad_idx = np.flatnonzero(bad)
     value[bad_idx] = 0
     value[too_long] = 0

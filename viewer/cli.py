@@ -5,6 +5,7 @@
     profdiff diff BASE NEW [MORE...] [...]           ranked comparison, --json, --fail-if
     profdiff export BASE [NEW...] -o OUT.json        speedscope export (viewer.export)
     profdiff watch DIR --no-gui                      one line per landed run (viewer.watch)
+    profdiff calls FILE FUNCTION                     callers / callees (callgrind edges)
 
 Exit codes: 0 success, 1 a ``--fail-if`` gate was crossed, 2 usage or input error.
 Errors are one readable line naming the file and line; never a traceback (set
@@ -39,6 +40,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("watch", "viewer.watch_cli", "follow a folder: every new profile is compared as it lands"),
     ("annotate", "viewer.annotate_cli",
      "one function's instructions in two perf.data runs, aligned: which got hot"),
+    ("calls", "viewer.calls_cli", "callers and callees of a function (callgrind call edges)"),
 )
 """Subcommands: (name, module, help).  See the module docstring."""
 

@@ -38,15 +38,23 @@ from typing import Any, TextIO
 import numpy as np
 
 from . import perf_kernel
-from .builder import TreeBuilder, percent_of, self_and_total
+from .builder import (
+    FrameInterner,
+    percent_of,
+    profile_from_arrays,
+    self_and_total,
+    tree_from_paths,
+)
 from .detect import is_gzip, open_text
 from .errors import ParseError
-from .model import FrameTable, Kind, Metric, Profile, Unit
+from .model import FrameTable, Kind, Metric, Profile, Unit, depth_from_parent, inclusive_from_self
 
 FORMAT = "perf-script"
 DESCRIPTION = "Linux perf script text"
 
 CHUNK_CHARS = 8 << 20
+CHAIN_CACHE_CHARS = 64 << 20  # callchain texts remembered whole (one hash per repeat)
+SHORT_STACK = 8  # stacks up to this depth are deduplicated by their frame ids
 
 # comm [pid/]tid [cpu] [time:] [period] event: [rest]   - comm is lazy so it may hold spaces;
 # the event must start with a letter so a timestamp is never taken for it.
@@ -111,9 +119,13 @@ class _Parser:
         self.frame_ids: dict[tuple[str, str, str], int] = {}
         self.frame_rows: list[tuple[str, str, str]] = []
         self.line_frame: dict[str, int] = {}  # raw frame text -> frame id
-        self.chain_sid: dict[str, int] = {}  # raw callchain text -> stack id
-        self.stack_sid: dict[tuple[int, ...], int] = {}
-        self.stacks: list[tuple[int, ...]] = []  # root-first frame ids
+        self.chain_sid: dict[str, int] = {}  # raw callchain text -> stack id (bounded)
+        self.chain_budget = CHAIN_CACHE_CHARS
+        self.short_sid: dict[tuple[int, ...], int] = {}  # short stacks, deduplicated
+        # stacks, root-first frame ids one after the other: stack s is
+        # stack_frames[stack_off[s]:stack_off[s + 1]]
+        self.stack_frames = array("i")
+        self.stack_off = array("q", [0])
         self.events: dict[str, int] = {}
         self.comms: dict[str, int] = {}
         self.pids: dict[tuple[str, str], int] = {}
@@ -172,18 +184,40 @@ class _Parser:
         return fid
 
     def _stack(self, leaf_first: list[int]) -> int:
-        key = tuple(reversed(leaf_first))
-        sid = self.stack_sid.get(key)
-        if sid is None:
-            sid = len(self.stacks)
-            self.stack_sid[key] = sid
-            self.stacks.append(key)
-        return sid
+        """Store a stack (given leaf first) and return its id.
+
+        Long stacks are not deduplicated here (a tuple per distinct stack cost half the
+        memory of a 10^6-sample recording); the tree build merges equal paths anyway.
+        """
+        if len(leaf_first) <= SHORT_STACK:
+            key = tuple(leaf_first)
+            sid = self.short_sid.get(key)
+            if sid is not None:
+                return sid
+            self.short_sid[key] = len(self.stack_off) - 1
+        leaf_first.reverse()
+        self.stack_frames.extend(leaf_first)
+        self.stack_off.append(len(self.stack_frames))
+        return len(self.stack_off) - 2
 
     def _chain(self, chain: str) -> int | None:
         """Stack id of a block's callchain text; None if a line is not a frame line."""
+        lines = chain.split("\n")
+        fids = list(map(self.line_frame.get, lines))
+        if None in fids:
+            fids = self._chain_lines(lines)
+            if fids is None:
+                return None
+        sid = self._stack(fids)
+        if self.chain_budget > 0:
+            self.chain_sid[chain] = sid
+            self.chain_budget -= len(chain)
+        return sid
+
+    def _chain_lines(self, lines: list[str]) -> list[int] | None:
+        """Frame ids of callchain lines, parsing the ones not seen before."""
         fids = []
-        for ln in chain.split("\n"):
+        for ln in lines:
             if not ln.strip():
                 return None
             if ln not in self.line_frame and _is_header(ln):
@@ -195,13 +229,12 @@ class _Parser:
                     continue
                 return None
             fids.append(fid)
-        sid = self._stack(fids)
-        self.chain_sid[chain] = sid
-        return sid
+        return fids
 
     # ----- samples -----------------------------------------------------------------
     def _sample(self, g: tuple, sid: int) -> None:
         comm, pid, tid, _cpu, time, period, event, _rest = g
+        per = _period(period) if period else -1
         ev = self.events.get(event)
         if ev is None:
             ev = self.events[event] = len(self.events)
@@ -211,7 +244,7 @@ class _Parser:
         self.s_stack.append(sid)
         self.s_event.append(ev)
         self.s_comm.append(c)
-        self.s_period.append(int(period) if period else -1)
+        self.s_period.append(per)
         if self.split_by == "pid":
             key = (comm, pid or tid)
             p = self.pids.get(key)
@@ -251,12 +284,15 @@ class _Parser:
                 else:
                     sid = self._stack([])
                 if sid is not None:
-                    sample(g, sid)
+                    try:
+                        sample(g, sid)
+                    except _BadValue as e:
+                        self._bad_value(e, line_base + _lines_before(blocks, bi))
                     continue
             if not blk.strip():
                 continue
             # slow path: exact line numbers
-            start = line_base + sum(b.count("\n") + 2 for b in blocks[:bi])
+            start = line_base + _lines_before(blocks, bi)
             self.feed_lines(blk.split("\n"), start)
 
     def _rest_stack(self, rest: str) -> int:
@@ -264,15 +300,30 @@ class _Parser:
         fid = self._frame(rest)
         return self._stack([] if fid is None else [fid])
 
+    def _bad_value(self, e: _BadValue, lineno: int) -> None:
+        """A header number out of range: a located error, or (lenient) a skipped sample."""
+        if not self.lenient:
+            raise ParseError(self.path, f"a {e.field} from 0 to 2^63-1 in the sample header",
+                             line=lineno, found=f"{e.field} {e.value}")
+        self.warnings.append(f"line {lineno}: skipped a sample whose {e.field} {e.value} "
+                             "is out of range")
+
+    def _sample_at(self, cur: tuple, fids: list[int], lineno: int) -> None:
+        try:
+            self._sample(cur, self._stack(fids))
+        except _BadValue as e:
+            self._bad_value(e, lineno)
+
     def feed_lines(self, lines: list[str], first_line: int) -> None:
         """Line-by-line state machine for everything the block path did not take."""
         cur: tuple | None = None
+        cur_line = first_line
         fids: list[int] = []
         for i, ln in enumerate(lines):
             lineno = first_line + i
             if not ln.strip():
                 if cur is not None:
-                    self._sample(cur, self._stack(fids))
+                    self._sample_at(cur, fids, cur_line)
                     cur = None
                 continue
             if ln[0] == "#":
@@ -281,8 +332,9 @@ class _Parser:
                     continue
             if ln not in self.line_frame and _is_header(ln):
                 if cur is not None:
-                    self._sample(cur, self._stack(fids))
+                    self._sample_at(cur, fids, cur_line)
                 cur = _HEADER_RE.match(ln).groups()  # type: ignore[union-attr]
+                cur_line = lineno
                 fids = []
                 if cur[7]:
                     fid = self._frame(cur[7])
@@ -304,7 +356,7 @@ class _Parser:
                 raise ParseError(self.path, what, line=lineno, found=ln.strip())
             self.warnings.append(f"line {lineno}: skipped unrecognised line {ln.strip()[:80]!r}")
         if cur is not None:
-            self._sample(cur, self._stack(fids))
+            self._sample_at(cur, fids, cur_line)
 
     def _comment(self, ln: str) -> None:
         body = ln[1:].strip()
@@ -325,6 +377,26 @@ class _Parser:
     @property
     def n_samples(self) -> int:
         return len(self.s_stack)
+
+
+class _BadValue(ValueError):
+    """A header number that does not fit the int64 columns (the caller adds the line)."""
+
+    def __init__(self, field: str, value: str) -> None:
+        super().__init__(f"{field} {value}")
+        self.field = field
+        self.value = value
+
+
+def _period(text: str) -> int:
+    """The sample period as an int64 (``str.isdigit`` also passes digits like '²')."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise _BadValue("period", text) from None
+    if v >= 1 << 63:
+        raise _BadValue("period", text)
+    return v
 
 
 def _split_header(hdr: str) -> tuple | None:
@@ -461,6 +533,7 @@ def read_stream(
     carry = ""
     line_base = 1
     done = 0
+    blank_seen = False  # samples are blank-line separated (they carry callchains)
     incomplete_reason = ""
     while True:
         try:
@@ -468,7 +541,6 @@ def read_stream(
         except (EOFError, OSError) as e:  # truncated gzip: keep what was read
             incomplete_reason = f"the compressed stream ends early ({e})"
             data = ""
-            carry = _drop_last_block(carry)
         if not data:
             break
         done += len(data)
@@ -477,23 +549,20 @@ def read_stream(
         if cut < 0:
             carry = buf
             continue
+        blank_seen = True
         body, carry = buf[:cut], buf[cut + 2 :]
         ps.feed_blocks(body, line_base)
         line_base += body.count("\n") + 2
         if progress is not None and size:
             progress(min(done / size, 1.0))
+    carry, reason = _unterminated_tail(carry, line_base, blank_seen, bool(incomplete_reason))
+    incomplete_reason = "; ".join(r for r in (incomplete_reason, reason) if r)
     if carry.strip():
-        if not carry.endswith("\n") and not incomplete_reason:
-            last = carry.rsplit("\n", 1)[-1]
-            if not (last.rstrip().endswith(")") and _FRAME_RE.match(last)):
-                n_lines = line_base + carry.count("\n")
-                incomplete_reason = (
-                    f"the file ends in the middle of a line (line {n_lines}); "
-                    "the last sample was dropped"
-                )
-                carry = _drop_last_block(carry)
-        if carry.strip():
-            ps.feed_lines(carry.split("\n"), line_base)
+        ps.feed_lines(carry.split("\n"), line_base)
+    if not incomplete_reason and format == FORMAT:
+        ps.meta["completeness"] = (
+            "cannot tell: the text ends with a whole sample, and a file cut exactly between "
+            "two samples looks the same")
     if ps.ignored_lines:
         ps.warnings.append(
             f"{ps.ignored_lines} indented lines that are not frames (srcline, branch info) "
@@ -555,6 +624,41 @@ class _GzipText:
         return "".join(out)
 
 
+def _lines_before(blocks: list[str], bi: int) -> int:
+    """Lines taken by ``blocks[:bi]`` and their blank separators (for error positions)."""
+    return sum(b.count("\n") + 2 for b in blocks[:bi])
+
+
+def _unterminated_tail(carry: str, line_base: int, blank_seen: bool,
+                       cut_stream: bool) -> tuple[str, str]:
+    """(text to parse, incomplete reason) for what follows the last blank line.
+
+    A perf script file with callchains is complete when every sample ends with its blank
+    line, so text after the last one is a cut sample and is dropped.  Without callchains
+    (one line per sample, no blank lines) only a missing final newline shows a cut.
+    """
+    if not carry.strip():
+        return "", ""
+    n_lines = line_base + carry.count("\n")
+    if blank_seen or cut_stream or _has_callchain(carry):
+        kept = _drop_last_block(carry)
+        if kept == carry:  # no sample header at all: let the line parser report it
+            return carry, ""
+        where = ("in the middle of a line" if not carry.endswith("\n")
+                 else "inside a sample (its blank line is missing)")
+        return kept, f"the file ends {where} (line {n_lines}); the last sample was dropped"
+    if carry.endswith("\n"):
+        return carry, ""
+    return carry[: carry.rfind("\n") + 1], (
+        f"the file ends in the middle of a line (line {n_lines}); the last sample was dropped")
+
+
+def _has_callchain(text: str) -> bool:
+    """True when a frame line (indented ``addr symbol (dso)``) follows a header line."""
+    lines = text.split("\n", 3)
+    return len(lines) > 1 and lines[1][:1].isspace() and _FRAME_RE.match(lines[1]) is not None
+
+
 def _drop_last_block(text: str) -> str:
     """Remove the (cut) last sample of ``text``: everything from its header line on."""
     lines = text.split("\n")[:-1]  # the last line is the cut one
@@ -604,35 +708,7 @@ def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str,
     n_samples = np.bincount(inv, minlength=len(ukey))
     sum_period = np.bincount(inv, weights=period, minlength=len(ukey)) if has_period else None
 
-    names = ["self_samples", "self_period"] if has_period else ["self_samples"]
-    tb = TreeBuilder(names)
-    fmap = [tb.frame(n, m, "", 0, k) for (n, m, k) in ps.frame_rows]
-    no_stack = -1
-    group_fids: dict[int, int] = {}
-    comm_names = list(ps.comms)
-    pid_names = list(ps.pids)
-    for j, k in enumerate(ukey.tolist()):
-        s, g = divmod(k, ngroup)
-        frames = [fmap[f] for f in ps.stacks[s]]
-        if not frames:
-            if no_stack < 0:
-                no_stack = tb.frame(NO_STACK, "", "", 0, "synthetic")
-            frames = [no_stack]
-        if ps.split_by is not None:
-            gf = group_fids.get(g)
-            if gf is None:
-                if ps.split_by == "comm":
-                    gf = tb.frame(comm_names[g], "", "", 0, "comm")
-                else:
-                    c, pid = pid_names[g]
-                    gf = tb.frame(f"{c} [{pid}]", "", "", 0, "pid")
-                group_fids[g] = gf
-            frames.insert(0, gf)
-        vals = {"self_samples": int(n_samples[j])}
-        if sum_period is not None:
-            vals["self_period"] = int(sum_period[j])
-        tb.add_stack(frames, **vals)
-
+    base = _tree(ps, ukey, ngroup, n_samples, sum_period)
     total_samples = int(mask.sum())
     total_period = int(period.sum()) if has_period else None
     s_samples, t_samples = self_and_total("samples", Unit.SAMPLES, "samples", sampled=True)
@@ -646,10 +722,10 @@ def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str,
         metrics += [s_per, t_per]
         inclusive["total_period"] = "self_period"
 
-    # build twice-cheap: inclusive columns first, then percent columns from them
-    base = tb.build(path=ps.path, format=format, metrics=[m for m in metrics
-                    if not m.name.endswith("_pct")], inclusive=inclusive)
     cols = dict(base.values)
+    depth = depth_from_parent(base.parent)
+    for inc, self_name in inclusive.items():
+        cols[inc] = inclusive_from_self(base.parent, cols[self_name], depth)
     cols["self_pct"] = percent_of(cols["self_samples"].astype(np.float64), total_samples)
     cols["total_pct"] = percent_of(cols["total_samples"].astype(np.float64), total_samples)
 
@@ -659,6 +735,7 @@ def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str,
         frames = FrameTable(frames.name, frames.module, frames.src, frames.line, frames.kind,
                             match)
 
+    comm_names = list(ps.comms)
     comm_counts = np.bincount(comm, minlength=len(ps.comms))
     top = np.argsort(-comm_counts, kind="stable")[:50]
     comms = {comm_names[i]: int(comm_counts[i]) for i in top if comm_counts[i]}
@@ -701,3 +778,53 @@ def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str,
         warnings=tuple(ps.warnings),
         default_metric="self_period" if has_period else "self_samples",
     )
+
+
+def _tree(ps: _Parser, ukey: np.ndarray, ngroup: int, n_samples: np.ndarray,
+          sum_period: np.ndarray | None) -> Profile:
+    """The call tree of the distinct (stack, group) keys, merged with whole-array steps.
+
+    Returns a bare Profile (frames, parent, frame and the self columns) that
+    :func:`_build` completes.  A group (``split_by``) is a top-level frame above the
+    stack; a sample without a callchain gets the ``[no callchain]`` frame.
+    """
+    fi = FrameInterner()
+    fmap = np.array([fi(n, m, "", 0, k) for (n, m, k) in ps.frame_rows] or [0], dtype=np.int64)
+    off = np.frombuffer(ps.stack_off, dtype=np.int64)
+    flat = fmap[np.frombuffer(ps.stack_frames, dtype=np.int32)] if len(ps.stack_frames) \
+        else np.zeros(0, dtype=np.int64)
+    sid, grp = np.divmod(ukey, ngroup)
+    starts, lengths = off[sid], off[sid + 1] - off[sid]
+    pieces = [flat]
+    empty = lengths == 0
+    if empty.any():
+        pieces.append(np.array([fi(NO_STACK, "", "", 0, "synthetic")], dtype=np.int64))
+        starts = np.where(empty, len(flat), starts)
+        lengths = np.where(empty, 1, lengths)
+    if ps.split_by is not None:
+        if ps.split_by == "comm":
+            labels = [(c, "comm") for c in ps.comms]
+        else:
+            labels = [(f"{c} [{pid}]", "pid") for c, pid in ps.pids]
+        _, first = np.unique(grp, return_index=True)
+        gf = np.zeros(max(len(labels), 1), dtype=np.int64)
+        for g in grp[np.sort(first)].tolist():  # interned in order of first use
+            gf[g] = fi(labels[g][0], "", "", 0, labels[g][1])
+        whole = np.concatenate(pieces)
+        # each path is copied behind its group frame: element o of row k is whole[start+o-1]
+        pos = np.cumsum(lengths + 1) - (lengths + 1)
+        src = np.repeat(starts - pos - 1, lengths + 1) + np.arange(int((lengths + 1).sum()))
+        prefixed = whole[np.clip(src, 0, max(len(whole) - 1, 0))]
+        prefixed[pos] = gf[grp]
+        pieces = [prefixed]
+        starts, lengths = pos, lengths + 1
+    parent, frame, leaf = tree_from_paths(np.concatenate(pieces), starts, lengths, len(fi))
+    cols = {"self_samples": np.bincount(leaf, weights=n_samples, minlength=len(parent))
+            .astype(np.int64)}
+    metrics = [Metric("self_samples", Unit.SAMPLES, Kind.SELF)]
+    if sum_period is not None:
+        cols["self_period"] = np.bincount(leaf, weights=sum_period, minlength=len(parent)) \
+            .astype(np.int64)
+        metrics.append(Metric("self_period", Unit.COUNT, Kind.SELF))
+    return profile_from_arrays(path=ps.path, format=FORMAT, frames=fi.table(), parent=parent,
+                               frame=frame, metrics=metrics, columns=cols)

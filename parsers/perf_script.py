@@ -646,6 +646,9 @@ def _unterminated_tail(carry: str, line_base: int, blank_seen: bool,
             return carry, ""
         where = ("in the middle of a line" if not carry.endswith("\n")
                  else "inside a sample (its blank line is missing)")
+        if not blank_seen and not kept.strip():  # the only sample: keep it, marked as cut
+            return carry, (f"the file ends {where} (line {n_lines}); its only sample may "
+                           "be cut short")
         return kept, f"the file ends {where} (line {n_lines}); the last sample was dropped"
     if carry.endswith("\n"):
         return carry, ""

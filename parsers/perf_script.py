@@ -32,6 +32,7 @@ import re
 import zlib
 from array import array
 from collections.abc import Callable
+from itertools import repeat
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -55,6 +56,7 @@ DESCRIPTION = "Linux perf script text"
 CHUNK_CHARS = 8 << 20
 CHAIN_CACHE_CHARS = 64 << 20  # callchain texts remembered whole (one hash per repeat)
 SHORT_STACK = 8  # stacks up to this depth are deduplicated by their frame ids
+_BLANK, _UNSEEN, _IGNORED = -1, -2, -3  # line codes besides frame ids (see _feed_chunk)
 
 # comm [pid/]tid [cpu] [time:] [period] event: [rest]   - comm is lazy so it may hold spaces;
 # the event must start with a letter so a timestamp is never taken for it.
@@ -118,7 +120,7 @@ class _Parser:
         # frames: (name, module, kind) -> id
         self.frame_ids: dict[tuple[str, str, str], int] = {}
         self.frame_rows: list[tuple[str, str, str]] = []
-        self.line_frame: dict[str, int] = {}  # raw frame text -> frame id
+        self.line_frame: dict[str, int] = {"": _BLANK}  # raw frame text -> frame id
         self.chain_sid: dict[str, int] = {}  # raw callchain text -> stack id (bounded)
         self.chain_budget = CHAIN_CACHE_CHARS
         self.short_sid: dict[tuple[int, ...], int] = {}  # short stacks, deduplicated
@@ -204,7 +206,7 @@ class _Parser:
         """Stack id of a block's callchain text; None if a line is not a frame line."""
         lines = chain.split("\n")
         fids = list(map(self.line_frame.get, lines))
-        if None in fids:
+        if None in fids or _BLANK in fids:
             fids = self._chain_lines(lines)
             if fids is None:
                 return None
@@ -257,7 +259,90 @@ class _Parser:
             self.t_last = time
 
     def feed_blocks(self, body: str, line_base: int) -> None:
-        """Parse complete sample blocks (``body`` ends at a blank-line boundary)."""
+        """Parse complete sample blocks (``body`` ends at a blank-line boundary).
+
+        Leading comment blocks go to :meth:`_feed_each`; the rest takes the whole-chunk
+        path (:meth:`_feed_chunk`) unless that finds a line it does not understand.
+        """
+        if body.startswith("#"):
+            end = 0
+            while body.startswith("#", end):
+                nxt = body.find("\n\n", end)
+                if nxt < 0:
+                    self._feed_each(body[end:], line_base + body.count("\n", 0, end))
+                    return
+                end = nxt + 2
+            self._feed_each(body[: end - 2], line_base)
+            line_base += body.count("\n", 0, end)
+            body = body[end:]
+        if body and not self._feed_chunk(body, line_base):
+            self._feed_each(body, line_base)
+
+    def _feed_chunk(self, body: str, line_base: int) -> bool:
+        """Parse a run of ordinary samples with one dict look-up per line and whole-array
+        steps; False (nothing consumed) when a line needs the careful path.
+
+        Why: deep recordings print ~100 callchain lines per sample and almost every
+        sample's stack is new, so any per-line Python work dominates.
+        """
+        lines = body.split("\n")
+        n = len(lines)
+        codes = np.fromiter(map(self.line_frame.get, lines, repeat(_UNSEEN, n)),
+                            dtype=np.int32, count=n)
+        blank = codes == _BLANK
+        is_hdr = np.zeros(n, dtype=bool)
+        is_hdr[0] = True
+        is_hdr[1:] = blank[:-1] & ~blank[1:]
+        unseen = np.flatnonzero((codes == _UNSEEN) & ~is_hdr)
+        if unseen.size and not self._learn(lines, unseen, codes):
+            return False
+        heads = np.flatnonzero(is_hdr)
+        groups = list(map(_split_header, [lines[i] for i in heads.tolist()]))
+        if None in groups or any(g[7] for g in groups):
+            return False
+        keep = codes >= 0
+        keep[heads] = False
+        fl = np.flatnonzero(keep)
+        sample_of = np.cumsum(is_hdr)[fl] - 1
+        counts = np.bincount(sample_of, minlength=len(heads))
+        off = np.zeros(len(heads) + 1, dtype=np.int64)
+        np.cumsum(counts, out=off[1:])
+        # root first: element p of sample k goes to 2*off[k] + count[k] - 1 - p
+        seg = off[:-1][sample_of]
+        dest = 2 * seg + counts[sample_of] - 1 - np.arange(len(fl))
+        out = np.empty(len(fl), dtype=np.int32)
+        out[dest] = codes[fl]
+        base_sid = len(self.stack_off) - 1
+        base_len = len(self.stack_frames)
+        self.stack_frames.frombytes(out.tobytes())
+        self.stack_off.frombytes((off[1:] + base_len).astype(np.int64).tobytes())
+        sample = self._sample
+        for k, g in enumerate(groups):
+            try:
+                sample(g, base_sid + k)
+            except _BadValue as e:
+                self._bad_value(e, line_base + int(heads[k]))
+        return True
+
+    def _learn(self, lines: list[str], idx: np.ndarray, codes: np.ndarray) -> bool:
+        """Parse callchain lines not seen before; False if one is not a frame line."""
+        for i in idx.tolist():
+            ln = lines[i]
+            fid = self.line_frame.get(ln)
+            if fid is None:
+                if not ln.strip() or _is_header(ln):
+                    return False  # samples without blank lines between them
+                fid = self._frame(ln)
+                if fid is None:
+                    if ln[:1] not in (" ", "\t"):
+                        return False
+                    self.ignored_lines += 1  # srcline / brstack extras under a frame
+                    fid = _IGNORED
+            codes[i] = fid
+        return True
+
+    def _feed_each(self, body: str, line_base: int) -> None:
+        """Block by block, for chunks with comments, odd lines or errors to locate."""
         fast = _split_header
         chain_get = self.chain_sid.get
         sample = self._sample

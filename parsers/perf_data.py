@@ -14,8 +14,10 @@ binary is gone come out as ``[unknown]`` and a warning names the missing binarie
 
 from __future__ import annotations
 
+import codecs
 import io
 import os
+import queue
 import re
 import shutil
 import subprocess
@@ -236,13 +238,13 @@ def _stream(
         prof: Profile | None = None
         parse_error: ParseError | None = None
         try:
-            text = io.TextIOWrapper(proc.stdout, encoding="utf-8", errors="replace")  # type: ignore[arg-type]
+            text = _PipeText(proc.stdout)  # type: ignore[arg-type]
             try:
                 prof = perf_script.read_stream(text, p, format=FORMAT, warnings=warnings,
                                                meta={"source": "perf.data"}, **opts)
             except ParseError as e:
                 parse_error = e
-            text.read()  # drain so perf can exit
+            text.drain()  # so perf can exit
             rc = proc.wait()
         finally:
             timer.cancel()
@@ -257,6 +259,61 @@ def _stream(
     if parse_error is not None and "no samples" not in (parse_error.found or ""):
         raise parse_error
     return prof, rc, err
+
+
+class _PipeText:
+    """Text from a pipe, read ahead by a thread so perf keeps writing while we parse.
+
+    Why: with a plain ``TextIOWrapper`` perf blocks on the full 64 KiB pipe whenever
+    Python parses, so the load took perf's time *plus* the parse time.  The thread only
+    does ``os.read`` (which releases the GIL) into a bounded queue; decoding stays in
+    the caller.
+    """
+
+    BLOCK = 1 << 20
+    AHEAD = 64  # blocks buffered at most (64 MiB)
+
+    def __init__(self, raw: io.BufferedReader) -> None:
+        self._fd = raw.fileno()
+        self._q: queue.Queue[bytes | BaseException] = queue.Queue(self.AHEAD)
+        self._dec = codecs.getincrementaldecoder("utf-8")("replace")
+        self._eof = False
+        self._thread = threading.Thread(target=self._pump, daemon=True)
+        self._thread.start()
+
+    def _pump(self) -> None:
+        try:
+            while True:
+                b = os.read(self._fd, self.BLOCK)
+                self._q.put(b)
+                if not b:
+                    return
+        except BaseException as e:  # noqa: BLE001 - handed to the reading thread
+            self._q.put(e)
+
+    def read(self, n: int) -> str:
+        out: list[str] = []
+        got = 0
+        while got < n and not self._eof:
+            b = self._q.get()
+            if isinstance(b, BaseException):
+                raise OSError(f"reading perf script output failed ({b})")
+            if not b:
+                self._eof = True
+                out.append(self._dec.decode(b"", final=True))
+                break
+            s = self._dec.decode(b)
+            out.append(s)
+            got += len(s)
+        return "".join(out)
+
+    def drain(self) -> None:
+        """Discard the rest so the writer can finish (after a parse error)."""
+        while not self._eof:
+            b = self._q.get()
+            if not b or isinstance(b, BaseException):
+                self._eof = True
+        self._thread.join()
 
 
 def env_plain() -> dict[str, str]:

@@ -41,6 +41,7 @@ import numpy as np
 from . import perf_kernel
 from .builder import (
     FrameInterner,
+    inclusive_by_levels,
     percent_of,
     profile_from_arrays,
     self_and_total,
@@ -48,7 +49,7 @@ from .builder import (
 )
 from .detect import is_gzip, open_text
 from .errors import ParseError
-from .model import FrameTable, Kind, Metric, Profile, Unit, depth_from_parent, inclusive_from_self
+from .model import FrameTable, Kind, Metric, Profile, Unit
 
 FORMAT = "perf-script"
 DESCRIPTION = "Linux perf script text"
@@ -56,6 +57,8 @@ DESCRIPTION = "Linux perf script text"
 CHUNK_CHARS = 8 << 20
 CHAIN_CACHE_CHARS = 64 << 20  # callchain texts remembered whole (one hash per repeat)
 SHORT_STACK = 8  # stacks up to this depth are deduplicated by their frame ids
+# the parts of a usual sample header that change from sample to sample: time and period
+_VARYING_RE = re.compile(r"(?m)\s(\d+\.\d+):(\s+)(\d+)(\s+[A-Za-z_]\S*:)[ \t]*$")
 _BLANK, _UNSEEN, _IGNORED = -1, -2, -3  # line codes besides frame ids (see _feed_chunk)
 
 # comm [pid/]tid [cpu] [time:] [period] event: [rest]   - comm is lazy so it may hold spaces;
@@ -128,6 +131,8 @@ class _Parser:
         # stack_frames[stack_off[s]:stack_off[s + 1]]
         self.stack_frames = array("i")
         self.stack_off = array("q", [0])
+        self.shape_ids: dict[str, int] = {}  # header without time and period -> shape
+        self.shapes: list[int] = []  # (event, comm, pid) ids, three per shape
         self.events: dict[str, int] = {}
         self.comms: dict[str, int] = {}
         self.pids: dict[tuple[str, str], int] = {}
@@ -297,9 +302,12 @@ class _Parser:
         if unseen.size and not self._learn(lines, unseen, codes):
             return False
         heads = np.flatnonzero(is_hdr)
-        groups = list(map(_split_header, [lines[i] for i in heads.tolist()]))
-        if None in groups or any(g[7] for g in groups):
-            return False
+        hdrs = [lines[i] for i in heads.tolist()]
+        shaped = self._headers(hdrs)
+        if shaped is None:
+            groups = list(map(_split_header, hdrs))
+            if None in groups or any(g[7] for g in groups):
+                return False
         keep = codes >= 0
         keep[heads] = False
         fl = np.flatnonzero(keep)
@@ -316,6 +324,9 @@ class _Parser:
         base_len = len(self.stack_frames)
         self.stack_frames.frombytes(out.tobytes())
         self.stack_off.frombytes((off[1:] + base_len).astype(np.int64).tobytes())
+        if shaped is not None:
+            self._add_samples(shaped, base_sid)
+            return True
         sample = self._sample
         for k, g in enumerate(groups):
             try:
@@ -323,6 +334,65 @@ class _Parser:
             except _BadValue as e:
                 self._bad_value(e, line_base + int(heads[k]))
         return True
+
+    def _headers(self, hdrs: list[str]) -> tuple | None:
+        """Sample headers of a chunk decoded without a Python step per sample.
+
+        Headers differ mostly in their time and period; with those cut out by one regex
+        pass, the rest (comm, pid/tid, event) takes a handful of distinct "shapes",
+        each split once.  Returns per-sample (event, comm, pid) ids, periods and the
+        first/last time, or None when a header is not of the usual
+        ``comm pid/tid time: period event:`` form (the caller then splits each one).
+        """
+        joined = "\n".join(hdrs)
+        found = _VARYING_RE.findall(joined)
+        if len(found) != len(hdrs):
+            return None
+        try:
+            period = np.array([f[2] for f in found]).astype(np.int64)
+        except (ValueError, OverflowError):
+            return None  # out-of-range values: the per-sample path locates them
+        if int(period.max(initial=0)) >= 1 << 62:  # let the careful path check the edge
+            return None
+        keys = _VARYING_RE.sub(r" \4", joined).split("\n")
+        shape_get = self.shape_ids.get
+        sids = np.fromiter(map(shape_get, keys, repeat(-1)), dtype=np.int64, count=len(keys))
+        for i in np.flatnonzero(sids < 0).tolist():
+            key = keys[i]
+            sh = shape_get(key)
+            if sh is None:
+                g = _split_header(hdrs[i])
+                if g is None or g[7] or (g[4], g[5]) != (found[i][0], found[i][2]):
+                    return None
+                sh = self._shape(key, g)
+            sids[i] = sh
+        shapes = np.asarray(self.shapes, dtype=np.int32).reshape(-1, 3)
+        return shapes[sids], period, found[0][0], found[-1][0]
+
+    def _shape(self, key: str, g: tuple) -> int:
+        """Intern a header shape (its event, comm and pid/tid) and return its id."""
+        comm, pid, tid, _cpu, _time, _period, event, _rest = g
+        ev = self.events.setdefault(event, len(self.events))
+        c = self.comms.setdefault(comm, len(self.comms))
+        p = self.pids.setdefault((comm, pid or tid), len(self.pids)) if self.split_by == "pid" \
+            else -1
+        sh = len(self.shapes) // 3
+        self.shapes.extend((ev, c, p))
+        self.shape_ids[key] = sh
+        return sh
+
+    def _add_samples(self, shaped: tuple, base_sid: int) -> None:
+        ids, period, t_first, t_last = shaped
+        n = len(period)
+        self.s_stack.frombytes(np.arange(base_sid, base_sid + n, dtype=np.int32).tobytes())
+        self.s_event.frombytes(np.ascontiguousarray(ids[:, 0]).tobytes())
+        self.s_comm.frombytes(np.ascontiguousarray(ids[:, 1]).tobytes())
+        self.s_period.frombytes(period.tobytes())
+        if self.split_by == "pid":
+            self.s_pid.frombytes(np.ascontiguousarray(ids[:, 2]).tobytes())
+        if self.t_first is None:
+            self.t_first = t_first
+        self.t_last = t_last
 
     def _learn(self, lines: list[str], idx: np.ndarray, codes: np.ndarray) -> bool:
         """Parse callchain lines not seen before; False if one is not a frame line."""
@@ -796,7 +866,7 @@ def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str,
     n_samples = np.bincount(inv, minlength=len(ukey))
     sum_period = np.bincount(inv, weights=period, minlength=len(ukey)) if has_period else None
 
-    base = _tree(ps, ukey, ngroup, n_samples, sum_period)
+    base, bounds = _tree(ps, ukey, ngroup, n_samples, sum_period)
     total_samples = int(mask.sum())
     total_period = int(period.sum()) if has_period else None
     s_samples, t_samples = self_and_total("samples", Unit.SAMPLES, "samples", sampled=True)
@@ -811,9 +881,8 @@ def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str,
         inclusive["total_period"] = "self_period"
 
     cols = dict(base.values)
-    depth = depth_from_parent(base.parent)
     for inc, self_name in inclusive.items():
-        cols[inc] = inclusive_from_self(base.parent, cols[self_name], depth)
+        cols[inc] = inclusive_by_levels(base.parent, cols[self_name], bounds)
     cols["self_pct"] = percent_of(cols["self_samples"].astype(np.float64), total_samples)
     cols["total_pct"] = percent_of(cols["total_samples"].astype(np.float64), total_samples)
 
@@ -869,11 +938,11 @@ def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str,
 
 
 def _tree(ps: _Parser, ukey: np.ndarray, ngroup: int, n_samples: np.ndarray,
-          sum_period: np.ndarray | None) -> Profile:
+          sum_period: np.ndarray | None) -> tuple[Profile, np.ndarray]:
     """The call tree of the distinct (stack, group) keys, merged with whole-array steps.
 
     Returns a bare Profile (frames, parent, frame and the self columns) that
-    :func:`_build` completes.  A group (``split_by``) is a top-level frame above the
+    :func:`_build` completes, and the level bounds of its nodes.  A group (``split_by``) is a top-level frame above the
     stack; a sample without a callchain gets the ``[no callchain]`` frame.
     """
     fi = FrameInterner()
@@ -906,7 +975,8 @@ def _tree(ps: _Parser, ukey: np.ndarray, ngroup: int, n_samples: np.ndarray,
         prefixed[pos] = gf[grp]
         pieces = [prefixed]
         starts, lengths = pos, lengths + 1
-    parent, frame, leaf = tree_from_paths(np.concatenate(pieces), starts, lengths, len(fi))
+    parent, frame, leaf, bounds = tree_from_paths(np.concatenate(pieces), starts, lengths,
+                                                  len(fi))
     cols = {"self_samples": np.bincount(leaf, weights=n_samples, minlength=len(parent))
             .astype(np.int64)}
     metrics = [Metric("self_samples", Unit.SAMPLES, Kind.SELF)]
@@ -914,5 +984,6 @@ def _tree(ps: _Parser, ukey: np.ndarray, ngroup: int, n_samples: np.ndarray,
         cols["self_period"] = np.bincount(leaf, weights=sum_period, minlength=len(parent)) \
             .astype(np.int64)
         metrics.append(Metric("self_period", Unit.COUNT, Kind.SELF))
-    return profile_from_arrays(path=ps.path, format=FORMAT, frames=fi.table(), parent=parent,
+    prof = profile_from_arrays(path=ps.path, format=FORMAT, frames=fi.table(), parent=parent,
                                frame=frame, metrics=metrics, columns=cols)
+    return prof, bounds

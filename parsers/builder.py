@@ -65,9 +65,10 @@ class TreeBuilder:
         self._frame: list[int] = []
         self._cols: dict[str, list[float]] = {m: [] for m in self._names}
         self._trie: dict[tuple[int, int], int] = {}
+        self._bulk: tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]] | None = None
 
     def __len__(self) -> int:
-        return len(self._parent)
+        return len(self._parent) if self._bulk is None else len(self._bulk[0])
 
     def add_child(self, parent: int, frame: int, **values: float) -> int:
         """Append a node under ``parent`` (-1 for a root) and return its id."""
@@ -99,6 +100,28 @@ class TreeBuilder:
         self.add_values(node, **values)
         return node
 
+    def add_stacks(self, flat: Sequence[int], lengths: Sequence[int],
+                   columns: Mapping[str, np.ndarray]) -> None:
+        """Merge many root-first stacks at once (``flat`` holds them one after the other,
+        ``lengths`` their sizes; ``columns`` one value per stack, added to its leaf).
+
+        Why: :meth:`add_stack` costs Python calls per frame; this is
+        :func:`tree_from_paths`.  Only on an empty builder.
+        """
+        if len(self._parent) or self._bulk is not None:
+            raise ValueError("add_stacks needs an empty builder")
+        lengths = np.asarray(lengths, dtype=np.int64)
+        starts = np.cumsum(lengths) - lengths
+        parent, frame, leaf, bounds = tree_from_paths(np.asarray(flat, dtype=np.int64), starts,
+                                                      lengths, len(self.frame))
+        cols = {}
+        for m in self._names:
+            v = np.asarray(columns.get(m, np.zeros(len(lengths))))
+            summed = np.zeros(len(parent), dtype=v.dtype if v.dtype.kind in "iuf" else np.int64)
+            np.add.at(summed, leaf, v)
+            cols[m] = summed
+        self._bulk = (parent, frame, cols)
+
     def add_values(self, node: int, **values: float) -> None:
         for m, v in values.items():
             self._cols[m][node] += v
@@ -117,13 +140,18 @@ class TreeBuilder:
         ``inclusive`` maps an inclusive metric name to the self column it is derived from;
         those columns are computed here (subtree sums).
         """
-        cols = {m: np.asarray(v) for m, v in self._cols.items()}
+        if self._bulk is not None:
+            parent, frame, cols = self._bulk
+        else:
+            cols = {m: np.asarray(v) for m, v in self._cols.items()}
+            parent = np.asarray(self._parent, dtype=np.int32)
+            frame = np.asarray(self._frame, dtype=np.int32)
         return profile_from_arrays(
             path=path,
             format=format,
             frames=self.frame.table(),
-            parent=np.asarray(self._parent, dtype=np.int32),
-            frame=np.asarray(self._frame, dtype=np.int32),
+            parent=parent,
+            frame=frame,
             metrics=metrics,
             columns=cols,
             inclusive=inclusive,

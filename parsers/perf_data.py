@@ -20,6 +20,7 @@ import os
 import queue
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -185,6 +186,9 @@ def read(
         if "has no samples" in err or (rc == 0 and not first):
             raise ParseError(p, "a recording with at least one sample",
                              found="no samples (perf script printed none)")
+        if rc < 0:
+            raise ExternalToolError(f"{p}: {_killed(rc)} while reading this file"
+                                    + (f" ({first})" if first else ""))
         if "incompatible file format" in err:
             first = _verbose_reason(perf, p, env_plain()) or first
         raise ParseError(p, "a perf.data this perf can read", offset=0,
@@ -197,7 +201,10 @@ def read(
     if rc != 0:
         incomplete = True
         msg = next((ln for ln in err.splitlines() if ln.strip()), f"exit status {rc}")
-        reason = f"perf script stopped with an error ({msg}); the samples before it were loaded"
+        if rc < 0:
+            reason = f"{_killed(rc)}; the samples it printed before were loaded"
+        else:
+            reason = f"perf script stopped with an error ({msg}); the samples before it were loaded"
     unknown = _unknown_share(prof)
     meta["unresolved_pct"] = round(unknown, 2)
     if missing:
@@ -314,6 +321,15 @@ class _PipeText:
             if not b or isinstance(b, BaseException):
                 self._eof = True
         self._thread.join()
+
+
+def _killed(rc: int) -> str:
+    """'perf script was killed by signal 7 (SIGBUS)' for a negative return code."""
+    try:
+        name = f" ({signal.Signals(-rc).name})"
+    except ValueError:
+        name = ""
+    return f"perf script was killed by signal {-rc}{name}"
 
 
 def env_plain() -> dict[str, str]:

@@ -59,6 +59,7 @@ CHAIN_CACHE_CHARS = 64 << 20  # callchain texts remembered whole (one hash per r
 SHORT_STACK = 8  # stacks up to this depth are deduplicated by their frame ids
 # the parts of a usual sample header that change from sample to sample: time and period
 _VARYING_RE = re.compile(r"(?m)\s(\d+\.\d+):(\s+)(\d+)(\s+[A-Za-z_]\S*:)[ \t]*$")
+_TIME_PERIOD_RE = re.compile(r"(?m)\s\d+\.\d+:\s+\d+(?=\s+[A-Za-z_]\S*:[ \t]*$)")
 _BLANK, _UNSEEN, _IGNORED = -1, -2, -3  # line codes besides frame ids (see _feed_chunk)
 
 # comm [pid/]tid [cpu] [time:] [period] event: [rest]   - comm is lazy so it may hold spaces;
@@ -263,29 +264,37 @@ class _Parser:
                 self.t_first = time
             self.t_last = time
 
-    def feed_blocks(self, body: str, line_base: int) -> None:
-        """Parse complete sample blocks (``body`` ends at a blank-line boundary).
+    def feed_blocks(self, body: str, line_base: int) -> int:
+        """Parse complete sample blocks (``body`` ends at a blank-line boundary); returns
+        the number of lines in ``body``.
 
         Leading comment blocks go to :meth:`_feed_each`; the rest takes the whole-chunk
         path (:meth:`_feed_chunk`) unless that finds a line it does not understand.
         """
+        lines_before = 0
         if body.startswith("#"):
             end = 0
             while body.startswith("#", end):
                 nxt = body.find("\n\n", end)
                 if nxt < 0:
                     self._feed_each(body[end:], line_base + body.count("\n", 0, end))
-                    return
+                    return body.count("\n") + 1
                 end = nxt + 2
             self._feed_each(body[: end - 2], line_base)
-            line_base += body.count("\n", 0, end)
+            lines_before = body.count("\n", 0, end)
             body = body[end:]
-        if body and not self._feed_chunk(body, line_base):
-            self._feed_each(body, line_base)
+        if not body:
+            return lines_before
+        n = self._feed_chunk(body, line_base + lines_before)
+        if n < 0:
+            self._feed_each(body, line_base + lines_before)
+            n = body.count("\n") + 1
+        return lines_before + n
 
-    def _feed_chunk(self, body: str, line_base: int) -> bool:
+    def _feed_chunk(self, body: str, line_base: int) -> int:
         """Parse a run of ordinary samples with one dict look-up per line and whole-array
-        steps; False (nothing consumed) when a line needs the careful path.
+        steps; returns the number of lines, or -1 (nothing consumed) when a line needs
+        the careful path.
 
         Why: deep recordings print ~100 callchain lines per sample and almost every
         sample's stack is new, so any per-line Python work dominates.
@@ -300,14 +309,14 @@ class _Parser:
         is_hdr[1:] = blank[:-1] & ~blank[1:]
         unseen = np.flatnonzero((codes == _UNSEEN) & ~is_hdr)
         if unseen.size and not self._learn(lines, unseen, codes):
-            return False
+            return -1
         heads = np.flatnonzero(is_hdr)
         hdrs = [lines[i] for i in heads.tolist()]
         shaped = self._headers(hdrs)
         if shaped is None:
             groups = list(map(_split_header, hdrs))
             if None in groups or any(g[7] for g in groups):
-                return False
+                return -1
         keep = codes >= 0
         keep[heads] = False
         fl = np.flatnonzero(keep)
@@ -326,14 +335,14 @@ class _Parser:
         self.stack_off.frombytes((off[1:] + base_len).astype(np.int64).tobytes())
         if shaped is not None:
             self._add_samples(shaped, base_sid)
-            return True
+            return n
         sample = self._sample
         for k, g in enumerate(groups):
             try:
                 sample(g, base_sid + k)
             except _BadValue as e:
                 self._bad_value(e, line_base + int(heads[k]))
-        return True
+        return n
 
     def _headers(self, hdrs: list[str]) -> tuple | None:
         """Sample headers of a chunk decoded without a Python step per sample.
@@ -354,7 +363,7 @@ class _Parser:
             return None  # out-of-range values: the per-sample path locates them
         if int(period.max(initial=0)) >= 1 << 62:  # let the careful path check the edge
             return None
-        keys = _VARYING_RE.sub(r" \4", joined).split("\n")
+        keys = _TIME_PERIOD_RE.sub("", joined).split("\n")
         shape_get = self.shape_ids.get
         sids = np.fromiter(map(shape_get, keys, repeat(-1)), dtype=np.int64, count=len(keys))
         for i in np.flatnonzero(sids < 0).tolist():
@@ -706,8 +715,7 @@ def read_stream(
             continue
         blank_seen = True
         body, carry = buf[:cut], buf[cut + 2 :]
-        ps.feed_blocks(body, line_base)
-        line_base += body.count("\n") + 2
+        line_base += ps.feed_blocks(body, line_base) + 1
         if progress is not None and size:
             progress(min(done / size, 1.0))
     carry, reason = _unterminated_tail(carry, line_base, blank_seen, bool(incomplete_reason))

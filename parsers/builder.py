@@ -15,6 +15,7 @@ columns with one vectorised reverse sweep.  Readers that already hold whole colu
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -229,9 +230,10 @@ def _factorize(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(codes, uniques) with uniques in first-appearance order, like ``pandas.factorize``.
 
     pandas hashes in O(n), which matters for the 10^6-row levels of a big perf recording;
-    small inputs use numpy so a small file does not pay for importing pandas.
+    small inputs use numpy (a sort) so a small file does not pay for importing pandas,
+    unless something imported it already.
     """
-    if len(keys) > 200_000:
+    if len(keys) > 200_000 or (len(keys) > 20_000 and "pandas" in sys.modules):
         import pandas as pd
 
         codes, uniques = pd.factorize(keys, sort=False)
@@ -261,7 +263,7 @@ def tree_from_paths(
     """
     starts = np.asarray(starts, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
-    flat = np.asarray(flat, dtype=np.int64)
+    flat = np.asarray(flat)
     if len(lengths) and int(lengths.min()) < 1:
         raise ValueError("every path needs at least one frame")
     node = np.full(len(starts), -1, dtype=np.int64)
@@ -272,7 +274,7 @@ def tree_from_paths(
     n = 0
     width = int(n_frames) + 1
     while active.size:
-        f = flat[starts[active] + level]
+        f = flat[starts[active] + level].astype(np.int64)
         codes, uniq = _factorize((node[active] + 1) * width + f)
         parents.append(uniq // width - 1)
         frames.append(uniq % width)

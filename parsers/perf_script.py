@@ -954,16 +954,16 @@ def _tree(ps: _Parser, ukey: np.ndarray, ngroup: int, n_samples: np.ndarray,
     stack; a sample without a callchain gets the ``[no callchain]`` frame.
     """
     fi = FrameInterner()
-    fmap = np.array([fi(n, m, "", 0, k) for (n, m, k) in ps.frame_rows] or [0], dtype=np.int64)
+    fmap = np.array([fi(n, m, "", 0, k) for (n, m, k) in ps.frame_rows] or [0], dtype=np.int32)
     off = np.frombuffer(ps.stack_off, dtype=np.int64)
     flat = fmap[np.frombuffer(ps.stack_frames, dtype=np.int32)] if len(ps.stack_frames) \
-        else np.zeros(0, dtype=np.int64)
+        else np.zeros(0, dtype=np.int32)
     sid, grp = np.divmod(ukey, ngroup)
     starts, lengths = off[sid], off[sid + 1] - off[sid]
     pieces = [flat]
     empty = lengths == 0
     if empty.any():
-        pieces.append(np.array([fi(NO_STACK, "", "", 0, "synthetic")], dtype=np.int64))
+        pieces.append(np.array([fi(NO_STACK, "", "", 0, "synthetic")], dtype=np.int32))
         starts = np.where(empty, len(flat), starts)
         lengths = np.where(empty, 1, lengths)
     if ps.split_by is not None:
@@ -972,7 +972,7 @@ def _tree(ps: _Parser, ukey: np.ndarray, ngroup: int, n_samples: np.ndarray,
         else:
             labels = [(f"{c} [{pid}]", "pid") for c, pid in ps.pids]
         _, first = np.unique(grp, return_index=True)
-        gf = np.zeros(max(len(labels), 1), dtype=np.int64)
+        gf = np.zeros(max(len(labels), 1), dtype=np.int32)
         for g in grp[np.sort(first)].tolist():  # interned in order of first use
             gf[g] = fi(labels[g][0], "", "", 0, labels[g][1])
         whole = np.concatenate(pieces)

@@ -956,8 +956,10 @@ def _tree(ps: _Parser, ukey: np.ndarray, ngroup: int, n_samples: np.ndarray,
     fi = FrameInterner()
     fmap = np.array([fi(n, m, "", 0, k) for (n, m, k) in ps.frame_rows] or [0], dtype=np.int32)
     off = np.frombuffer(ps.stack_off, dtype=np.int64)
-    flat = fmap[np.frombuffer(ps.stack_frames, dtype=np.int32)] if len(ps.stack_frames) \
+    flat = np.frombuffer(ps.stack_frames, dtype=np.int32) if len(ps.stack_frames) \
         else np.zeros(0, dtype=np.int32)
+    if not np.array_equal(fmap[: len(ps.frame_rows)], np.arange(len(ps.frame_rows))):
+        flat = fmap[flat]  # (parser rows are distinct, so this is the identity: no copy)
     sid, grp = np.divmod(ukey, ngroup)
     starts, lengths = off[sid], off[sid + 1] - off[sid]
     pieces = [flat]
@@ -983,7 +985,8 @@ def _tree(ps: _Parser, ukey: np.ndarray, ngroup: int, n_samples: np.ndarray,
         prefixed[pos] = gf[grp]
         pieces = [prefixed]
         starts, lengths = pos, lengths + 1
-    parent, frame, leaf, bounds = tree_from_paths(np.concatenate(pieces), starts, lengths,
+    whole = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+    parent, frame, leaf, bounds = tree_from_paths(whole, starts, lengths,
                                                   len(fi))
     cols = {"self_samples": np.bincount(leaf, weights=n_samples, minlength=len(parent))
             .astype(np.int64)}

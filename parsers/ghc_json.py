@@ -29,6 +29,7 @@ import json
 import operator
 import re
 from collections.abc import Callable
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -139,8 +140,10 @@ def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None]
     warnings: list[str] = []
     incomplete_reason = cut_reason
     doc: dict[str, Any] | None
+    vec = _vector_tree(text)
+    tree = vec[1] if vec is not None else None
     try:
-        doc = _loads_without_gc(text)
+        doc = vec[0] if vec is not None else _loads_without_gc(text)
     except (json.JSONDecodeError, RecursionError) as e:
         doc = None
         where = f" at line {e.lineno}" if isinstance(e, json.JSONDecodeError) else ""
@@ -168,7 +171,9 @@ def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None]
             except (KeyError, TypeError, ValueError) as e:
                 raise ParseError(path, "cost_centres entries with id, label, module, src_loc",
                                  found=str(cc)[:100]) from e
-        ids, parent, entries, ticks, alloc, depth = _walk_fixed(path, doc["profile"])
+        ids, parent, entries, ticks, alloc, depth = (
+            tree if tree is not None else _walk_fixed(path, doc["profile"]))
+        del doc  # the node dicts go now, by reference counting, before the GC runs again
     else:
         header = _tolerant_header(text)
         pstart = text.rfind('"profile"')
@@ -199,6 +204,89 @@ def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None]
     if progress:
         progress(1.0)
     return prof
+
+
+_NODE_TOKEN = re.compile(r'\{"id": ([0-9]+), "entries": ([0-9]+), "alloc": ([0-9]+), '
+                         r'"ticks": ([0-9]+), "children": \[')
+_TOKEN_TEXT = '{"id": , "entries": , "alloc": , "ticks": , "children": ['  # without digits
+_TOKEN_FIXED, _TOKEN_SPACES, _TOKEN_COMMAS = (len(_TOKEN_TEXT), _TOKEN_TEXT.count(" "),
+                                              _TOKEN_TEXT.count(","))
+
+
+def _vector_tree(text: str) -> tuple[dict[str, Any], tuple] | None:
+    """The tree section read as GHC writes it, without a dict per node.
+
+    GHC prints nodes in pre-order as ``{"id": N, "entries": N, "alloc": N, "ticks": N,
+    "children": [ ... ]}``.  One regex pass takes the numbers; a node's depth is ``2k -
+    p`` where ``p`` is the position of its ``[`` among the section's brackets.  The
+    section is accepted only if nothing but those tokens, ``]}`` pairs and separators
+    remain; the header and cost-centre table are parsed by ``json.loads``.  Returns
+    (document without the tree, tree columns) or None (then the whole text goes through
+    ``json.loads``: other spacing, a cut or invalid file, huge numbers).
+    """
+    pstart = text.rfind('"profile"')
+    colon = text.find(":", pstart)
+    if pstart < 0 or colon < 0:
+        return None
+    head = text[:pstart].rstrip()
+    section = text[colon + 1 :]
+    try:
+        doc = _loads_without_gc(head + ' "profile": null}')
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    if not isinstance(doc, dict) or "cost_centres" not in doc:
+        return None
+    enabled = gc.isenabled()
+    gc.disable()  # findall makes a tuple per node; nothing here is cyclic garbage
+    try:
+        return _vector_columns(doc, section)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _vector_columns(doc: dict[str, Any], section: str) -> tuple[dict[str, Any], tuple] | None:
+    """The tree columns of :func:`_vector_tree` (None when the section is not as expected).
+
+    Acceptance, all by counting: every character of the section is either inside a node
+    token or one of ``] } , space newline``; in the order of the structural characters
+    each ``{`` is followed by ``[`` (its token) and each ``]`` by ``}``; the brackets
+    balance.  That is exactly the grammar GHC writes, so nothing ``json.loads`` would
+    reject (or read differently) passes.
+    """
+    try:
+        raw = np.frombuffer(section.encode("ascii"), dtype=np.uint8)
+    except UnicodeEncodeError:
+        return None
+    nodes = _NODE_TOKEN.findall(section)
+    n = len(nodes)
+    if not n:
+        return None
+    digits = list(chain.from_iterable(nodes))
+    if max(map(len, digits)) > 18:  # may not fit int64: the careful path says so
+        return None
+    count = np.bincount(raw, minlength=256)
+    seps = count[[32, 10, 13, 9, 44]].sum() - n * (_TOKEN_SPACES + _TOKEN_COMMAS)
+    if len(raw) != n * _TOKEN_FIXED + sum(map(len, digits)) + count[93] + count[125] + seps:
+        return None
+    struct = raw[(raw == 123) | (raw == 125) | (raw == 91) | (raw == 93)]
+    if len(struct) != 4 * n + 1 or struct[-1] != 125:
+        return None
+    opens_at = np.flatnonzero(struct == 123)
+    closes_at = np.flatnonzero(struct == 93)
+    if len(opens_at) != n or len(closes_at) != n or (struct[opens_at + 1] != 91).any() \
+            or (struct[closes_at + 1] != 125).any():
+        return None
+    brackets = struct[(struct == 91) | (struct == 93)]
+    balance = np.cumsum(np.where(brackets == 91, 1, -1))
+    if balance.min() < 0 or balance[-1] != 0:
+        return None
+    depth = 2 * np.arange(n, dtype=np.int64) - np.flatnonzero(brackets == 91)
+    vals = np.fromstring(" ".join(digits), dtype=np.int64, sep=" ")
+    if len(vals) != 4 * n:
+        return None
+    vals = vals.reshape(n, 4)
+    return doc, (vals[:, 0], [], vals[:, 1], vals[:, 3], vals[:, 2], depth.astype(np.int32))
 
 
 def _loads_without_gc(text: str) -> Any:

@@ -10,20 +10,33 @@ from __future__ import annotations
 import os
 import statistics
 import subprocess
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 
 def run_once(argv: Sequence[str], env: Mapping[str, str] | None = None) -> tuple[float, float]:
-    """(wall seconds, peak RSS in MB) of one run of ``argv`` (output discarded)."""
-    t = time.perf_counter()
-    proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            stdin=subprocess.DEVNULL, env=dict(env) if env else None)
-    _pid, status, ru = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{argv[0]} ... exited {proc.returncode}: {' '.join(argv)}")
-    return time.perf_counter() - t, ru.ru_maxrss / 1024
+    """(wall seconds, peak RSS in MB) of one run of ``argv`` (output discarded).
+
+    The RSS comes from GNU time when installed: ``ru_maxrss`` of a child forked from a big
+    benchmark process would include the parent's pages (it survives exec)."""
+    gnu_time = Path("/usr/bin/time").exists()
+    with tempfile.NamedTemporaryFile("r") as rss_file:
+        cmd = list(argv)
+        if gnu_time:
+            cmd = ["/usr/bin/time", "-f", "%M", "-o", rss_file.name, *cmd]
+        t = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                stdin=subprocess.DEVNULL, env=dict(env) if env else None)
+        _pid, status, ru = os.wait4(proc.pid, 0)
+        dt = time.perf_counter() - t
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            raise RuntimeError(f"{argv[0]} ... exited {code}: {' '.join(argv)}")
+        lines = rss_file.read().split()
+        kib = int(lines[-1]) if gnu_time and lines else ru.ru_maxrss
+    return dt, kib / 1024
 
 
 def alternate(cmds: Mapping[str, Sequence[str] | Sequence[Sequence[str]]], rounds: int

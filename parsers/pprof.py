@@ -412,6 +412,9 @@ def read(
     n_samples = len(prof.sample)
     step = max(1, n_samples // 20)
     flat_vals: list[int] = []  # values of the kept samples, n_types each
+    groups: list[int] = []  # stack group of each kept sample
+    # only "Alloc: T" leaf frames carry a type: without such functions no leaf is looked up
+    may_alloc = any(f[0].startswith("Alloc: ") for f in functions.values())
     seen_keys: set[int] = set()
     for i, smp in enumerate(prof.sample):
         if progress and i % step == 0:
@@ -434,7 +437,7 @@ def read(
                 seen_keys.add(lab.key)
                 label_keys.setdefault(s(lab.key, "label.key"), s(lab.num_unit, "label.num_unit"))
         locs = tuple(smp.location_id)
-        leaf = frames_of(locs[0]) if locs else None
+        leaf = frames_of(locs[0]) if locs and may_alloc else None
         leaf_type = alloc_types.get(leaf[-1]) if leaf else None
         key: tuple = locs
         if type_frames and typ_label is not None and leaf_type is None:
@@ -446,13 +449,14 @@ def read(
             g = len(stacks)
             stack_index[key] = g
             stacks.append(key)
-        group[i] = g
+        groups.append(g)
         if typ_label is not None:
             acc = by_type.setdefault(typ_label, [0, 0])
             acc[0] += int(v[count_idx]) if count_idx is not None else 1
             acc[1] += int(v[bytes_idx]) if bytes_idx is not None else bytes_label
 
     vals[keep] = np.array(flat_vals, dtype=np.int64).reshape(-1, n_types)
+    group[keep] = groups
     sums = np.zeros((len(stacks), n_types), dtype=np.int64)
     np.add.at(sums, group[keep], vals[keep])
     flat: list[int] = []

@@ -211,6 +211,8 @@ _NODE_TOKEN = re.compile(r'\{"id": ([0-9]+), "entries": ([0-9]+), "alloc": ([0-9
 _TOKEN_TEXT = '{"id": , "entries": , "alloc": , "ticks": , "children": ['  # without digits
 _TOKEN_FIXED, _TOKEN_SPACES, _TOKEN_COMMAS = (len(_TOKEN_TEXT), _TOKEN_TEXT.count(" "),
                                               _TOKEN_TEXT.count(","))
+_NOT_STRUCTURAL = bytes(c for c in range(256) if c not in b"{}[]")
+_SLICE = 4 << 20  # characters of the tree section per findall
 
 
 def _vector_tree(text: str) -> tuple[dict[str, Any], tuple] | None:
@@ -229,47 +231,59 @@ def _vector_tree(text: str) -> tuple[dict[str, Any], tuple] | None:
     if pstart < 0 or colon < 0:
         return None
     head = text[:pstart].rstrip()
-    section = text[colon + 1 :]
     try:
         doc = _loads_without_gc(head + ' "profile": null}')
     except (json.JSONDecodeError, RecursionError):
         return None
     if not isinstance(doc, dict) or "cost_centres" not in doc:
         return None
+    section = text[colon + 1 :].encode("utf-8")
+    if not section.isascii():
+        return None
     enabled = gc.isenabled()
     gc.disable()  # findall makes a tuple per node; nothing here is cyclic garbage
     try:
-        return _vector_columns(doc, section)
+        return _vector_columns(doc, text, colon + 1, section)
     finally:
         if enabled:
             gc.enable()
 
 
-def _vector_columns(doc: dict[str, Any], section: str) -> tuple[dict[str, Any], tuple] | None:
+def _vector_columns(doc: dict[str, Any], text: str, start: int, section: bytes
+                    ) -> tuple[dict[str, Any], tuple] | None:
     """The tree columns of :func:`_vector_tree` (None when the section is not as expected).
 
     Acceptance, all by counting: every character of the section is either inside a node
     token or one of ``] } , space newline``; in the order of the structural characters
     each ``{`` is followed by ``[`` (its token) and each ``]`` by ``}``; the brackets
     balance.  That is exactly the grammar GHC writes, so nothing ``json.loads`` would
-    reject (or read differently) passes.
+    reject (or read differently) passes.  The numbers are read in slices of the text so
+    the temporary strings stay small (memory <= a few times the file).
     """
-    try:
-        raw = np.frombuffer(section.encode("ascii"), dtype=np.uint8)
-    except UnicodeEncodeError:
-        return None
-    nodes = _NODE_TOKEN.findall(section)
-    n = len(nodes)
+    vals_parts: list[np.ndarray] = []
+    n = n_digits = 0
+    pos, end = start, len(text)
+    while pos < end:
+        cut = text.find("{", min(pos + _SLICE, end))
+        cut = end if cut < 0 else cut
+        nodes = _NODE_TOKEN.findall(text, pos, cut)
+        pos = cut
+        if not nodes:
+            continue
+        digits = list(chain.from_iterable(nodes))
+        if max(map(len, digits)) > 18:  # may not fit int64: the careful path says so
+            return None
+        n += len(nodes)
+        n_digits += sum(map(len, digits))
+        vals_parts.append(np.fromstring(" ".join(digits), dtype=np.int64, sep=" "))
     if not n:
         return None
-    digits = list(chain.from_iterable(nodes))
-    if max(map(len, digits)) > 18:  # may not fit int64: the careful path says so
+    seps = sum(section.count(c) for c in (b" ", b"\n", b"\r", b"\t", b","))
+    seps -= n * (_TOKEN_SPACES + _TOKEN_COMMAS)
+    if len(section) != n * _TOKEN_FIXED + n_digits + section.count(b"]") + \
+            section.count(b"}") + seps:
         return None
-    count = np.bincount(raw, minlength=256)
-    seps = count[[32, 10, 13, 9, 44]].sum() - n * (_TOKEN_SPACES + _TOKEN_COMMAS)
-    if len(raw) != n * _TOKEN_FIXED + sum(map(len, digits)) + count[93] + count[125] + seps:
-        return None
-    struct = raw[(raw == 123) | (raw == 125) | (raw == 91) | (raw == 93)]
+    struct = np.frombuffer(section.translate(None, _NOT_STRUCTURAL), dtype=np.uint8)
     if len(struct) != 4 * n + 1 or struct[-1] != 125:
         return None
     opens_at = np.flatnonzero(struct == 123)
@@ -282,7 +296,7 @@ def _vector_columns(doc: dict[str, Any], section: str) -> tuple[dict[str, Any], 
     if balance.min() < 0 or balance[-1] != 0:
         return None
     depth = 2 * np.arange(n, dtype=np.int64) - np.flatnonzero(brackets == 91)
-    vals = np.fromstring(" ".join(digits), dtype=np.int64, sep=" ")
+    vals = np.concatenate(vals_parts)
     if len(vals) != 4 * n:
         return None
     vals = vals.reshape(n, 4)

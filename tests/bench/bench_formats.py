@@ -172,7 +172,7 @@ def _row(title: str, path: Path, floor: list[str], rounds: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", choices=["pj", "pprof", "prof"])
+    ap.add_argument("--only", choices=["pj", "pprof", "prof", "app"])
     ap.add_argument("--nodes", type=int, default=1_000_000)
     ap.add_argument("--mb", type=float, default=100.0)
     ap.add_argument("--code", type=Path, help="run profdiff from this source tree")
@@ -200,6 +200,27 @@ def main() -> None:
             floor = [sys.executable, "-c", f"for _ in open({str(f)!r}, encoding='utf-8'): pass"]
             _row("GHC .prof, non-ASCII names in 4 % of rows; floor bare line loop", f, floor,
                  args.rounds)
+        if args.only in (None, "app"):
+            bench_app(d, args.mb, args.rounds)
+
+
+def bench_app(d: Path, mb: float, rounds: int) -> None:
+    """The app opening a pair of ~100 MB .prof and painting the diff tree (``--screenshot``
+    mode: load, align, expand, fit the columns, paint, save) against ``profdiff diff`` of
+    the same pair.  Target <= 1.5x."""
+    from bench_ghc_prof import build_large
+
+    a, b = d / "a.prof", d / "b.prof"
+    build_large(a, mb)
+    build_large(b, mb * 0.97)
+    app = [*PROFDIFF[:-2], "-m", "viewer.qt.app"] if PROFDIFF[-2:] == ["-m", "viewer.cli"] \
+        else [sys.executable, "-m", "viewer.qt.app"]
+    env_app = ["env", "QT_QPA_PLATFORM=offscreen", *app, str(a), str(b), "--view", "diff",
+               "--expand", "hot", "--screenshot", str(d / "shot.png")]
+    res = alternate({"app first paint": env_app,
+                     "profdiff diff": [*PROFDIFF, "diff", str(a), str(b)]}, rounds)
+    print(f"app opens a pair of {mb:.0f} MB .prof and paints the diff tree:")
+    print("   ", summary(res, "app first paint", "profdiff diff"))
 
 
 if __name__ == "__main__":

@@ -213,8 +213,7 @@ def bench_app(d: Path, mb: float, rounds: int) -> None:
     a, b = d / "a.prof", d / "b.prof"
     build_large(a, mb)
     build_large(b, mb * 0.97)
-    app = [*PROFDIFF[:-2], "-m", "viewer.qt.app"] if PROFDIFF[-2:] == ["-m", "viewer.cli"] \
-        else [sys.executable, "-m", "viewer.qt.app"]
+    app = [*PROFDIFF[:-2], "-m", "viewer.qt.app"]  # same interpreter (and --code tree)
     env_app = ["env", "QT_QPA_PLATFORM=offscreen", *app, str(a), str(b), "--view", "diff",
                "--expand", "hot", "--screenshot", str(d / "shot.png")]
     res = alternate({"app first paint": env_app,

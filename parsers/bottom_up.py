@@ -21,6 +21,7 @@ dropped.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -28,8 +29,33 @@ import numpy as np
 from .model import Kind, Metric, Profile
 
 
-def bottom_up(profile: Profile) -> Profile:
-    """The inverted (caller) tree of ``profile``; see the module docstring."""
+def bottom_up_runs(profiles: Sequence[Profile]) -> list[Profile]:
+    """Bottom-up trees of runs that are compared: a function with self cost in any run is
+    a root in every run where it occurs, with 0 where it spends nothing, so that it reads
+    "changed" (0 -> x), never "added", when the baseline ran it without self cost."""
+    leaves: set[str] = set()
+    for p in profiles:
+        leaves |= set(_leaf_keys(p).tolist())
+    return [bottom_up(p, also_roots=leaves) for p in profiles]
+
+
+def _leaf_keys(p: Profile) -> np.ndarray:
+    selfs = [np.asarray(p.values[m.name]) for m in p.metrics if m.kind is Kind.SELF]
+    if not selfs:
+        return np.zeros(0, dtype=object)
+    spent = np.zeros(p.n_nodes, dtype=bool)
+    for v in selfs:
+        spent |= v != 0
+    return np.unique(p.frames.key[np.unique(p.frame[spent])]) if spent.any() else \
+        np.zeros(0, dtype=object)
+
+
+def bottom_up(profile: Profile, also_roots: Collection[str] = ()) -> Profile:
+    """The inverted (caller) tree of ``profile``; see the module docstring.
+
+    ``also_roots``: frame keys that become (zero-valued) roots too when the function
+    occurs in ``profile`` without self cost (see :func:`bottom_up_runs`).
+    """
     self_metrics = [m for m in profile.metrics if m.kind is Kind.SELF]
     if not self_metrics:
         raise ValueError("bottom_up needs at least one SELF metric")
@@ -61,6 +87,11 @@ def bottom_up(profile: Profile) -> Profile:
         prev = node_id[keep]
         weights = weights[:, keep]
 
+    extra = _extra_roots(profile, frames[0] if frames else np.zeros(0, np.int64), also_roots)
+    if extra.size:
+        parents.append(np.full(extra.size, -1, dtype=np.int64))
+        frames.append(extra)
+        cols.append(np.zeros((len(self_metrics), extra.size)))
     if parents:
         out_parent = np.concatenate(parents).astype(np.int32)
         out_frame = np.concatenate(frames).astype(np.int32)
@@ -100,3 +131,14 @@ def bottom_up(profile: Profile) -> Profile:
         meta=meta,
         default_metric=default,
     )
+
+
+def _extra_roots(profile: Profile, root_frames: np.ndarray,
+                 also_roots: Collection[str]) -> np.ndarray:
+    """Frames named in ``also_roots`` that occur in the tree but are not roots yet."""
+    if not also_roots or profile.n_nodes == 0:
+        return np.zeros(0, dtype=np.int64)
+    used = np.unique(np.asarray(profile.frame, dtype=np.int64))
+    wanted = np.isin(profile.frames.key[used], np.array(list(also_roots), dtype=object))
+    cand = used[wanted]
+    return cand[~np.isin(cand, root_frames)]

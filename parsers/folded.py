@@ -60,7 +60,8 @@ _META = re.compile(r"^#\s*([A-Za-z_][\w ]*?)\s*:\s*(.*?)\s*$")
 _SUFFIX_KIND = {"_[k]": "kernel", "_[j]": "jit", "_[i]": "inline", "_[w]": "waker"}
 
 S_SAMPLES, T_SAMPLES = self_and_total("samples", Unit.SAMPLES, "samples", sampled=True)
-S_PCT, T_PCT = self_and_total("pct", Unit.PERCENT, "%", sampled=True)
+S_PCT, T_PCT = self_and_total("pct", Unit.PERCENT, "%", sampled=True,
+                              percent_of="samples")
 METRICS = (S_SAMPLES, T_SAMPLES, S_PCT, T_PCT)
 TOTAL = Metric("total_samples", Unit.SAMPLES, Kind.NODE, "sum of the stack weights",
                sampled=True)

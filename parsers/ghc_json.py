@@ -50,23 +50,38 @@ from .ghc_prof import (
     M_TICKS,
     M_TIME_PCT,
     M_TIME_S,
+    SYSTEM_CCS,
     TOTAL_METRICS,
     read_maybe_gzip,
     subtree_sums,
     time_scale,
     tree_from_depth,
 )
-from .model import Profile
+from .model import Kind, Metric, Profile, Unit
 
 FORMAT = "ghc-prof-json"
 DESCRIPTION = "GHC JSON cost-centre profile (+RTS -pj)"
 
 PERCENT_BASIS_JSON = (
-    "Percentages are recomputed from the raw ticks and bytes over the JSON totals "
-    "(total_ticks, total_alloc). Those totals, and this tree, include the GC, SYSTEM, "
-    "IDLE, OVERHEAD_of, DONT_CARE and PINNED cost centres that the text .prof report "
-    "hides, so the figures are lower than the .prof percentages of the same run."
+    "Percentages are recomputed from the raw ticks and bytes over the JSON header's "
+    "total_ticks and total_alloc. Those header totals, and this tree, include the GC, "
+    "SYSTEM, IDLE, OVERHEAD_of, DONT_CARE and PINNED cost centres that the text .prof "
+    "report hides, so the figures are lower than the .prof percentages of the same run. "
+    "The run totals (total alloc, total ticks) are the program's: the header's minus those "
+    "cost centres, as the text report prints them; the rest is rts_alloc_bytes / rts_ticks."
 )
+
+RTS_TOTAL_METRICS = {
+    "rts_alloc_bytes": Metric("rts_alloc_bytes", Unit.BYTES, Kind.SELF, "RTS alloc",
+                              "allocation of the RTS and profiler cost centres (SYSTEM, "
+                              "OVERHEAD_of, ...), not part of the program's"),
+    "rts_ticks": Metric("rts_ticks", Unit.TICKS, Kind.SELF, "RTS ticks",
+                        "ticks of the GC, SYSTEM, OVERHEAD_of, ... cost centres",
+                        sampled=True),
+    "header_total_alloc_bytes": Metric("header_total_alloc_bytes", Unit.BYTES, Kind.SELF,
+                                       "header alloc", "the JSON header's total_alloc, "
+                                       "profiling overhead included"),
+}
 
 
 def sniff(head: bytes, path: Path) -> float:
@@ -167,7 +182,7 @@ def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None]
             try:
                 label, module, src = str(cc["label"]), str(cc["module"]), str(cc["src_loc"])
                 cc_frame[int(cc["id"])] = interner(label, module, src, 0,
-                                                   "caf" if cc.get("is_caf") else "cc")
+                                                   _kind(label, bool(cc.get("is_caf"))))
             except (KeyError, TypeError, ValueError) as e:
                 raise ParseError(path, "cost_centres entries with id, label, module, src_loc",
                                  found=str(cc)[:100]) from e
@@ -184,7 +199,7 @@ def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None]
         for m in _CC.finditer(text, cstart, pstart):
             label, module, src = (_unescape(m.group(i)) for i in (2, 3, 4))
             cc_frame[int(m.group(1))] = interner(label, module, src, 0,
-                                                 "caf" if m.group(5) == "true" else "cc")
+                                                 _kind(label, m.group(5) == "true"))
         ids, parent, entries, ticks, alloc, depth, open_left = _scan_tree(text, pstart)
         if open_left:
             incomplete_reason = incomplete_reason or (
@@ -451,17 +466,7 @@ def _build(path: Path, header: dict[str, Any], interner: FrameInterner, parent: 
         "arguments": args,
         "rts_arguments": rts,
     }
-    totals: dict[str, float] = {}
-    if "total_time" in header:
-        totals["total_time_s"] = float(header["total_time"])
-    if "total_ticks" in header:
-        totals["total_ticks"] = int(header["total_ticks"])
-    if "total_alloc" in header:
-        totals["total_alloc_bytes"] = int(header["total_alloc"])
-    tt = float(totals.get("total_ticks", ticks.sum()))
-    ta = float(totals.get("total_alloc_bytes", alloc.sum()))
-    ts = float(totals.get("total_time_s", np.nan))
-    scale = time_scale(tt, ts, float(interval) if interval else None, procs)
+    totals, tt, ta, scale = _program_totals(header, interner, frame, ticks, alloc, procs)
     tree_parent, end = tree_from_depth(depth)
     if len(parent) != len(depth):  # the fast walk leaves parents to the depths
         parent = tree_parent
@@ -482,9 +487,50 @@ def _build(path: Path, header: dict[str, Any], interner: FrameInterner, parent: 
     return profile_from_arrays(
         path=str(path), format=FORMAT, frames=interner.table(), parent=parent, frame=frame,
         metrics=metrics, columns=cols, meta=meta, totals=totals,
-        total_metrics={k: v for k, v in TOTAL_METRICS.items() if k in totals},
+        total_metrics={k: v for k, v in {**TOTAL_METRICS, **RTS_TOTAL_METRICS}.items()
+                       if k in totals},
         incomplete=bool(incomplete_reason), incomplete_reason=incomplete_reason,
         warnings=tuple(warnings), extras={},
         default_metric="inherited_time_pct" if tt > 0 else "inherited_alloc_pct",
         display_metrics=DISPLAY_METRICS,
     )
+
+
+def _program_totals(header: dict[str, Any], interner: FrameInterner, frame: np.ndarray,
+                    ticks: np.ndarray, alloc: np.ndarray, procs: int | None,
+                    ) -> tuple[dict[str, float], float, float, float]:
+    """Run totals of the program itself, with the RTS's cost centres reported apart.
+
+    Why: the JSON header's totals include the profiler's own ``OVERHEAD_of`` and the
+    ``SYSTEM`` cost centre, which can grow by hundreds of MB between two builds whose
+    program allocates byte for byte the same.  A ``total.`` gate on the header total would
+    fire on that.  Program totals equal the text report's header of the same run.
+    Returns (totals, header ticks, header bytes, seconds per tick).
+    """
+    names = interner.table().name
+    rts = np.isin(names[frame], list(SYSTEM_CCS)) if len(frame) else np.zeros(0, bool)
+    rts_ticks = float(ticks[rts].sum())
+    rts_alloc = float(alloc[rts].sum())
+    head_ticks = float(header["total_ticks"]) if "total_ticks" in header else float(ticks.sum())
+    head_alloc = float(header["total_alloc"]) if "total_alloc" in header else float(alloc.sum())
+    head_time = float(header["total_time"]) if "total_time" in header else np.nan
+    interval = header.get("tick_interval")
+    scale = time_scale(head_ticks, head_time, float(interval) if interval else None, procs)
+    tt = max(head_ticks - rts_ticks, 0.0)
+    ta = max(head_alloc - rts_alloc, 0.0)
+    totals: dict[str, float] = {}
+    if "total_time" in header:
+        totals["total_time_s"] = tt * scale
+    if "total_ticks" in header:
+        totals["total_ticks"] = int(tt)
+    if "total_alloc" in header:
+        totals["total_alloc_bytes"] = int(ta)
+        totals["header_total_alloc_bytes"] = int(head_alloc)
+    totals["rts_alloc_bytes"] = int(rts_alloc)
+    totals["rts_ticks"] = int(rts_ticks)
+    return totals, head_ticks, head_alloc, scale
+
+
+def _kind(label: str, is_caf: bool) -> str:
+    """Frame kind as the text reader gives it: ``system`` for the RTS's cost centres."""
+    return "system" if label in SYSTEM_CCS else ("caf" if is_caf else "cc")

@@ -57,14 +57,16 @@ REPORT_MARK = b"Time and Allocation Profiling Report"
 M_ENTRIES = Metric("entries", Unit.COUNT, Kind.NODE, "entries",
                    "times the cost-centre stack was entered")
 M_TIME_PCT = Metric("time_pct", Unit.PERCENT, Kind.SELF, "%time",
-                    "individual share of profiled time", sampled=True)
+                    "individual share of profiled time", sampled=True,
+                    percent_of="time_s")
 M_ALLOC_PCT = Metric("alloc_pct", Unit.PERCENT, Kind.SELF, "%alloc",
-                     "individual share of allocation")
+                     "individual share of allocation", percent_of="alloc_bytes")
 M_ITIME_PCT = Metric("inherited_time_pct", Unit.PERCENT, Kind.INCLUSIVE, "inherited %time",
                      "share of profiled time including callees", sampled=True,
-                     self_of="time_pct")
+                     self_of="time_pct", percent_of="inherited_time_s")
 M_IALLOC_PCT = Metric("inherited_alloc_pct", Unit.PERCENT, Kind.INCLUSIVE, "inherited %alloc",
-                      "share of allocation including callees", self_of="alloc_pct")
+                      "share of allocation including callees", self_of="alloc_pct",
+                      percent_of="inherited_alloc_bytes")
 M_TICKS = Metric("ticks", Unit.TICKS, Kind.SELF, "ticks", "profiler ticks (samples)",
                  sampled=True)
 M_BYTES = Metric("bytes", Unit.BYTES, Kind.SELF, "bytes", "bytes allocated")
@@ -100,11 +102,14 @@ PERCENT_BASIS_TEXT_PA = (
     "are included in the tree and in the totals."
 )
 
-_SYSTEM_CCS = {"GC", "SYSTEM", "IDLE", "OVERHEAD_of", "DONT_CARE", "PINNED"}
+SYSTEM_CCS = {"GC", "SYSTEM", "IDLE", "OVERHEAD_of", "DONT_CARE", "PINNED"}
 
 
 def frame_kind(name: str) -> str:
-    """``"caf"`` for CAF cost centres (``CAF``, ``CAF:foo`` with -fprof-cafs), else ``"cc"``."""
+    """``"caf"`` for CAF cost centres (``CAF``, ``CAF:foo`` with -fprof-cafs), ``"system"``
+    for the RTS's own (GC, SYSTEM, OVERHEAD_of, ...: -pa and -pj), else ``"cc"``."""
+    if name in SYSTEM_CCS:
+        return "system"
     return "caf" if name == "CAF" or name.startswith("CAF:") else "cc"
 
 
@@ -1084,7 +1089,7 @@ def _build(path: Path, header: _Header, top_table: list[dict[str, Any]], cols: _
     names = frames.name
     used = np.zeros(len(frames), dtype=bool)
     used[frame] = True
-    is_pa = bool(np.isin(names[used], list(_SYSTEM_CCS)).any())
+    is_pa = bool(np.isin(names[used], list(SYSTEM_CCS)).any())
     meta["percent_basis"] = PERCENT_BASIS_TEXT_PA if is_pa else PERCENT_BASIS_TEXT
     meta["src_column"] = cols.src_col is not None
     meta["raw_columns"] = raw
@@ -1117,6 +1122,7 @@ def _build(path: Path, header: _Header, top_table: list[dict[str, Any]], cols: _
                         inherited_alloc_bytes=ialloc_pct / 100.0 * total_alloc)
     cols_out.update(time_pct=time_pct, alloc_pct=alloc_pct, inherited_time_pct=itime_pct,
                     inherited_alloc_pct=ialloc_pct)
+    rounding = _rounding(raw, total_time, total_alloc)
     metrics += [M_TIME_S, M_ALLOC_B, M_ITIME_S, M_IALLOC_B]
     if not incomplete_reason and len(parent):
         incomplete_reason = _check_cut(parent, end, vals, raw, total_ticks, total_alloc,
@@ -1130,7 +1136,31 @@ def _build(path: Path, header: _Header, top_table: list[dict[str, Any]], cols: _
         warnings=tuple(warnings), extras={"top_table": top_table},
         default_metric=default,
         display_metrics=DISPLAY_METRICS,
+        rounding=rounding,
     )
+
+
+PRINTED_PCT_HALF = 0.05
+"""GHC prints %time and %alloc with one decimal: each is known to +-0.05 points."""
+
+
+def _rounding(raw: bool, total_time: float, total_alloc: float) -> dict[str, float]:
+    """Half-widths of the rounding interval of each value (see ``Profile.rounding``).
+
+    ``-P`` reports print ticks and bytes, so every value is exact there.  A plain ``-p``
+    report prints only rounded percentages: a cost centre's 0.1 %alloc of a 4.3 GB run may
+    be anything from 2.1 to 6.4 MB, and the bytes derived from it carry that uncertainty.
+    """
+    if raw:
+        return {}
+    half = PRINTED_PCT_HALF
+    out = {"time_pct": half, "alloc_pct": half, "inherited_time_pct": half,
+           "inherited_alloc_pct": half}
+    if np.isfinite(total_time):
+        out["time_s"] = out["inherited_time_s"] = half / 100.0 * total_time
+    if np.isfinite(total_alloc):
+        out["alloc_bytes"] = out["inherited_alloc_bytes"] = half / 100.0 * total_alloc
+    return out
 
 
 def _check_cut(parent: np.ndarray, end: np.ndarray, vals: dict[str, np.ndarray], raw: bool,

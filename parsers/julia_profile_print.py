@@ -91,7 +91,8 @@ _GROUP = re.compile(r"^(?P<lead> ?)(?P<a>Thread \d+|Task 0x[0-9a-fA-F]+)"
                     r"(?: (?P<b>Thread \d+|Task 0x[0-9a-fA-F]+))?\s*$")
 
 S_SAMPLES, T_SAMPLES = self_and_total("samples", Unit.SAMPLES, "snapshots", sampled=True)
-S_PCT, T_PCT = self_and_total("pct", Unit.PERCENT, "% of snapshots", sampled=True)
+S_PCT, T_PCT = self_and_total("pct", Unit.PERCENT, "% of snapshots", sampled=True,
+                              percent_of="samples")
 METRICS = (S_SAMPLES, T_SAMPLES, S_PCT, T_PCT)
 TOTAL = Metric("total_samples", Unit.SAMPLES, Kind.NODE, "total snapshots", sampled=True)
 

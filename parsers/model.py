@@ -60,7 +60,9 @@ class Metric:
     ``sampled`` marks statistically sampled values (time ticks, perf samples) as opposed
     to deterministic counters (entries, GHC allocation); the noise-aware comparison uses
     it.  ``self_of`` names, for an inclusive metric, the self metric it is the subtree
-    sum of (so flat aggregation and exports can pair them).
+    sum of (so flat aggregation and exports can pair them).  ``percent_of`` names, for a
+    percent-of-run metric, its absolute twin (``time_pct`` -> ``time_s``): the "% of run"
+    toggle swaps one for the other.  Pairing is data, never guessed from names.
     """
 
     name: str
@@ -70,6 +72,7 @@ class Metric:
     description: str = ""
     sampled: bool = False
     self_of: str | None = None
+    percent_of: str | None = None  # a percent metric: the absolute metric it is the share of
     better: str = "lower"  # "lower" (costs), "higher" (productivity, hit rates) or "none"
 
     @property
@@ -144,6 +147,10 @@ class Profile:
             that has no place in the tree; JSON-serialisable where it is printed.
         default_metric: metric used for sorting and flame widths by default.
         display_metrics: the columns a table shows by default (first metrics otherwise).
+        rounding: metric name -> half-width of the rounding interval of each node's value,
+            in the metric's unit.  A value derived from a printed, rounded percentage (GHC
+            ``-p`` ``%time``/``%alloc`` and everything computed from them) is only known to
+            +- half its last printed digit times the run total.  Absent or 0: exact as read.
     """
 
     path: str
@@ -162,6 +169,7 @@ class Profile:
     extras: Mapping[str, Any] = field(default_factory=dict)
     default_metric: str | None = None
     display_metrics: tuple[str, ...] = ()
+    rounding: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         n = len(self.parent)
@@ -265,6 +273,14 @@ class Profile:
             out.append(self.frames.label(int(self.frame[node])))
             node = int(self.parent[node])
         return out[::-1]
+
+    def precision(self, name: str) -> str:
+        """``"rounded"`` (derived from a printed, rounded number), ``"sampled"`` (time from
+        ticks or samples) or ``"exact"`` (counted: entries, bytes, ticks, perf samples)."""
+        if self.rounding.get(name, 0.0) > 0:
+            return "rounded"
+        m = self.metric_by_name.get(name)
+        return "sampled" if m is not None and m.sampled else "exact"
 
     def total(self, name: str, default: float | None = None) -> float | None:
         return self.totals.get(name, default)

@@ -136,6 +136,25 @@ def _cache_beside(perf: str, beside: list[Path], env: dict[str, str],
             warnings.append("perf buildid-cache timed out on " + ", ".join(b.name for b in batch))
 
 
+def recording_env(perf: str, recording: Path, tmp: Path, warnings: list[str]) -> dict[str, str]:
+    """Environment for running perf on ``recording`` without touching the user's HOME.
+
+    HOME is the (caller-owned, temporary) folder ``tmp`` whose build-id cache mirrors the
+    user's and also holds the ELF files beside the recording, so perf resolves symbols of
+    binaries copied next to a perf.data.  Also used by :mod:`viewer.annotate`.
+    """
+    env = _private_home(tmp)
+    env["LC_ALL"] = "C"
+    env.pop("PAGER", None)
+    _cache_beside(perf, _elf_beside(recording), env, warnings)
+    return env
+
+
+def elf_beside(path: Path) -> list[Path]:
+    """Public name of the ELF files beside a recording (see :func:`recording_env`)."""
+    return _elf_beside(path)
+
+
 def _run_limited(cmd: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout,
                           check=False)
@@ -167,10 +186,7 @@ def read(
     warnings: list[str] = []
     with tempfile.TemporaryDirectory(prefix="profdiff-perf-") as tmpdir:
         tmp = Path(tmpdir)
-        env = _private_home(tmp)
-        env["LC_ALL"] = "C"
-        env.pop("PAGER", None)
-        _cache_beside(perf, _elf_beside(p), env, warnings)
+        env = recording_env(perf, p, tmp, warnings)
         fields = list(FIELDS)
         for _attempt in range(len(FIELDS)):
             cmd = [perf, "script", "--header", "-i", str(p), "-F", ",".join(fields)]

@@ -41,16 +41,25 @@ def collapse_unresolved(prof: Profile) -> Profile:
     meta = dict(out.meta)
     meta["kernel_unresolved"] = {"samples": samples, "pct": round(share, 2),
                                  "frames_merged": int(merge.sum())}
-    release = str(meta.get("os_release") or "").strip()
-    kernel = f" {release}" if release else ""
-    warning = (
-        f"kernel symbols were not resolved: perf has no kallsyms or vmlinux of the recording "
-        f"kernel{kernel} here. {samples} samples ({share:.1f} %) pass through kernel code; "
-        f"each of their kernel call chains is shown as one '{UNRESOLVED}' frame in "
-        "[kernel.kallsyms]. Their user-space frames are exact; compare kernel functions only "
-        "between runs opened where the recording kernel's symbols are available."
-    )
+    warning = _warning(meta, samples, share)
     return replace(out, meta=meta, warnings=tuple(out.warnings) + (warning,))
+
+
+def _warning(meta: dict, samples: int, share: float) -> str:
+    """Why kernel frames are unresolved, and what that means for the comparison."""
+    if meta.get("source") == "perf.data":
+        release = str(meta.get("os_release") or "").strip()
+        cause = ("kernel symbols were not resolved: perf has no kallsyms or vmlinux of the "
+                 f"recording kernel{' ' + release if release else ''} here")
+    else:
+        cause = ("this text has unresolved kernel frames ('[unknown]' in [kernel.kallsyms]): "
+                 "perf printed it where the recording kernel's symbols were missing")
+    return (
+        f"{cause}. {samples} samples ({share:.1f} %) pass through kernel code; each of their "
+        f"kernel call chains is shown as one '{UNRESOLVED}' frame in [kernel.kallsyms]. "
+        "User-space frames are exact; compare kernel frames only between runs whose kernel "
+        "symbols were resolved."
+    )
 
 
 def _unresolved_samples(prof: Profile, bad: np.ndarray) -> tuple[int, float]:

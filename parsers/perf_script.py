@@ -878,7 +878,8 @@ def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str,
     total_samples = int(mask.sum())
     total_period = int(period.sum()) if has_period else None
     s_samples, t_samples = self_and_total("samples", Unit.SAMPLES, "samples", sampled=True)
-    s_pct, t_pct = self_and_total("pct", Unit.PERCENT, "%", sampled=True)
+    s_pct, t_pct = self_and_total("pct", Unit.PERCENT, "%", sampled=True,
+                                  percent_of="samples")
     metrics: list[Metric] = [s_samples, t_samples, s_pct, t_pct]
     inclusive = {"total_samples": "self_samples"}
     if has_period:

@@ -65,8 +65,8 @@ class DivergingScale:
     def legend_stops(self, n: int = 7) -> list[tuple[float, RGB]]:
         """Evenly spaced (value, colour) pairs from -clamp to +clamp for a legend bar."""
         vals = np.linspace(-self.clamp, self.clamp, n)
-        return [(float(v), tuple(int(x) for x in c)) for v, c in zip(vals, self.colors(vals),
-                                                                     strict=True)]
+        return [(float(v), (int(c[0]), int(c[1]), int(c[2])))
+                for v, c in zip(vals, self.colors(vals), strict=True)]
 
 
 def text_color_for(bg: RGB) -> RGB:

@@ -20,16 +20,28 @@ derived deltas and statuses.  Qt models, the CLI and exporters all read it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from parsers.model import Kind, Metric, Profile, children_csr, depth_from_parent, flat_aggregate
+from parsers.model import (
+    Kind,
+    Metric,
+    Profile,
+    Unit,
+    children_csr,
+    depth_from_parent,
+    flat_aggregate,
+    outermost_mask,
+)
+
+if TYPE_CHECKING:
+    from .noise import Noise
 
 KeyRule = Callable[[np.ndarray], np.ndarray]
 """A rename rule: maps an object array of frame keys (``module\\x1fname``) to new keys."""
@@ -85,9 +97,10 @@ class Comparison:
     matched_by: np.ndarray | None = None  # int8 codes into MATCHED_BY
     current: int = -1
     notes: list[str] = field(default_factory=list)
-    noise: Any = None  # viewer.noise.Noise when spread/significance were computed
+    noise: Noise | None = None  # spread/significance, when computed (see add_noise)
     groups: tuple[list[Profile], list[Profile]] | None = None  # repeated-run groups
     total_override: dict[str, list[float | None]] | None = None  # e.g. group means
+    rounding: dict[str, np.ndarray] = field(default_factory=dict)  # metric -> float[n, R]
 
     def __post_init__(self) -> None:
         if self.current < 0:
@@ -95,6 +108,17 @@ class Comparison:
             self.current = others[-1] if others else self.baseline
         if self.matched_by is None:
             self.matched_by = np.zeros(self.n_rows, dtype=np.int8)
+
+    def add_noise(self, noise: Noise) -> None:
+        """Keep ``noise`` with the comparison; metrics already estimated stay as they
+        were (the one place a comparison's noise changes after it is built)."""
+        self.__dict__.pop("status", None)  # a sampled change within noise is no change
+        self.__dict__.pop("_run_status", None)
+        if self.noise is None:
+            self.noise = noise
+            return
+        for k, v in noise.metrics.items():
+            self.noise.metrics.setdefault(k, v)
 
     # ----- shape ------------------------------------------------------------------------
     @property
@@ -129,6 +153,19 @@ class Comparison:
         p = self.n_rows if row < 0 else row
         return ids[off[p] : off[p + 1]]
 
+    def run_names(self, row: int) -> list[tuple[str, str] | None]:
+        """(name, module) of ``row`` as each run spells it (None where absent): a row
+        matched by a rename rule or auto-match has different names in different runs."""
+        out: list[tuple[str, str] | None] = []
+        for r, p in enumerate(self.runs):
+            nd = int(self.node[row, r])
+            if nd < 0:
+                out.append(None)
+                continue
+            f = p.frame[nd]
+            out.append((str(p.frames.name[f]), str(p.frames.module[f])))
+        return out
+
     def path_labels(self, row: int) -> list[str]:
         out = []
         while row >= 0:
@@ -157,6 +194,33 @@ class Comparison:
         r[(base == 0) & (d == 0)] = 0.0
         return r
 
+    def precision_of(self, metric: str, run: int | None = None) -> np.ndarray:
+        """Half-width of the interval the change of ``metric`` is known to, per row.
+
+        The sum of both runs' rounding half-widths (0 where both values are exact).
+        """
+        h = self.rounding.get(metric)
+        if h is None:
+            return np.zeros(self.n_rows)
+        run = self.current if run is None else run
+        return h[:, run] + h[:, self.baseline]
+
+    def changed_mask(self, metric: str, run: int | None = None) -> np.ndarray:
+        """Rows whose ``metric`` changed by more than float noise and its precision.
+
+        A change smaller than the rounding of the printed numbers allows is no change: it
+        gets no colour, no Δ%, and neither ``--fail-if`` nor significance counts it.
+        """
+        run = self.current if run is None else run
+        v = self.values[metric]
+        d = np.abs(v[:, run] - v[:, self.baseline])
+        scale = np.maximum(np.abs(v[:, run]), np.abs(v[:, self.baseline]))
+        with np.errstate(invalid="ignore"):
+            out = d > 1e-9 * np.maximum(scale, 1.0)
+            if metric in self.rounding:
+                out &= d > self.precision_of(metric, run) * (1 + 1e-9)
+        return out
+
     def status_for(self, run: int | None = None) -> np.ndarray:
         """int8 Status per row for ``run`` against the baseline."""
         run = self.current if run is None else run
@@ -164,11 +228,17 @@ class Comparison:
         c = self.present[:, run]
         st = np.full(self.n_rows, Status.SAME, dtype=np.int8)
         changed = np.zeros(self.n_rows, dtype=bool)
-        for _name, v in self.values.items():
-            d = v[:, run] - v[:, self.baseline]
-            scale = np.maximum(np.abs(v[:, run]), np.abs(v[:, self.baseline]))
-            with np.errstate(invalid="ignore"):
-                changed |= np.abs(d) > 1e-9 * np.maximum(scale, 1.0)
+        judged = self.noise is not None and run == self.current
+        has_absolute = any(m.unit is not Unit.PERCENT for m in self.metrics
+                           if m.kind is not Kind.NODE)
+        for name in self.values:
+            m = self.metric_by_name.get(name)
+            if has_absolute and m is not None and m.unit is Unit.PERCENT:
+                continue  # shares move when others grow (dilution): absolute costs decide
+            moved = self.changed_mask(name, run)
+            if judged and m is not None and m.sampled and name in self.noise.metrics:
+                moved &= self.noise.metrics[name].significant  # within noise: not a change
+            changed |= moved
         st[changed] = Status.CHANGED
         st[~b & c] = Status.ADDED
         st[b & ~c] = Status.REMOVED
@@ -177,6 +247,16 @@ class Comparison:
     @cached_property
     def status(self) -> np.ndarray:
         return self.status_for(self.current)
+
+    def status_of_run(self, run: int) -> np.ndarray:
+        """Statuses of ``run`` against the baseline (cached per run; 3+ runs)."""
+        if run == self.current:
+            return self.status
+        cache = self.__dict__.setdefault("_run_status", {})
+        if run not in cache:
+            cache[run] = self.status_for(run)
+        return cache[run]
+
 
     def status_counts(self) -> dict[str, int]:
         counts = np.bincount(self.status, minlength=4)
@@ -247,6 +327,43 @@ def _frame_keys(p: Profile, rules: Sequence[KeyRule]) -> tuple[np.ndarray, np.nd
     return keys, how
 
 
+_SRC_POS = re.compile(r"^(.*?):\(?(\d+)[,:](\d+)")
+
+
+def _src_position(src: str) -> tuple[str, int, int, str]:
+    """``Mod/F.hs:(38,1)-(43,48)`` -> ``("Mod/F.hs", 38, 1, src)``: sortable by place."""
+    m = _SRC_POS.match(src)
+    if m is None:
+        return (src, 0, 0, src)
+    return (m.group(1), int(m.group(2)), int(m.group(3)), src)
+
+
+def _with_src_ordinal(p: Profile, keys: np.ndarray) -> np.ndarray:
+    """Frame keys that tell apart one label defined at several SRCs of a module.
+
+    GHC names a cost centre by (label, module, SRC): two ``go`` bindings or two ``(...)``
+    pattern bindings of one module are different cost centres.  They keep the plain key
+    for the first SRC in source order and get ``#2``, ``#3``... for the later ones, so
+    runs whose SRC lines shifted (an edit above them) still match by order.
+    """
+    src = p.frames.src
+    if len(keys) == 0 or not any(src.tolist()):
+        return keys
+    by_key: dict[str, set[str]] = {}
+    for k, s in zip(keys.tolist(), src.tolist(), strict=True):
+        if s and not s.startswith("<"):
+            by_key.setdefault(k, set()).add(s)
+    multi = {k: sorted(v, key=_src_position) for k, v in by_key.items() if len(v) > 1}
+    if not multi:
+        return keys
+    out = keys.copy()
+    for i, (k, s) in enumerate(zip(keys.tolist(), src.tolist(), strict=True)):
+        ranks = multi.get(k)
+        if ranks is not None and s in ranks and (r := ranks.index(s)) > 0:
+            out[i] = f"{k}#{r + 1}"
+    return out
+
+
 def _union_metrics(profiles: Sequence[Profile], baseline: int) -> list[Metric]:
     seen: dict[str, Metric] = {}
     for p in [profiles[baseline], *profiles]:
@@ -261,6 +378,8 @@ def _sibling_ordinals(p: Profile, gkey: np.ndarray) -> np.ndarray:
     Almost every node is unique under its parent, so duplicates are found with one hash
     pass and only those few are sorted.
     """
+    import pandas as pd  # lazy: `profdiff show` never aligns
+
     n = p.n_nodes
     ordinal = np.zeros(n, dtype=np.int64)
     if n == 0:
@@ -289,6 +408,8 @@ def align(
     current: int = -1,
 ) -> Comparison:
     """Align ``profiles`` (2..N; 1 is allowed for single-run views) against ``baseline``."""
+    import pandas as pd  # lazy: `profdiff show` never aligns
+
     if not profiles:
         raise ValueError("nothing to compare")
     if mode not in ("tree", "flat"):
@@ -297,6 +418,8 @@ def align(
     # Global key codes across runs.
     keyed = [_frame_keys(p, rules) for p in profiles]
     frame_keys = [k for k, _ in keyed]
+    if mode == "flat":  # a cost centre is (label, module, SRC), as the profiler defines it
+        frame_keys = [_with_src_ordinal(p, k) for p, k in zip(profiles, frame_keys, strict=True)]
     all_keys = np.concatenate(frame_keys) if frame_keys else np.zeros(0, dtype=object)
     codes, uniques = pd.factorize(all_keys)
     uniques = np.asarray(uniques, dtype=object)
@@ -328,6 +451,8 @@ def _matched_by(cmp: Comparison, frame_how: list[np.ndarray]) -> np.ndarray:
 
 
 def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
+    import pandas as pd  # lazy: `profdiff show` never aligns
+
     R = len(profiles)
     # visit order: baseline first so its row order wins
     visit = [baseline] + [i for i in range(R) if i != baseline]
@@ -411,7 +536,45 @@ def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
         runs=profiles, baseline=baseline, mode="tree", parent=parent, node=node, name=name,
         module=module, src=src, keys=uniques[ukey] if n_union else np.zeros(0, object),
         values=values, metrics=metrics, current=current,
+        rounding=_tree_rounding(profiles, metrics, node),
     )
+
+
+def _tree_rounding(profiles, metrics, node) -> dict[str, np.ndarray]:
+    """Per [row, run] rounding half-widths: the run's half-width where the row is
+    present (an absent row is an exact zero)."""
+    out: dict[str, np.ndarray] = {}
+    for m in metrics:
+        hs = [float(p.rounding.get(m.name, 0.0)) for p in profiles]
+        if not any(hs):
+            continue
+        out[m.name] = (node >= 0) * np.array(hs, dtype=np.float64)
+    return out
+
+
+def _flat_rounding(profiles, metrics, node_gkey, n_keys, keep) -> dict[str, np.ndarray]:
+    """Flat rows sum several rounded values: the half-width grows with the number of
+    call sites summed (all sites for self metrics, the outermost ones for inclusive)."""
+    out: dict[str, np.ndarray] = {}
+    counts: dict[tuple[int, bool], np.ndarray] = {}
+    for m in metrics:
+        hs = [float(p.rounding.get(m.name, 0.0)) for p in profiles]
+        if not any(hs):
+            continue
+        h = np.zeros((len(keep), len(profiles)))
+        for r, p in enumerate(profiles):
+            if not hs[r]:
+                continue
+            inc = m.kind is Kind.INCLUSIVE
+            if (r, inc) not in counts:
+                g = node_gkey[r]
+                if inc:
+                    pre, size = p.preorder_size
+                    g = g[outermost_mask(g, pre, size)]
+                counts[(r, inc)] = np.bincount(g, minlength=n_keys)
+            h[:, r] = hs[r] * counts[(r, inc)][keep]
+        out[m.name] = h
+    return out
 
 
 def _representative_labels(profiles, rep_run, rep_node):
@@ -489,6 +652,7 @@ def _align_flat(profiles, baseline, node_gkey, uniques, current) -> Comparison:
         runs=profiles, baseline=baseline, mode="flat",
         parent=np.full(len(keep), -1, dtype=np.int32), node=node, name=name, module=module,
         src=src, keys=uniques[keep], values=values, metrics=metrics, current=current,
+        rounding=_flat_rounding(profiles, metrics, node_gkey, n_keys, keep),
     )
 
 

@@ -350,11 +350,14 @@ def _run_totals(cmp: Comparison, inc: np.ndarray) -> np.ndarray:
 
 
 def color_changes(cmp: Comparison, metric: str, mode: str = "self_pct",
-                  run: int | None = None) -> np.ndarray:
+                  run: int | None = None, by_share: bool = False) -> np.ndarray:
     """Oriented change per row (positive = worse) that the diverging scale colours.
 
-    ``*_pct`` modes: Δ of each run's value as a share of that run's own total, in
-    percentage points (a percent metric is already that); ``*_abs``: Δ in the metric's unit.
+    ``*_pct`` modes: Δ in percentage points of the **baseline run's total**, so code whose
+    own cost did not change stays neutral when another function grows (a percent metric
+    is coloured through its absolute counterpart when the runs have one);
+    ``by_share=True``: Δ of each run's share of its own total instead (dilution shows as
+    change).  ``*_abs``: Δ in the metric's unit.
     ``metric`` may be self or inclusive; its partner of the requested kind is used (an
     inclusive value is summed on the union tree when only self exists, a self value is
     ``inclusive - children`` when only inclusive exists).
@@ -362,6 +365,9 @@ def color_changes(cmp: Comparison, metric: str, mode: str = "self_pct",
     if mode not in COLOR_MODES or mode == "module":
         raise ValueError(f"not a Δ colour mode: {mode!r}")
     m = _metric(cmp, metric)
+    if (not by_share and mode.endswith("pct") and m.unit is Unit.PERCENT
+            and m.percent_of and m.percent_of in cmp.values):
+        metric, m = m.percent_of, _metric(cmp, m.percent_of)
     cur = cmp.current if run is None else run
     b = cmp.baseline
     if m.kind is Kind.NODE:
@@ -372,9 +378,10 @@ def color_changes(cmp: Comparison, metric: str, mode: str = "self_pct",
         v = self_values(cmp, metric) if mode.startswith("self") else inc
         tot = _run_totals(cmp, inc)
     if mode.endswith("pct") and m.unit is not Unit.PERCENT:
+        own = tot[cur] if by_share else tot[b]  # default: both over the baseline's total
         with np.errstate(divide="ignore", invalid="ignore"):
             sb = np.where(tot[b] > 0, v[:, b] / tot[b] * 100.0, 0.0)
-            sc = np.where(tot[cur] > 0, v[:, cur] / tot[cur] * 100.0, 0.0)
+            sc = np.where(own > 0, v[:, cur] / own * 100.0, 0.0)
         d = sc - sb
     else:
         d = v[:, cur] - v[:, b]
@@ -412,7 +419,7 @@ _MODULE_PALETTE = np.array([
 
 
 def row_colors(cmp: Comparison, metric: str, mode: str, scale: DivergingScale,
-               run: int | None = None) -> np.ndarray:
+               run: int | None = None, by_share: bool = False) -> np.ndarray:
     """uint8[n, 3] fill colours: Δ on the scale; added/removed rows in ADDED/REMOVED.
 
     ``mode="module"`` (single runs): a warm colour per module, flamegraph.pl style.
@@ -421,7 +428,7 @@ def row_colors(cmp: Comparison, metric: str, mode: str, scale: DivergingScale,
     if mode == "module":
         codes, _ = pd.factorize(np.asarray(cmp.module, dtype=object))
         return _MODULE_PALETTE[np.asarray(codes) % len(_MODULE_PALETTE)]
-    col = scale.colors(color_changes(cmp, metric, mode, run))
+    col = scale.colors(color_changes(cmp, metric, mode, run, by_share=by_share))
     if cmp.n_runs > 1:
         st = cmp.status_for(run) if run is not None else cmp.status
         col[st == Status.ADDED] = ADDED

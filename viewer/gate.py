@@ -28,6 +28,7 @@ import numpy as np
 from parsers.errors import ProfdiffError
 
 from .compare import Comparison
+from .ranking import rank_changes
 
 _OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 _RX = re.compile(
@@ -100,30 +101,38 @@ def evaluate(cmp: Comparison, gates: list[Gate], run: int | None = None) -> list
                 )
             b, n = vals[cmp.baseline], vals[run]
             if b is None or n is None:
-                continue
-            change = n - b
+                missing = cmp.runs[cmp.baseline if b is None else run].path
+                raise GateError(f"--fail-if {g.text!r}: {missing} has no total {g.metric!r}, "
+                                "so the gate cannot be judged")
+            total_change = n - b
             if g.relative:
-                change = (math.inf if change > 0 else 0.0) if b == 0 else 100.0 * change / abs(b)
-            if g.crosses(np.array([change]))[0]:
-                out.append(Violation(g, None, f"total {g.metric}", g.metric, "", b, n, change))
+                total_change = ((math.inf if total_change > 0 else 0.0) if b == 0
+                                else 100.0 * total_change / abs(b))
+            if g.crosses(np.array([total_change]))[0]:
+                out.append(Violation(g, None, f"total {g.metric}", g.metric, "", b, n,
+                                     total_change))
             continue
         if not cmp.has_metric(g.metric):
             raise GateError(
                 f"--fail-if {g.text!r}: unknown metric {g.metric!r}; metrics: "
                 f"{', '.join(cmp.values) or 'none'}; prefix with 'total.' for run totals"
             )
+        lacking = [cmp.runs[r].path for r in (cmp.baseline, run)
+                   if not cmp.runs[r].has_metric(g.metric)]
+        if lacking:  # never pass on what cannot be judged
+            raise GateError(f"--fail-if {g.text!r}: {', '.join(lacking)} has no metric "
+                            f"{g.metric!r}, so the gate cannot be judged")
         change = cmp.rel(g.metric, run) * 100.0 if g.relative else cmp.delta(g.metric, run)
-        crossing = g.crosses(change)
+        crossing = g.crosses(change) & cmp.changed_mask(g.metric, run)  # rounding is no change
         if g.significant_only:
             if cmp.noise is None or g.metric not in cmp.noise.metrics:
                 raise GateError(f"--fail-if {g.text!r}: significance is only known for a "
                                 "two-run or two-group comparison")
             crossing &= cmp.noise.metrics[g.metric].significant
-        hits = np.flatnonzero(crossing)
         base = cmp.value(g.metric, cmp.baseline)
         new = cmp.value(g.metric, run)
-        for i in hits[np.argsort(-np.abs(np.nan_to_num(change[hits], posinf=1e300)),
-                                 kind="stable")]:
+        order = rank_changes(cmp, run=run).order  # culprit first, as in every list of changes
+        for i in order[crossing[order]]:
             label = " / ".join(cmp.path_labels(int(i))[-2:]) if cmp.mode == "tree" else (
                 f"{cmp.module[i]}.{cmp.name[i]}" if cmp.module[i] else str(cmp.name[i]))
             out.append(Violation(g, int(i), label, str(cmp.name[i]), str(cmp.module[i]),

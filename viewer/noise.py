@@ -40,8 +40,7 @@ import numpy as np
 from parsers.model import Kind, Metric, Profile, Unit
 
 from .compare import Comparison, KeyRule, align
-
-DEFAULT_ALPHA = 0.05
+from .defaults import DEFAULT_ALPHA  # noqa: F401 - re-exported
 
 
 @dataclass
@@ -60,6 +59,8 @@ class MetricNoise:
     pvalue: np.ndarray
     significant: np.ndarray
     min_detectable_rel: np.ndarray | None = None  # sampled metrics only
+    speed_factor: float | None = None  # run-level new/base factor taken out before testing
+    dispersion: float | None = None  # variance inflation over sampling error (>= 1)
 
 
 @dataclass
@@ -122,65 +123,210 @@ def _sample_counts(cmp: Comparison, runs: Sequence[int]) -> np.ndarray:
 
 def metric_noise(cmp: Comparison, metric: str, base_runs: Sequence[int],
                  new_runs: Sequence[int], alpha: float = DEFAULT_ALPHA) -> MetricNoise:
+    """Spread and significance of one metric's change, row by row."""
     m = cmp.metric_by_name[metric]
     v = cmp.values[metric]
     vb, vn = v[:, list(base_runs)], v[:, list(new_runs)]
-    stats = {
+    stats = _spread(vb, vn)
+    beyond = _beyond_rounding(cmp, metric, base_runs, new_runs, stats)
+    exact_within = (stats["base_min"] == stats["base_max"]) & (stats["new_min"] == stats["new_max"])
+    if not m.sampled and exact_within.all():
+        changed = (stats["base_mean"] != stats["new_mean"]) & beyond
+        p = np.where(changed, 0.0, 1.0)
+        method = "deterministic: any change is real"
+        if metric in cmp.rounding:
+            method += " once it exceeds the rounding of the printed values"
+        return MetricNoise(method, **stats, pvalue=p, significant=changed)
+    nb = _sample_counts(cmp, base_runs)
+    nn = _sample_counts(cmp, new_runs)
+    if m.sampled and np.isfinite(nb).all() and np.isfinite(nn).all():
+        return _count_noise(cmp, m, base_runs, new_runs, stats, beyond, alpha)
+    return _share_noise(cmp, m, base_runs, new_runs, stats, beyond, alpha)
+
+
+def _spread(vb: np.ndarray, vn: np.ndarray) -> dict[str, np.ndarray]:
+    n = len(vb)
+    return {
         "base_mean": np.nanmean(vb, axis=1), "new_mean": np.nanmean(vn, axis=1),
-        "base_std": np.nanstd(vb, axis=1, ddof=1) if vb.shape[1] > 1 else np.zeros(len(v)),
-        "new_std": np.nanstd(vn, axis=1, ddof=1) if vn.shape[1] > 1 else np.zeros(len(v)),
+        "base_std": np.nanstd(vb, axis=1, ddof=1) if vb.shape[1] > 1 else np.zeros(n),
+        "new_std": np.nanstd(vn, axis=1, ddof=1) if vn.shape[1] > 1 else np.zeros(n),
         "base_min": np.nanmin(vb, axis=1), "base_max": np.nanmax(vb, axis=1),
         "new_min": np.nanmin(vn, axis=1), "new_max": np.nanmax(vn, axis=1),
     }
-    exact_within = (stats["base_min"] == stats["base_max"]) & (stats["new_min"] == stats["new_max"])
-    if not m.sampled and exact_within.all():
-        changed = stats["base_mean"] != stats["new_mean"]
-        p = np.where(changed, 0.0, 1.0)
-        return MetricNoise("deterministic: any change is real", **stats, pvalue=p,
-                           significant=changed)
-    tb = _run_totals(cmp, m, base_runs)
-    tn = _run_totals(cmp, m, new_runs)
-    nb_samples = _sample_counts(cmp, base_runs)
-    nn_samples = _sample_counts(cmp, new_runs)
-    have_counts = m.sampled and np.isfinite(nb_samples).all() and np.isfinite(nn_samples).all()
-    if m.unit is Unit.PERCENT or not have_counts:
-        # Shares of each run's total: binomial sampling error of a share.
-        xb, xn = vb / tb, vn / tn
-        mb, mn_ = np.nanmean(xb, axis=1), np.nanmean(xn, axis=1)
-        if have_counts:
-            var_b_s = mb * (1 - mb) / nb_samples.sum()
-            var_n_s = mn_ * (1 - mn_) / nn_samples.sum()
-            method = "z test on shares of run total (binomial sampling error"
-        else:
-            var_b_s = var_n_s = np.zeros(len(v))
-            method = "z test on shares of run total ("
+
+
+def _rounding_of(cmp: Comparison, metric: str, runs: Sequence[int]) -> np.ndarray:
+    h = cmp.rounding.get(metric)
+    if h is None:
+        return np.zeros(cmp.n_rows)
+    return np.max(h[:, list(runs)], axis=1)
+
+
+def _beyond_rounding(cmp: Comparison, metric: str, base_runs: Sequence[int],
+                     new_runs: Sequence[int], stats: dict[str, np.ndarray]) -> np.ndarray:
+    """Rows whose change of the means exceeds what rounding of the printed values allows."""
+    h = _rounding_of(cmp, metric, base_runs) + _rounding_of(cmp, metric, new_runs)
+    d = np.abs(stats["new_mean"] - stats["base_mean"])
+    with np.errstate(invalid="ignore"):
+        return d > h * (1 + 1e-9)
+
+
+def _as_counts(cmp: Comparison, metric: Metric, runs: Sequence[int],
+               values: np.ndarray) -> np.ndarray:
+    """Values as sample (tick) counts of each run: share of the run total x its samples."""
+    t = _run_totals(cmp, metric, runs)
+    n = _sample_counts(cmp, runs)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return values / t * n
+
+
+MIN_INFORMATIVE = 10
+"""Rows need this many samples in both runs to inform the speed factor and dispersion."""
+
+
+def speed_factor(cb: np.ndarray, cn: np.ndarray) -> float:
+    """The run-level speed factor: the median of per-row ``new / base`` sample counts.
+
+    Why: identical builds vary by tens of percent in total time (2,541 to 3,710 ticks for
+    one hs-ad binary), and every row's time moves with the run.  Most rows of a real
+    comparison do not change, so the median ratio measures the run's own change; a row is
+    then judged by how far it moved beyond that factor.  A regression confined to a few
+    rows leaves the median near 1, so dilution of the others' shares is not read as
+    improvement.  Falls back to 1 (compare absolute counts) with too few informative rows.
+    The median is unweighted: a single hot row that regressed (an interpreter loop holding
+    90 % of the samples) must not set the factor.
+    """
+    ok = (cb >= MIN_INFORMATIVE) & (cn >= MIN_INFORMATIVE)
+    if ok.sum() < MIN_FACTOR_ROWS:
+        return 1.0
+    return float(np.exp(np.median(np.log(cn[ok] / cb[ok]))))
+
+
+MIN_FACTOR_ROWS = 5
+"""A speed factor needs this many informative rows; each row counts once (not by its
+weight), so one dominant row that regressed cannot pass its change off as the run's."""
+
+
+CHI2_1_MEDIAN = 0.4549364
+"""Median of a chi-square variable with one degree of freedom."""
+
+
+def overdispersion(z: np.ndarray, informative: np.ndarray) -> float:
+    """How much more rows move than sampling error alone allows (>= 1).
+
+    Profiler ticks are not independent samples (GC pauses, timer and cache effects), so
+    shares of identical runs move several times more than a binomial or Poisson model
+    says.  Like genomic control, the median squared z over the rows estimates that
+    inflation robustly: most rows did not really change.
+    """
+    zz = z[informative & np.isfinite(z)] ** 2
+    if len(zz) < 8:
+        return 1.0
+    return max(1.0, float(np.median(zz)) / CHI2_1_MEDIAN)
+
+
+def _count_noise(cmp: Comparison, m: Metric, base_runs: Sequence[int],
+                 new_runs: Sequence[int], stats: dict[str, np.ndarray], beyond: np.ndarray,
+                 alpha: float) -> MetricNoise:
+    """Sampled metric: compare sample counts after the run-level speed factor.
+
+    The factor and the dispersion come from the self metric (for ``inherited_time`` from
+    ``time``): self rows are disjoint samples, while inclusive rows overlap (MAIN holds
+    them all) and would understate how much rows move.
+    """
+    self_m = _self_counterpart(cmp, m)
+    sb, sn = _counts(cmp, self_m, base_runs), _counts(cmp, self_m, new_runs)
+    f = speed_factor(np.nanmean(sb, axis=1), np.nanmean(sn, axis=1)) if _disjoint_rows(cmp) \
+        else 1.0
+    z_self, ms_b, ms_n = _count_z(cmp, self_m, sb, sn, base_runs, new_runs, f)
+    phi = overdispersion(z_self, (ms_b >= MIN_INFORMATIVE) & (ms_n >= MIN_INFORMATIVE)) \
+        if _disjoint_rows(cmp) else 1.0
+    if self_m is m:
+        cb, cn, z, mb = sb, sn, z_self, ms_b
     else:
-        # Absolute sampled cost: convert to sample counts (samples per unit of each run)
-        # and use the Poisson sampling error of a count.
-        xb, xn = vb * (nb_samples / tb), vn * (nn_samples / tn)
-        mb, mn_ = np.nanmean(xb, axis=1), np.nanmean(xn, axis=1)
-        var_b_s = np.maximum(mb, 0) / xb.shape[1]
-        var_n_s = np.maximum(mn_, 0) / xn.shape[1]
-        method = "z test on sample counts (Poisson sampling error"
-    var_b_emp = (np.nanvar(xb, axis=1, ddof=1) / xb.shape[1]) if xb.shape[1] > 1 else 0.0
-    var_n_emp = (np.nanvar(xn, axis=1, ddof=1) / xn.shape[1]) if xn.shape[1] > 1 else 0.0
-    if xb.shape[1] > 1 or xn.shape[1] > 1:
-        method += (", " if method.endswith("error") else "") + "run-to-run spread"
-    method += ")"
-    var = np.maximum(var_b_s, var_b_emp) + np.maximum(var_n_s, var_n_emp)
+        cb, cn = _counts(cmp, m, base_runs), _counts(cmp, m, new_runs)
+        z, mb, _ = _count_z(cmp, m, cb, cn, base_runs, new_runs, f)
+    z = z / math.sqrt(phi)
+    pval = _erfc(np.nan_to_num(z, nan=0.0) / math.sqrt(2.0))
+    sig = benjamini_hochberg(pval, alpha) & beyond
+    with np.errstate(divide="ignore"):
+        mdr = np.where(mb > 0, 2.0 * math.sqrt(phi) / np.sqrt(np.maximum(mb, 1e-300)), np.inf)
+    spread = ", run-to-run spread" if max(cb.shape[1], cn.shape[1]) > 1 else ""
+    method = (f"z test on sample counts after the run's speed factor x{f:.3f} (Poisson "
+              f"sampling error{spread}, dispersion x{phi:.2f} estimated over the rows)")
+    return MetricNoise(method, **stats, pvalue=pval, significant=sig, min_detectable_rel=mdr,
+                       speed_factor=f, dispersion=phi)
+
+
+def _disjoint_rows(cmp: Comparison) -> bool:
+    """Self costs of different rows are different samples (not so in a bottom-up tree,
+    where every caller row repeats its leaf's samples): only then can rows vote on the
+    run's speed."""
+    return all(p.meta.get("view") not in ("bottom-up", "by-type") for p in cmp.runs)
+
+
+def _counts(cmp: Comparison, m: Metric, runs: Sequence[int]) -> np.ndarray:
+    return _as_counts(cmp, m, runs, cmp.values[m.name][:, list(runs)])
+
+
+def _count_z(cmp: Comparison, m: Metric, cb: np.ndarray, cn: np.ndarray,
+             base_runs: Sequence[int], new_runs: Sequence[int],
+             f: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """|new - f * base| over its standard error, per row; and the mean counts."""
+    mb, mn_ = np.nanmean(cb, axis=1), np.nanmean(cn, axis=1)
+    var_b = np.maximum(mb, 0) / cb.shape[1]
+    var_n = np.maximum(mn_, 0) / cn.shape[1]
+    if cb.shape[1] > 1:
+        var_b = np.maximum(var_b, np.nanvar(cb, axis=1, ddof=1) / cb.shape[1])
+    if cn.shape[1] > 1:
+        var_n = np.maximum(var_n, np.nanvar(cn, axis=1, ddof=1) / cn.shape[1])
+    var = f * f * var_b + var_n + _rounding_var(cmp, m, base_runs, new_runs, f)
+    diff = mn_ - f * mb
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.abs(diff) / np.sqrt(var)
+    z = np.where((var == 0) & (diff == 0), 0.0, z)
+    z = np.where((var == 0) & (diff != 0), np.inf, z)
+    return z, mb, mn_
+
+
+def _self_counterpart(cmp: Comparison, m: Metric) -> Metric:
+    if m.kind is Kind.INCLUSIVE and m.self_of and m.self_of in cmp.metric_by_name:
+        return cmp.metric_by_name[m.self_of]
+    return m
+
+
+def _rounding_var(cmp: Comparison, m: Metric, base_runs: Sequence[int],
+                  new_runs: Sequence[int], f: float) -> np.ndarray:
+    """Variance (in counts) of uniform rounding errors of the printed values."""
+    if m.name not in cmp.rounding:
+        return np.zeros(cmp.n_rows)
+    hb = _as_counts(cmp, m, base_runs, np.asarray(cmp.rounding[m.name])[:, list(base_runs)])
+    hn = _as_counts(cmp, m, new_runs, np.asarray(cmp.rounding[m.name])[:, list(new_runs)])
+    return (f * f * np.nanmean(hb, axis=1) ** 2 + np.nanmean(hn, axis=1) ** 2) / 3.0
+
+
+def _share_noise(cmp: Comparison, m: Metric, base_runs: Sequence[int],
+                 new_runs: Sequence[int], stats: dict[str, np.ndarray], beyond: np.ndarray,
+                 alpha: float) -> MetricNoise:
+    """No sample counts: compare shares of each run's total with their run-to-run spread."""
+    v = cmp.values[m.name]
+    xb = v[:, list(base_runs)] / _run_totals(cmp, m, base_runs)
+    xn = v[:, list(new_runs)] / _run_totals(cmp, m, new_runs)
+    mb, mn_ = np.nanmean(xb, axis=1), np.nanmean(xn, axis=1)
+    var_b = (np.nanvar(xb, axis=1, ddof=1) / xb.shape[1]) if xb.shape[1] > 1 else 0.0
+    var_n = (np.nanvar(xn, axis=1, ddof=1) / xn.shape[1]) if xn.shape[1] > 1 else 0.0
+    var = var_b + var_n + np.zeros(len(v))
     diff = mn_ - mb
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.abs(diff) / np.sqrt(var)
     z = np.where((var == 0) & (diff == 0), 0.0, z)
     z = np.where((var == 0) & (diff != 0), np.inf, z)
     pval = _erfc(np.nan_to_num(z, nan=0.0) / math.sqrt(2.0))
-    sig = benjamini_hochberg(pval, alpha)
-    mdr = None
-    if have_counts:
-        counts = np.nanmean(vb / tb * nb_samples, axis=1)
-        with np.errstate(divide="ignore"):
-            mdr = np.where(counts > 0, 2.0 / np.sqrt(counts), np.inf)
-    return MetricNoise(method, **stats, pvalue=pval, significant=sig, min_detectable_rel=mdr)
+    sig = benjamini_hochberg(pval, alpha) & beyond
+    method = "z test on shares of run total (" + (
+        "run-to-run spread)" if max(xb.shape[1], xn.shape[1]) > 1 else
+        "no sample counts and one run per side: any change beyond rounding)")
+    return MetricNoise(method, **stats, pvalue=pval, significant=sig)
 
 
 def compute_noise(cmp: Comparison, base_runs: Sequence[int], new_runs: Sequence[int],
@@ -224,11 +370,14 @@ def group_comparison(
     # Node ids refer to each group's first run (the group's representative profile); a row
     # present only in a later run of the group has node -1 but is still present.
     rep_node = np.stack([full.node[:, bi[0]], full.node[:, ni[0]]], axis=1)
+    rounding = {name: np.stack([h[:, bi].max(axis=1), h[:, ni].max(axis=1)], axis=1)
+                for name, h in full.rounding.items()}
     out = Comparison(
-        runs=[base[0], new[0]], baseline=0, mode=full.mode, parent=full.parent,
+        runs=[base[0], new[0]], baseline=0, mode=full.mode, parent=full.parent, rounding=rounding,
         node=rep_node,
         name=full.name, module=full.module, src=full.src, keys=full.keys, values=values,
         metrics=full.metrics, matched_by=full.matched_by, current=1,
+        noise=noise, groups=(list(base), list(new)),
         notes=[f"groups: baseline = mean of {len(base)} run(s), current = mean of "
                f"{len(new)} run(s)" if stat == "mean" else
                f"groups: medians of {len(base)} and {len(new)} runs"],
@@ -241,8 +390,6 @@ def group_comparison(
             per_group.append(float(reduce(np.array(vals))) if vals else None)
         out.total_override[key] = per_group
     out.__dict__["present"] = in_group  # present in a group = present in any of its runs
-    out.noise = noise
-    out.groups = (list(base), list(new))
     return out
 
 
@@ -250,3 +397,36 @@ def single_run_noise(cmp: Comparison, alpha: float = DEFAULT_ALPHA,
                      metrics: Sequence[str] | None = None) -> Noise:
     """Sampling-error estimate for a plain 1-vs-1 comparison (binomial on sample counts)."""
     return compute_noise(cmp, [cmp.baseline], [cmp.current], alpha, metrics)
+
+
+def run_level_notes(cmp: Comparison) -> list[str]:
+    """The whole run's change of speed, said once (rows are judged after taking it out)."""
+    noise = cmp.noise
+    if noise is None:
+        return []
+    for mn in noise.metrics.values():
+        f = mn.speed_factor
+        if f is None or abs(f - 1.0) < 0.005:
+            continue
+        one = noise.n_base == 1 and noise.n_new == 1
+        return [
+            f"the whole run is {abs(f - 1) * 100:.1f} % {'slower' if f > 1 else 'faster'} "
+            f"(median over the rows, x{f:.3f}); rows are judged after taking that out"
+            + ("; with one run per side this cannot be told from run-to-run noise, "
+               "which moves identical runs by tens of percent" if one else "")
+        ]
+    return []
+
+
+def ensure_noise(cmp: Comparison, metrics: Sequence[str | None],
+                 alpha: float = DEFAULT_ALPHA) -> Noise | None:
+    """``cmp.noise`` with every metric of ``metrics`` estimated: groups carry theirs (their
+    spread is known only from the group runs), a 1-vs-1 comparison gets the sampling
+    error of the missing ones.  Returns ``cmp.noise`` (None when nothing applies)."""
+    if cmp.n_runs != 2 or cmp.groups is not None:
+        return cmp.noise
+    have = cmp.noise.metrics if cmp.noise is not None else {}
+    todo = [m for m in dict.fromkeys(metrics) if m and m in cmp.values and m not in have]
+    if todo:
+        cmp.add_noise(single_run_noise(cmp, alpha, todo))
+    return cmp.noise

@@ -42,7 +42,7 @@ def _num(v: Any) -> float | int | None:
 
 
 def metric_json(m: Metric) -> dict[str, Any]:
-    d = {"unit": str(m.unit), "kind": str(m.kind), "label": m.title}
+    d: dict[str, Any] = {"unit": str(m.unit), "kind": str(m.kind), "label": m.title}
     if m.description:
         d["description"] = m.description
     if m.sampled:
@@ -68,11 +68,30 @@ def run_json(p: Profile) -> dict[str, Any]:
         "meta": {k: v for k, v in p.meta.items() if _jsonable(v)},
         "totals": {k: _num(v) for k, v in p.totals.items()},
         "nodes": p.n_nodes,
+        "precision": {m.name: _precision_json(p, m.name) for m in p.metrics},
     }
     for k, v in p.extras.items():
         if k not in d and _jsonable(v):
             d[k] = v
     return d
+
+
+def _precision_json(p: Profile, metric: str) -> dict[str, Any]:
+    """How exact a run's values of ``metric`` are: exact, rounded (+- half_width) or sampled."""
+    d: dict[str, Any] = {"kind": p.precision(metric)}
+    h = p.rounding.get(metric, 0.0)
+    if h:
+        d["half_width"] = _num(h)
+        d["derived_from"] = "a printed, rounded percentage"
+    return d
+
+
+def _status_label(cmp: Comparison, i: int, run: int) -> str:
+    """A row's status in ``run``; "absent" when neither that run nor the baseline has it
+    (with 3+ runs a row may exist only in another run: it is never "same")."""
+    if not cmp.present[i, run] and not cmp.present[i, cmp.baseline]:
+        return "absent"
+    return Status(int(cmp.status_of_run(run)[i])).label
 
 
 def row_json(cmp: Comparison, i: int, metrics: Sequence[str]) -> dict[str, Any]:
@@ -83,8 +102,11 @@ def row_json(cmp: Comparison, i: int, metrics: Sequence[str]) -> dict[str, Any]:
     }
     if cmp.mode == "tree":
         row["path"] = cmp.path_labels(i)
-    row["status"] = Status(int(cmp.status[i])).label
-    row["matched_by"] = MATCHED_BY[int(cmp.matched_by[i])]
+    row["status"] = _status_label(cmp, i, cmp.current)
+    row["matched_by"] = MATCHED_BY[int(cmp.matched_by[i]) if cmp.matched_by is not None else 0]
+    if row["matched_by"] != "path":  # each run's own spelling of a renamed row
+        row["names"] = [None if x is None else {"name": x[0], "module": x[1]}
+                        for x in cmp.run_names(i)]
     row["values"] = [
         {m: _num(cmp.values[m][i, r]) for m in metrics} if cmp.present[i, r] else None
         for r in range(cmp.n_runs)
@@ -92,16 +114,25 @@ def row_json(cmp: Comparison, i: int, metrics: Sequence[str]) -> dict[str, Any]:
     row["delta"] = {m: _num(cmp.values[m][i, cmp.current] - cmp.values[m][i, cmp.baseline])
                     for m in metrics}
     rel = {}
+    within = []
     for m in metrics:
         b = cmp.values[m][i, cmp.baseline]
         d = cmp.values[m][i, cmp.current] - b
+        if d and m in cmp.rounding and not cmp.changed_mask(m)[i]:
+            within.append(m)  # no change the rounded values can support: no Δ%
+            rel[m] = None
+            continue
         rel[m] = _num(d / abs(b)) if b else (0 if d == 0 else None)
     row["rel"] = rel
+    if within:
+        row["within_precision"] = within
     if cmp.noise is not None:
         row["noise"] = {
             m: _noise_json(cmp.noise.metrics[m], i) for m in metrics if m in cmp.noise.metrics
         }
     if cmp.n_runs > 2:
+        row["statuses"] = [None if r == cmp.baseline else _status_label(cmp, i, r)
+                           for r in range(cmp.n_runs)]
         row["deltas"] = [
             None if r == cmp.baseline else
             {m: _num(cmp.values[m][i, r] - cmp.values[m][i, cmp.baseline]) for m in metrics}
@@ -138,6 +169,9 @@ def comparison_json(
             "values": [_num(v) for v in vals],
             "delta": _num(n - b) if b is not None and n is not None else None,
         }
+        if cmp.n_runs > 2:
+            totals[k]["deltas"] = [None if r == cmp.baseline or v is None or b is None
+                                   else _num(v - b) for r, v in enumerate(vals)]
     return {
         "profdiff": __version__,
         "mode": cmp.mode,

@@ -413,43 +413,35 @@ def _change_metrics(cmp: Comparison) -> list[Metric]:
 
 
 def top_changes(cmp: Comparison, n: int = 3, run: int | None = None) -> list[str]:
-    """The ``n`` biggest changes of ``run`` (default: the comparison's current run) against
-    the baseline, as short phrases: ``"addGrad: +33.3 pp alloc"``.
+    """The ``n`` culprits of ``run`` (default: the comparison's current run) against the
+    baseline, the largest own change first (a regression or an improvement), as short
+    phrases: ``"addGrad: +2.18 GB alloc"``.
 
-    Rows are ranked by their change as a share of the run (a percent metric's delta in
-    percentage points; other metrics' delta over the larger of the two runs' totals), so
-    time and allocation compete fairly; one phrase per cost centre.  Runs without a tree
-    (RTS statistics) report their totals' relative changes instead.
+    Rows come in the order of :func:`viewer.ranking.rank_changes`: own change against the
+    baseline's total over the format's main metrics, beyond precision and noise, so a cost
+    centre whose bytes did not change never leads because its share of a grown run fell.
+    One phrase per cost centre.  Runs without a tree (RTS statistics) report their
+    totals' relative changes instead.
     """
+    from .noise import ensure_noise
+    from .ranking import main_metrics, rank_changes
+
     run = cmp.current if run is None else run
     if cmp.n_runs < 2 or run == cmp.baseline:
         return []
-    cands: list[tuple[float, int, Metric, float]] = []
-    for m in _change_metrics(cmp):
-        v = cmp.values[m.name]
-        d = v[:, run] - v[:, cmp.baseline]
-        if m.unit is Unit.PERCENT:
-            score = np.abs(d) / 100.0
-        else:
-            scale = max(float(np.nansum(np.abs(v[:, run]))),
-                        float(np.nansum(np.abs(v[:, cmp.baseline]))), 1e-300)
-            score = np.abs(d) / scale
-        score = np.nan_to_num(score, nan=0.0)
-        k = min(len(score), 4 * n)
-        if k == 0:
-            continue
-        top = np.argpartition(-score, k - 1)[:k]
-        for r in top:
-            if score[r] > 1e-9:
-                cands.append((float(score[r]), int(r), m, float(d[r])))
-    cands.sort(key=lambda c: (-c[0], c[1]))
+    if run == cmp.current:
+        ensure_noise(cmp, list(main_metrics(cmp)))
+    ranking = rank_changes(cmp, run=run)
     out: list[str] = []
     seen: set[str] = set()
-    for _s, r, m, d in cands:
+    real = np.flatnonzero(ranking.score != 0)  # regressions and improvements, largest first
+    for r in real[np.argsort(-np.abs(ranking.score[real]), kind="stable")]:
         name = str(cmp.name[r])
         if name in seen:
             continue
         seen.add(name)
+        m = cmp.metric_by_name[str(ranking.metric[r])]
+        d = float(cmp.delta(m.name, run)[r])
         out.append(f"{name}: {_short_delta(d, m.unit)} {_short_label(m)}")
         if len(out) >= n:
             return out

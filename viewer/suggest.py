@@ -28,10 +28,11 @@ import numpy as np
 from parsers.model import Kind, Profile
 
 from .compare import Comparison, KeyRule, Status, align
+from .defaults import DEFAULT_MATCH_THRESHOLD
 from .rules import KeyMap, ModuleRename
 
 WEIGHTS = {"name": 0.25, "module": 0.10, "parent": 0.20, "source": 0.10, "entries": 0.35}
-DEFAULT_THRESHOLD = 0.75
+DEFAULT_THRESHOLD = DEFAULT_MATCH_THRESHOLD
 
 
 @dataclass(frozen=True)

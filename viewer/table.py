@@ -79,35 +79,54 @@ def _direction_code(metric: Metric | None, d: float, paint: _Painter) -> str:
 
 def render_totals(cmp: Comparison, color: bool) -> list[str]:
     paint = _Painter(color)
-    head = ["total"] + [_run_label(p, i, cmp) for i, p in enumerate(cmp.runs)] + ["Δ", "Δ%"]
+    others = [r for r in range(cmp.n_runs) if r != cmp.baseline]
+    if cmp.n_runs <= 2:
+        others = [cmp.current]
+    head = ["total"] + [_run_label(p, i, cmp) for i, p in enumerate(cmp.runs)]
+    for r in others:  # a Δ for every run against the baseline
+        suffix = f" [{r}]" if len(others) > 1 else ""
+        head += [f"Δ{suffix}", f"Δ%{suffix}"]
     rows = [head]
     for k in cmp.total_keys:
         m = cmp.total_metric(k)
         unit = m.unit if m else Unit.COUNT
         vals = cmp.total_values(k)
-        b, n = vals[cmp.baseline], vals[cmp.current]
+        b = vals[cmp.baseline]
         cells = [m.title if m and m.label else k]
         cells += [format_value(v, unit) for v in vals]
-        if b is not None and n is not None:
+        for r in others:
+            n = vals[r]
+            if b is None or n is None:
+                cells += ["-", "-"]
+                continue
             d = n - b
             code = _direction_code(m, d, paint)
             cells.append(paint(format_delta(d, unit), code))
             cells.append(paint(format_rel(d / abs(b) if b else (float("inf") if d else 0.0)), code))
-        else:
-            cells += ["-", "-"]
         rows.append(cells)
     if len(rows) == 1:
         return []
     return _render(rows, ["<"] + [">"] * (len(head) - 1))
 
 
+def _both_names(cmp: Comparison, i: int) -> tuple[str, str]:
+    """``old → new`` for a row whose runs spell its name (or module) differently."""
+    names = [x for x in cmp.run_names(i) if x is not None]
+    base = cmp.run_names(i)[cmp.baseline] or names[0]
+    cur = cmp.run_names(i)[cmp.current] or names[-1]
+    name = base[0] if base[0] == cur[0] else f"{base[0]} → {cur[0]}"
+    module = base[1] if base[1] == cur[1] else f"{base[1]} → {cur[1]}"
+    return name, module
+
+
 def render_comparison(
     cmp: Comparison,
-    rows: Sequence[int],
+    rows: Sequence[int] | np.ndarray,
     metrics: Sequence[str],
     *,
     color: bool = False,
     sort_desc: str = "",
+    notes: Sequence[str] = (),
 ) -> str:
     paint = _Painter(color)
     lines: list[str] = []
@@ -118,9 +137,11 @@ def render_comparison(
         lines.append(f"{role} [{i}] {p.path}  ({p.format}{', ' + prog if prog else ''}){extra}")
     for w in incomparable_warnings(cmp.runs):
         lines.append(paint(f"warning: {w}", YELLOW))
-    basis = {p.meta.get("percent_basis") for p in cmp.runs if p.meta.get("percent_basis")}
+    basis = {str(p.meta["percent_basis"]) for p in cmp.runs if p.meta.get("percent_basis")}
     for b in sorted(basis):
         lines.append(paint(f"note: {b}", GREY))
+    for note in [*cmp.notes, *notes]:
+        lines.append(paint(f"note: {note}", GREY))
     tot = render_totals(cmp, color)
     if tot:
         lines.append("")
@@ -143,13 +164,26 @@ def render_comparison(
         head += ["Δ", "Δ%"]
     table = [head]
     status_code = {Status.ADDED: YELLOW, Status.REMOVED: GREY, Status.SAME: GREY, Status.CHANGED: ""}
+    changed = {m: cmp.changed_mask(m) for m in metrics}
     for rank, i in enumerate(rows, 1):
         st = Status(int(cmp.status[i]))
-        cells = [str(rank), _short(str(cmp.name[i]), 48), _short(str(cmp.module[i]), 32)]
+        name, module = str(cmp.name[i]), str(cmp.module[i])
+        if cmp.matched_by is not None and cmp.matched_by[i]:  # renamed: show both names
+            name, module = _both_names(cmp, i)
+        cells = [str(rank), _short(name, 60), _short(module, 64)]
+        per_run = [Status(int(cmp.status_of_run(r)[i])) for r in range(cmp.n_runs)
+                   if r != cmp.baseline] if multi else [st]
         if cmp.mode == "tree":
             par = int(cmp.parent[i])
             cells.append(_short(str(cmp.name[par]), 28) if par >= 0 else "(root)")
-        cells.append(paint(st.label, status_code[st]))
+        if multi:  # each run's own status against the baseline; · = in neither
+            others = [r for r in range(cmp.n_runs) if r != cmp.baseline]
+            labels = ["·" if not (cmp.present[i, r] or cmp.present[i, cmp.baseline])
+                      else x.label for r, x in zip(others, per_run, strict=True)]
+            worst = max(per_run, key=lambda x: (x is not Status.SAME, int(x)))
+            cells.append(paint("/".join(labels), status_code[worst]))
+        else:
+            cells.append(paint(st.label, status_code[st]))
         for m in metrics:
             met = cmp.metric_by_name[m]
             v = cmp.values[m][i]
@@ -158,6 +192,10 @@ def render_comparison(
                 cells.append(format_value(v[r], met.unit) if cmp.present[i, r] else "·")
             d = v[cmp.current] - v[cmp.baseline]
             b = v[cmp.baseline]
+            if d and not changed[m][i]:  # within the rounding of the printed values
+                cells.append(paint("≈0", GREY))
+                cells.append(paint("≈", GREY))
+                continue
             code = _direction_code(met, d, paint)
             mark = ""
             mn = cmp.noise.metrics.get(m) if cmp.noise is not None else None
@@ -186,6 +224,9 @@ def render_comparison(
         else:
             legend += ("; ~ = within sampling error (one run per side: run-to-run noise is "
                        "unknown, give repeated runs with --base/--new)")
+    if any(m in cmp.rounding for m in metrics):
+        legend += ("; ≈ = within the rounding of the printed percentages (no change the "
+                   "data can support)")
     if color:
         legend += f"; {paint('red', RED)} = worse, {paint('green', GREEN)} = better"
     lines.append(paint(legend, GREY))
@@ -201,8 +242,9 @@ def render_profile(p: Profile, rows: Sequence[int], metrics: Sequence[str], *, c
         if isinstance(v, (str, int, float)) and str(v):
             lines.append(f"  {k}: {v}")
     for k, v in p.totals.items():
-        m = p.total_metrics.get(k)
-        lines.append(f"  {m.title if m and m.label else k}: {format_value(v, m.unit if m else Unit.COUNT)}")
+        tm = p.total_metrics.get(k)
+        lines.append(f"  {tm.title if tm and tm.label else k}: "
+                     f"{format_value(v, tm.unit if tm else Unit.COUNT)}")
     for w in p.warnings[:20]:
         lines.append(paint(f"warning: {w}", YELLOW))
     if len(p.warnings) > 20:

@@ -1,4 +1,4 @@
-"""``profdiff watch DIR``: follow a folder as profiles land (plugin of :mod:`viewer.cli`).
+"""``profdiff watch DIR``: follow a folder as profiles land (a :mod:`viewer.cli` command).
 
     profdiff watch DIR                     the desktop app in watch mode (runs list + views)
     profdiff watch DIR --no-gui            one line per landed run: its key totals and its
@@ -21,12 +21,18 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from parsers import load
 from parsers.errors import ProfdiffError
 from parsers.model import Profile, Unit
 
-from .cli import UsageError, add_align_options, add_load_options, build_comparison, load_options
+from .options import (
+    OpenApp,
+    UsageError,
+    add_matching_options,
+    add_reading_options,
+    spec_from_args,
+)
 from .runs import KEY_TOTALS, RunsTable, top_changes
+from .session import Session, load_run
 from .units import format_value, human_bytes
 from .watch import DEFAULT_SETTLE, FolderWatcher, Landed
 
@@ -35,15 +41,13 @@ SUMMARY_TOTALS = ("total_time_s", "total_alloc_bytes", "bytes_allocated", "max_r
 """Totals printed on a run's line (the first three present)."""
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser(
-        "watch", help="follow a folder: every new profile is compared as it lands",
-        description="Watch DIR (recursively) for new or rewritten profiles. Each file is read "
-        "once its size and mtime have settled and it is complete; truncated files are marked "
-        "and re-read when they change. Without --no-gui/--json the desktop app opens in watch "
-        "mode.",
-        conflict_handler="resolve",  # our --baseline FILE replaces the index of diff's
-    )
+DESCRIPTION = ("Watch DIR (recursively) for new or rewritten profiles. Each file is read "
+               "once its size and mtime have settled and it is complete; truncated files are "
+               "marked and re-read when they change. Without --no-gui/--json the desktop app "
+               "opens in watch mode.")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("folder", metavar="DIR", help="folder to watch")
     p.add_argument("--glob", metavar="PATTERN",
                    help="only files whose name (or path below DIR) matches, e.g. '*.prof'")
@@ -62,14 +66,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    f"(default {DEFAULT_SETTLE})")
     p.add_argument("--top", type=int, default=3, metavar="N",
                    help="changes named per run (default 3)")
-    add_load_options(p)
-    add_align_options(p)
+    add_reading_options(p)
+    add_matching_options(p, baseline=False)
     p.add_argument("--baseline", metavar="FILE", default=None,
                    help="compare every run with FILE (default: the previous run of its format)")
-    return p
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int | OpenApp:
     folder = Path(args.folder)
     if not folder.is_dir():
         raise UsageError(f"{args.folder}: not a folder (watch needs a directory)")
@@ -77,7 +80,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--timeout must be >= 0")
     if args.no_gui or args.json or args.once:
         return watch_headless(args)
-    return _run_gui(args)
+    # the launcher (viewer.cli) opens the desktop app: Qt-free code never imports viewer.qt
+    return OpenApp("watch", {"folder": str(folder), "glob": args.glob, "settle": args.settle,
+                             "recursive": args.recursive, "timeout": args.timeout})
 
 
 # ------------------------------------------------------------------------------------------
@@ -90,17 +95,15 @@ class _Printer:
         self.args = args
         self.out = out
         self.table = RunsTable(folder, keep_profiles=8)
+        ns = argparse.Namespace(**vars(args))
+        ns.baseline, ns.files = 0, [str(folder)]  # rules: .profdiff.toml in DIR
+        self.spec = spec_from_args(ns, "flat")
         self.baseline: Profile | None = None
         self.baseline_label = ""
         if args.baseline:
-            self.baseline = load(args.baseline, format=args.format, lenient=args.lenient,
-                                 **load_options(args))
+            self.baseline = load_run(self.spec, args.baseline)
             self.baseline_label = str(args.baseline)
         self.last: dict[str, tuple[Profile, str]] = {}  # format -> (profile, label)
-        ns = argparse.Namespace(**vars(args))
-        ns.baseline = 0
-        ns.files = [str(folder)]
-        self.cmp_args = ns
 
     def landed(self, landed: Landed) -> None:
         run, action = self.table.add(landed)
@@ -121,7 +124,7 @@ class _Printer:
                 note = f"baseline is {ref[0].format}, not comparable"
             else:
                 try:
-                    cmp = build_comparison([ref[0], p], self.cmp_args)
+                    cmp = Session(self.spec, [ref[0], p]).main
                     changes = top_changes(cmp, self.args.top)
                     total_changes = _total_changes(ref[0], p)
                 except ProfdiffError as e:
@@ -230,7 +233,7 @@ def watch_headless(args: argparse.Namespace, out: TextIO | None = None) -> int:
         folder, glob=args.glob, recursive=args.recursive, settle=args.settle,
         on_landed=lambda x: events.put(("landed", x)),
         on_removed=lambda p: events.put(("removed", p)),
-        lenient=args.lenient, load_options=load_options(args),
+        lenient=printer.spec.lenient, load_options=dict(printer.spec.reader_options),
         observe=not args.once,
     )
     deadline = time.monotonic() + args.timeout if args.timeout is not None else None
@@ -261,39 +264,3 @@ def watch_headless(args: argparse.Namespace, out: TextIO | None = None) -> int:
     finally:
         watcher.stop()
     return 0
-
-
-# ------------------------------------------------------------------------------------------
-# desktop app
-# ------------------------------------------------------------------------------------------
-def _run_gui(args: argparse.Namespace) -> int:
-    try:
-        from PySide6.QtWidgets import QApplication
-
-        from .qt.main_window import MainWindow
-        from .qt.runs_panel import open_watch
-    except ImportError as e:
-        print(f"profdiff: the desktop app is not available ({e}); "
-              "use 'profdiff watch DIR --no-gui'", file=sys.stderr)
-        return 2
-    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "profdiff"])
-    app.setOrganizationName("profdiff")
-    app.setApplicationName("profdiff")
-    try:
-        from .qt.app import _stylesheet
-
-        app.setStyleSheet(_stylesheet())
-    except Exception:  # noqa: BLE001 - cosmetic
-        pass
-    win = MainWindow()
-    open_watch(win, str(args.folder), glob=args.glob, settle=args.settle,
-               recursive=args.recursive)
-    win.show()
-    if args.timeout is not None:
-        from PySide6.QtCore import QTimer
-
-        QTimer.singleShot(int(args.timeout * 1000), win.close)
-    try:
-        return int(app.exec() or 0)
-    except KeyboardInterrupt:
-        return 0

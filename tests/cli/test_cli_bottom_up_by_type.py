@@ -250,3 +250,21 @@ def test_stray_32_byte_allocation_shows_as_added(tmp_path, capsys):
                        "bytes": [0, 32], "delta_count": 1, "delta_bytes": 32}
     assert {r["type"]: r["status"] for r in rows[1:]} == {"Vector{Int64}": "same",
                                                          "String": "same"}
+
+
+def test_bottom_up_zero_self_cost_in_baseline_is_changed_not_added(capsys):
+    """addGrad runs in hs-ad v1 (4,433,920 entries) but prints 0.0 %time and 0.0 %alloc;
+    in v2 it holds a quarter of the run.  Bottom-up must agree with the diff tree: the
+    function was there, so its row is "changed" from 0, not "added"."""
+    hs = DATA / "hs-ad"
+    code, out, _ = run(capsys, "diff", str(hs / "v1" / "ad.prof"), str(hs / "v2" / "ad.prof"),
+                       "--bottom-up", "--json", "--top", "0", "--all-metrics")
+    assert code == 0
+    doc = json.loads(out)
+    roots = {r["name"]: r for r in doc["rows"] if len(r["path"]) == 1}
+    grad = roots["addGrad"]
+    assert grad["status"] == "changed"
+    assert grad["values"][0]["time_pct"] == 0 and grad["values"][1]["time_pct"] > 20
+    tree = json.loads(run(capsys, "diff", str(hs / "v1" / "ad.prof"), str(hs / "v2" / "ad.prof"),
+                          "--tree", "--json", "--top", "0")[1])
+    assert {r["status"] for r in tree["rows"] if r["name"] == "addGrad"} == {"changed"}

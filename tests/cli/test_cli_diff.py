@@ -151,3 +151,49 @@ def test_perf_reader_options_reach_the_reader(capsys):
     roots = {r["name"] for r in doc["rows"] if len(r["path"]) == 1}
     assert roots == {"vm"}  # one subtree per command
     assert all(r["meta"]["group_by"] == "symbol" for r in doc["runs"])
+
+
+def test_three_runs_each_row_has_its_own_status_and_totals_delta(capsys):
+    """v1, v2 and a third run of v1: logisticD (v2's name for sigmoidD) exists only in the
+    middle run, so it is "added" there and "absent" (never "same") in the third."""
+    import json as _json
+    from pathlib import Path as _P
+
+    from viewer.cli import main as _main
+    hs = _P(__file__).parents[1] / "data" / "hs-ad"
+    code = _main(["diff", str(hs / "v1" / "ad.prof"), str(hs / "v2" / "ad.prof"),
+                  str(hs / "noise-v1" / "run1" / "ad.prof"), "--json", "--top", "0"])
+    doc = _json.loads(capsys.readouterr().out)
+    assert code == 0 and doc["current"] == 2
+    rows = {r["name"]: r for r in doc["rows"]}
+    assert rows["logisticD"]["statuses"] == [None, "added", "absent"]
+    assert rows["logisticD"]["status"] == "absent"
+    assert rows["sigmoidD"]["statuses"] == [None, "removed", "same"]
+    grad = rows["addGrad"]["statuses"]
+    assert grad[1] == "changed"
+    alloc = doc["totals"]["total_alloc_bytes"]
+    assert alloc["deltas"] == [None, 6_560_334_592 - 4_291_393_792, 0]
+
+
+def test_auto_match_is_visible_and_works_with_groups(capsys):
+    """``diff --auto-match A B`` must not read A as the threshold; the accepted pairs are
+    printed; with --base/--new groups the renamed sigmoidD -> logisticD is matched and the
+    row shows both names."""
+    import json as _json
+    from pathlib import Path as _P
+
+    from viewer.cli import main as _main
+    hs = _P(__file__).parents[1] / "data" / "hs-ad"
+    v1, v2 = str(hs / "v1" / "ad.prof"), str(hs / "v2" / "ad.prof")
+    assert _main(["diff", "--auto-match", v1, v2, "--top", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "auto-matched" in out and "sigmoidD" in out and "logisticD" in out
+    assert "sigmoidD → logisticD" in out
+    code = _main(["diff", "--base", v1, str(hs / "noise-v1" / "run1" / "ad.prof"),
+                  "--new", v2, "--auto-match", "--json", "--top", "0"])
+    doc = _json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert any(n.startswith("auto-matched") for n in doc["notes"])
+    row = next(r for r in doc["rows"] if r["name"] in ("sigmoidD", "logisticD"))
+    assert row["matched_by"] == "suggestion" and row["status"] in ("same", "changed")
+    assert [x["name"] for x in row["names"]] == ["sigmoidD", "logisticD"]

@@ -90,9 +90,9 @@ def test_cvm_perf_data_matches_text_and_report(v: str, n: int, share: float,
     kernel_unknown = (prof.module == "[kernel.kallsyms]") & (prof.name == "[unknown]")
     if kernel_unknown.any():  # this host lacks the recording kernel's symbols
         info = prof.meta["kernel_unresolved"]
-        assert any("kernel symbols were not resolved" in w for w in prof.warnings)
+        assert any("kernel frames" in w for w in prof.warnings)
         # one unresolved node per chain: never an [unknown] directly under an [unknown]
-        assert not kernel_unknown[prof.parent[kernel_unknown]].any()
+        assert not (kernel_unknown & (prof.parent >= 0) & kernel_unknown[prof.parent]).any()
         with_kernel = _samples_through_kernel(DATA / "c-vm" / v / "perf.script.txt.gz")
         assert info["samples"] == with_kernel
     else:

@@ -29,3 +29,28 @@ def make_window(qtbot, tmp_path):
         return w
 
     return make
+
+
+@pytest.fixture
+def model_tester(request):
+    """``check(model)``: pytest-qt's model tester (its Python implementation, which fails
+    the test with an assertion) on ``model`` now and on every change it signals until the
+    test ends.  One tester per model, so a test can watch several.  Unlike
+    ``QAbstractItemModelTester`` in Fatal mode, a broken model fails one test instead of
+    aborting the whole pytest process."""
+    from pytestqt.modeltest import ModelTester
+
+    testers: list[ModelTester] = []
+
+    def check(model) -> ModelTester:
+        t = ModelTester(request.config)
+        t.check(model, force_py=True)
+        testers.append(t)
+        return t
+
+    yield check
+    for t in testers:
+        try:
+            t._cleanup()
+        except RuntimeError:  # the model (and its widget) was deleted first: nothing to undo
+            pass

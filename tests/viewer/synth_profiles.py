@@ -13,12 +13,12 @@ VIEWER_DATA = Path(__file__).parent.parent / "data" / "viewer"
 
 METRICS = [
     Metric("entries", Unit.COUNT, Kind.NODE, "entries", better="none"),
-    Metric("time_pct", Unit.PERCENT, Kind.SELF, "%time", sampled=True),
-    Metric("alloc_pct", Unit.PERCENT, Kind.SELF, "%alloc"),
+    Metric("time_pct", Unit.PERCENT, Kind.SELF, "%time", sampled=True, percent_of="time_s"),
+    Metric("alloc_pct", Unit.PERCENT, Kind.SELF, "%alloc", percent_of="alloc_bytes"),
     Metric("inherited_time_pct", Unit.PERCENT, Kind.INCLUSIVE, "inh %time", sampled=True,
            self_of="time_pct"),
     Metric("inherited_alloc_pct", Unit.PERCENT, Kind.INCLUSIVE, "inh %alloc",
-           self_of="alloc_pct"),
+           self_of="alloc_pct", percent_of="inherited_alloc_bytes"),
     Metric("alloc_bytes", Unit.BYTES, Kind.SELF, "alloc"),
     Metric("inherited_alloc_bytes", Unit.BYTES, Kind.INCLUSIVE, "inh alloc",
            self_of="alloc_bytes"),

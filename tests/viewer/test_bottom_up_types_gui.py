@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtTest import QAbstractItemModelTester
 
 from viewer.qt.alloc_types_view import AllocTypesView
 from viewer.qt.bottom_up_view import BottomUpView
@@ -27,11 +26,9 @@ def _tabs(w) -> dict[str, object]:
     return {w.tabs.tabText(i): w.tabs.widget(i) for i in range(w.tabs.count())}
 
 
-def _tester(model) -> QAbstractItemModelTester:
-    return QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
 
 
-def test_bottom_up_tab_for_perf_is_lazy_and_shows_callers(win):
+def test_bottom_up_tab_for_perf_is_lazy_and_shows_callers(win, model_tester):
     win.load_paths([str(p) for p in PERF])
     tabs = _tabs(win)
     view = tabs["Bottom up"]
@@ -41,7 +38,7 @@ def test_bottom_up_tab_for_perf_is_lazy_and_shows_callers(win):
     win.show_view("bottom-up")
     assert win.tabs.currentWidget() is view and view.computed and view.error is None
     model = view.diff.models[0]
-    tester = _tester(model)
+    tester = model_tester(model)
     assert model.rowCount() > 5
     # hottest root first: the leaf function where the samples were spent
     top = model.index(0, 0)
@@ -83,7 +80,7 @@ def test_no_bottom_up_tab_for_flat_formats(win):
     assert "Ticky closures" in tabs
 
 
-def test_allocated_types_tab_for_julia_alloc_profiles(win):
+def test_allocated_types_tab_for_julia_alloc_profiles(win, model_tester):
     win.load_paths([str(p) for p in JULIA])
     tabs = _tabs(win)
     assert "Bottom up" in tabs  # pprof allocation profiles have call trees too
@@ -92,7 +89,7 @@ def test_allocated_types_tab_for_julia_alloc_profiles(win):
     win.show_view("types")
     assert win.tabs.currentWidget() is view
     model = view.model
-    _tester(model)
+    model_tester(model)
     assert model.rowCount() == 14
     assert model.headerData(0, Qt.Orientation.Horizontal) == "allocated type"
     rows = {model.index(i, 0).data(): i for i in range(model.rowCount())}

@@ -15,7 +15,6 @@ os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtCore import QModelIndex, QPointF, Qt  # noqa: E402
-from PySide6.QtTest import QAbstractItemModelTester  # noqa: E402
 
 from parsers import ghc_heap, ghc_rts_machine, ghc_rts_summary, ghc_ticky  # noqa: E402
 from viewer.compare import align  # noqa: E402
@@ -23,9 +22,6 @@ from viewer.compare import align  # noqa: E402
 DATA = Path(__file__).parent.parent / "data" / "format-views"
 
 
-def _tester(model) -> QAbstractItemModelTester:
-    return QAbstractItemModelTester(model,
-                                    QAbstractItemModelTester.FailureReportingMode.Fatal)
 
 
 @pytest.fixture(scope="module")
@@ -191,8 +187,8 @@ def test_heap_overlay_mode(heap_view):
     assert len(heap_view._overlay_plot.listDataItems()) == 4
 
 
-def test_heap_table_values_and_model(heap_view):
-    _tester(heap_view.proxy)
+def test_heap_table_values_and_model(heap_view, model_tester):
+    model_tester(heap_view.proxy)
     row = _row_by_name(heap_view.proxy, "THUNK")
     m = heap_view.model
     assert heap_view.proxy.headerData(0, Qt.Orientation.Horizontal) == "band"
@@ -209,14 +205,14 @@ def test_heap_table_values_and_model(heap_view):
 # ------------------------------------------------------------------------------------------
 # RTS
 # ------------------------------------------------------------------------------------------
-def test_rts_view_values_and_warning(qtbot, rts_runs):
+def test_rts_view_values_and_warning(qtbot, rts_runs, model_tester):
     from viewer.qt.rts_view import RtsView
     from viewer.qt.totals_table import KEY_ROLE
 
     w = RtsView(align(rts_runs, mode="flat"))
     qtbot.addWidget(w)
     m = w.table.model
-    _tester(m)
+    model_tester(m)
     groups = [m.index(g, 0).data() for g in range(m.rowCount())]
     assert groups[:4] == ["Allocation", "GC", "Time", "Productivity"]
     alloc = w.table.row_index("bytes_allocated")
@@ -244,7 +240,7 @@ def test_rts_view_values_and_warning(qtbot, rts_runs):
     assert "64.0 % → 43.1 %" in w.headline.text()
 
 
-def test_totals_model_flat_and_three_runs(qtbot, rts_runs):
+def test_totals_model_flat_and_three_runs(qtbot, rts_runs, model_tester):
     from viewer.qt.totals_table import TotalsTable, totals_data
 
     third = ghc_rts_summary.read(DATA / "hs-ad-v1.stats.txt")
@@ -252,7 +248,7 @@ def test_totals_model_flat_and_three_runs(qtbot, rts_runs):
     t = TotalsTable(totals_data(cmp, ["bytes_allocated", "num_gcs"]))
     qtbot.addWidget(t)
     m = t.model
-    _tester(m)
+    model_tester(m)
     assert m.flat and m.rowCount() == 2
     assert m.columnCount() == 1 + 3 + 2 * 2
     row = [m.index(0, c).data() for c in range(m.columnCount())]
@@ -264,13 +260,13 @@ def test_totals_model_flat_and_three_runs(qtbot, rts_runs):
 # ------------------------------------------------------------------------------------------
 # ticky
 # ------------------------------------------------------------------------------------------
-def test_ticky_closures_first_row_and_identical(qtbot, ticky_runs):
+def test_ticky_closures_first_row_and_identical(qtbot, ticky_runs, model_tester):
     from viewer.qt.ticky_view import NOTE_ROLE, TickyClosuresView
 
     w = TickyClosuresView(align(ticky_runs, mode="flat"))
     qtbot.addWidget(w)
     m = w.model
-    _tester(m)
+    model_tester(m)
     first = m.index(0, 0)
     assert first.data().startswith("$wevalDelta")
     assert first.siblingAtColumn(_col(m, "value", "alloc", 0)).data() == "246,906,880"
@@ -299,7 +295,7 @@ def test_ticky_closures_first_row_and_identical(qtbot, ticky_runs):
     assert m.index(0, 0).data().startswith("$wevalDelta")
 
 
-def test_ticky_ambiguous_and_sum_duplicates(qtbot):
+def test_ticky_ambiguous_and_sum_duplicates(qtbot, model_tester):
     from viewer.qt.ticky_view import NOTE_ROLE, TickyClosuresView, ambiguous_keys
 
     runs = [ghc_ticky.read(DATA / f) for f in ("ghc-7.x-haskell-opengl-Modern-Main.ticky",
@@ -307,7 +303,7 @@ def test_ticky_ambiguous_and_sum_duplicates(qtbot):
     w = TickyClosuresView(align(runs))
     qtbot.addWidget(w)
     m = w.model
-    _tester(m)
+    model_tester(m)
     amb = ambiguous_keys(w.cmp)
     assert len(amb) == 14
     key = "Engine.Core.Types\x1fsat in $fHasAABBGameObject"
@@ -320,7 +316,7 @@ def test_ticky_ambiguous_and_sum_duplicates(qtbot):
     # sum duplicates: one row per key, values are the per-key sums of the table rows
     w.sum_dups.setChecked(True)
     m2 = w.model
-    _tester(m2)
+    model_tester(m2)
     assert w.cmp.mode == "flat"
     assert m2.rowCount() < n_tree
     r = int(np.flatnonzero(w.cmp.keys == key)[0])
@@ -331,13 +327,13 @@ def test_ticky_ambiguous_and_sum_duplicates(qtbot):
     assert "sum of 2" in m2.notes[r]
 
 
-def test_ticky_counters_panel(qtbot, ticky_runs):
+def test_ticky_counters_panel(qtbot, ticky_runs, model_tester):
     from viewer.qt.ticky_view import TickyCountersView
 
     w = TickyCountersView(align(ticky_runs, mode="flat"))
     qtbot.addWidget(w)
     m = w.table.model
-    _tester(m)
+    model_tester(m)
     groups = [m.index(g, 0).data() for g in range(m.rowCount())]
     assert groups[0] == "Allocation" and groups[-1] == "Raw counters"
     at = w.table.row_index("alloc_total")

@@ -17,7 +17,6 @@ os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from PySide6.QtTest import QAbstractItemModelTester  # noqa: E402
 
 from parsers import ghc_heap, ghc_rts_summary, ghc_ticky  # noqa: E402
 from viewer.compare import align  # noqa: E402
@@ -28,8 +27,6 @@ TICKY = DATA / "ghc-ticky"
 S_LOG = DATA / "ghc-rts" / "ghc-7.x-haskell-opengl-rts-S-full.txt.gz"
 
 
-def _tester(model) -> QAbstractItemModelTester:
-    return QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
 
 
 def _col(model, kind: str, metric: str | None = None, run: int | None = None) -> int:
@@ -71,7 +68,7 @@ def test_group_by_module_profile_sums(ticky_runs):
     assert leaf_keys == set(p.frames.key[p.frame])
 
 
-def test_ticky_grouped_view_module_delta_is_sum_of_closures(qtbot, ticky_runs):
+def test_ticky_grouped_view_module_delta_is_sum_of_closures(qtbot, ticky_runs, model_tester):
     from viewer.qt.ticky_view import TickyClosuresView
 
     w = TickyClosuresView(align(ticky_runs, mode="flat"))
@@ -80,7 +77,7 @@ def test_ticky_grouped_view_module_delta_is_sum_of_closures(qtbot, ticky_runs):
     w.group_modules.setChecked(True)
     m, cmp = w.model, w.cmp
     assert m.grouped and cmp.mode == "tree"
-    _tester(m)
+    model_tester(m)
     ev = w.row_of("AD.Eval")
     assert ev >= 0
     kids = np.flatnonzero(cmp.parent == ev)
@@ -105,14 +102,14 @@ def test_ticky_grouped_view_module_delta_is_sum_of_closures(qtbot, ticky_runs):
     assert "8 modules" in w.summary.text()
     # hide identical keeps only changed closures and their modules
     w.hide_identical.setChecked(True)
-    _tester(m)
+    model_tester(m)
     assert w.first_rows(10) == [ev, w.row_of("AD.Dual")]
     w.hide_identical.setChecked(False)
     w.group_modules.setChecked(False)
     assert not w.model.grouped and w.model.rowCount() == n_flat
 
 
-def test_ticky_grouped_sum_duplicates_matches_flat(qtbot):
+def test_ticky_grouped_sum_duplicates_matches_flat(qtbot, model_tester):
     """With *sum duplicates*, every closure row of the grouped tree has the flat
     alignment's summed values (reports with ambiguous keys)."""
     from viewer.qt.ticky_view import TickyClosuresView
@@ -126,7 +123,7 @@ def test_ticky_grouped_sum_duplicates_matches_flat(qtbot):
     w.group_modules.setChecked(True)
     w.sum_dups.setChecked(True)
     m, cmp = w.model, w.cmp
-    _tester(m)
+    model_tester(m)
     assert m.summed and "(summed)" in w.summary.text()
     leaf = cmp.parent >= 0
     assert leaf.sum() == flat.n_rows

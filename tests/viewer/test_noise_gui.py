@@ -5,9 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtTest import QAbstractItemModelTester
 
-import viewer.qt.main_window as mw
+import viewer.qt.window_noise as window_noise
 from viewer.qt.models import FADED_TEXT, fade_rgb
 
 DATA = Path(__file__).parent.parent / "data"
@@ -130,16 +129,16 @@ def QColor_lightness(rgb):  # noqa: N802 - mirrors QColor.lightness
     return QColor(*rgb).lightness()
 
 
-def test_sig_column_model_tester_and_sorting(win):
+def test_sig_column_model_tester_and_sorting(win, model_tester):
     win.load_paths([str(V1), str(V2)])
     win.act_sig.setChecked(True)
     m = win.diff.models[0]
-    QAbstractItemModelTester(m, QAbstractItemModelTester.FailureReportingMode.Fatal)
+    model_tester(m)
     col = _col(m, "sig", "inherited_time_pct")
     assert m.headerData(col, Qt.Orientation.Horizontal) == "inh. %time\nsig."
     m.sort(col, Qt.SortOrder.DescendingOrder)
     fm = win.flat.model
-    QAbstractItemModelTester(fm, QAbstractItemModelTester.FailureReportingMode.Fatal)
+    model_tester(fm)
     fcol = _col(fm, "sig", "inherited_time_pct")
     fm.sort(fcol, Qt.SortOrder.AscendingOrder)  # smallest p first
     first = int(fm.index(0, 0).internalId())
@@ -167,7 +166,7 @@ def test_deterministic_ticky_counters_are_exact(win):
 
 
 def test_big_comparisons_get_their_noise_in_the_background(win, monkeypatch):
-    monkeypatch.setattr(mw, "NOISE_SYNC_ROWS", 10)
+    monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10)
     win.load_paths([str(V1), str(V2)])
     cmp = win.comparison
     win.wait_for_noise()

@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtTest import QAbstractItemModelTester
 from synth_profiles import METRICS
 
 from viewer.compare import Status, align
@@ -17,10 +16,6 @@ from viewer.qt.models import (
 )
 
 
-def _tester(model):
-    return QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
-
-
 def _labels(model, parent=None):
     from PySide6.QtCore import QModelIndex
 
@@ -29,10 +24,10 @@ def _labels(model, parent=None):
 
 
 @pytest.mark.parametrize("mode", ["tree", "flat"])
-def test_model_tester_after_sort_and_filter(qapp, pair, mode):
+def test_model_tester_after_sort_and_filter(qapp, pair, mode, model_tester):
     c = align(list(pair), mode=mode)
     m = ComparisonTreeModel(c, diff_columns(c, ["time_pct", "alloc_bytes"], status=True))
-    t = _tester(m)
+    t = model_tester(m)
     for col in range(m.columnCount()):
         m.sort(col, Qt.SortOrder.DescendingOrder)
         m.sort(col, Qt.SortOrder.AscendingOrder)
@@ -43,12 +38,12 @@ def test_model_tester_after_sort_and_filter(qapp, pair, mode):
     del t
 
 
-def test_pane_models_share_layout_and_show_placeholders(qapp, pair):
+def test_pane_models_share_layout_and_show_placeholders(qapp, pair, model_tester):
     c = align(list(pair))
     lay = RowLayout(c)
     a = ComparisonTreeModel(c, pane_columns(c, ["time_pct"], 0), pane_run=0, layout=lay)
     b = ComparisonTreeModel(c, pane_columns(c, ["time_pct"], 1), pane_run=1, layout=lay)
-    ta, tb = _tester(a), _tester(b)
+    ta, tb = model_tester(a), model_tester(b)
     rows = {"/".join(c.path_labels(i)): i for i in range(c.n_rows)}
     h = rows["Main.MAIN/Main.main/Main.f/Main.h"]  # removed in the new run
     k = rows["Main.MAIN/Main.main/Main.k"]  # added in the new run
@@ -67,11 +62,11 @@ def test_pane_models_share_layout_and_show_placeholders(qapp, pair):
     del ta, tb
 
 
-def test_sort_orders_children_by_column(qapp, pair):
+def test_sort_orders_children_by_column(qapp, pair, model_tester):
     c = align(list(pair))
     cols = diff_columns(c, ["time_pct"])
     m = ComparisonTreeModel(c, cols)
-    _t = _tester(m)
+    _t = model_tester(m)
     dcol = [i for i, cc in enumerate(cols) if cc.kind == "delta"][0]
     m.sort(dcol, Qt.SortOrder.DescendingOrder)
     root = m.index(0, 0)
@@ -82,10 +77,10 @@ def test_sort_orders_children_by_column(qapp, pair):
     assert _labels(m, m.index(0, 0, m.index(0, 0)))[0] == "f"
 
 
-def test_filter_keeps_ancestors_and_highlights(qapp, pair):
+def test_filter_keeps_ancestors_and_highlights(qapp, pair, model_tester):
     c = align(list(pair))
     m = ComparisonTreeModel(c, diff_columns(c, ["time_pct"]))
-    _t = _tester(m)
+    _t = model_tester(m)
     m.layout.set_filter("map.ins")
     main = m.index(0, 0, m.index(0, 0))
     assert _labels(m, main) == ["g"]
@@ -116,7 +111,7 @@ def test_delta_cells_are_formatted_and_coloured(qapp, pair):
     assert bg.green() > bg.red()
 
 
-def test_metric_pairs_from_units():
+def test_metric_pairs_from_metric_data():
     p = metric_pairs(METRICS)
     assert p["alloc_pct"] == "alloc_bytes" and p["alloc_bytes"] == "alloc_pct"
     assert p["inherited_alloc_pct"] == "inherited_alloc_bytes"
@@ -132,3 +127,33 @@ def test_map_rows_across_comparisons(pair):
     assert (mapped >= 0).all()
     for r, s in zip(rows, mapped, strict=True):
         assert a.path_labels(int(r)) == b.path_labels(int(s))
+
+
+def test_one_switch_colours_every_view_by_baseline_total_or_share(qtbot, tmp_path):
+    """Default: Δ colour against the baseline's total (identical bytes neutral); View ▸
+    Colour by share of run switches every model and the flame graph together."""
+    from pathlib import Path
+
+    from PySide6.QtCore import QSettings
+
+    import parsers
+    from viewer.compare import align
+    from viewer.qt.main_window import MainWindow
+
+    hs = Path(__file__).parents[1] / "data" / "hs-ad"
+    runs = [parsers.load(hs / "v1" / "ad.P.prof"), parsers.load(hs / "v2" / "ad.P.prof")]
+    c = align(runs, mode="tree")
+    same = np.flatnonzero(c.present.all(axis=1) & (c.delta("bytes") == 0)
+                          & (c.delta("alloc_pct") < -0.5))
+    assert same.size
+    m = ComparisonTreeModel(c, diff_columns(c, ["alloc_pct"], status=True))
+    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(w)
+    try:
+        assert (m.change_pp("alloc_pct")[same] == 0).all()
+        w.act_share.setChecked(True)
+        assert w.view_state.colour_by_share
+        assert (m.change_pp("alloc_pct")[same] < -0.5).all()  # shares of a grown run fell
+    finally:
+        w.act_share.setChecked(False)
+    assert (m.change_pp("alloc_pct")[same] == 0).all()

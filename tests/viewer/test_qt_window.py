@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, QSettings, Qt, QUrl
 from PySide6.QtGui import QDropEvent
-from PySide6.QtTest import QAbstractItemModelTester
 from synth_profiles import VIEWER_DATA
 
 from viewer.qt.main_window import MainWindow
@@ -37,11 +36,10 @@ def _row(cmp, *labels):
     raise KeyError(labels)
 
 
-def test_models_pass_the_tester_on_real_files(loaded):
+def test_models_pass_the_tester_on_real_files(loaded, model_tester):
     w = loaded
     models = [*w.side.models, *w.diff.models, w.flat.model]
-    testers = [QAbstractItemModelTester(m, QAbstractItemModelTester.FailureReportingMode.Fatal)
-               for m in models]
+    testers = [model_tester(m) for m in models]
     w.filter_edit.setText("addGrad")
     w.apply_filter()
     w.changed_box.setChecked(True)

@@ -6,7 +6,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtTest import QAbstractItemModelTester
 
 from viewer.compare import Status
 from viewer.qt.models import MATCH_MARK
@@ -36,10 +35,10 @@ def _show_suggestions(w):
     return w.suggestions
 
 
-def test_suggestions_model_passes_the_tester(win):
+def test_suggestions_model_passes_the_tester(win, model_tester):
     win.load_paths([str(V1), str(V2)])
     panel = _show_suggestions(win)
-    QAbstractItemModelTester(panel.model, QAbstractItemModelTester.FailureReportingMode.Fatal)
+    model_tester(panel.model)
     m = panel.model
     assert m.rowCount() == 1 and m.columnCount() == 5
     assert m.data(m.index(0, 1)) == "AD.Dual.sigmoidD"

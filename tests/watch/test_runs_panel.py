@@ -40,9 +40,9 @@ def test_runs_panel_rows_modes_notification_and_plots(qtbot, tmp_path, panel):
                     timeout=10000)
     with qtbot.waitSignal(panel.notified, timeout=10000) as sig:
         copy("v2/ad.prof", tmp_path / "v2" / "ad.prof")
-    assert sig.args[0].startswith("v2/ad.prof vs v1/ad.prof: addGrad: +33.3 pp alloc")
+    assert sig.args[0].startswith("v2/ad.prof vs v1/ad.prof: addGrad: +2.18 GB alloc")
     assert panel.note.isVisible() or not panel.isVisible()
-    assert panel.last_changes[0] == "addGrad: +33.3 pp alloc"
+    assert panel.last_changes[0] == "addGrad: +2.18 GB alloc"
     m = panel.model
     assert m.rowCount() == 2
     texts = [m.data(m.index(0, c)) for c in range(m.columnCount())]
@@ -72,7 +72,7 @@ def test_runs_panel_rows_modes_notification_and_plots(qtbot, tmp_path, panel):
     with qtbot.waitSignal(panel.comparedChanged, timeout=10000) as sig:
         copy("noise-v1/run1/ad.prof", tmp_path / "r1" / "ad.prof")
     assert [panel.table.label(r) for r in sig.args[0]] == ["v2/ad.prof", "r1/ad.prof"]
-    assert panel.last_changes[0] == "addGrad: −33.3 pp alloc"
+    assert panel.last_changes[0] == "addGrad: −2.18 GB alloc"
     # pick two runs by hand
     panel.pick([panel.table[0], panel.table[2]])
     assert [panel.table.label(r) for r in panel.shown] == ["v1/ad.prof", "r1/ad.prof"]
@@ -129,7 +129,7 @@ def test_main_window_updates_in_place_keeping_expansion_and_filter(qtbot, tmp_pa
     assert window.diff.current_row() == row
     assert window.filter_edit.text() == name
     assert window.diff.layout_.visible is not None  # the filter is applied to the new rows
-    assert "addGrad: +33.3 pp alloc" in window.statusBar().currentMessage()
+    assert "addGrad: +2.18 GB alloc" in window.statusBar().currentMessage()
     # closing the window stops the watcher
     window.close()
     qtbot.waitUntil(lambda: not panel.watching, timeout=5000)
@@ -158,7 +158,7 @@ def test_landing_runs_align_in_a_worker(qtbot, tmp_path):
     qtbot.waitUntil(lambda: len(win.runs) == 1, timeout=20000)
     with qtbot.waitSignal(panel.notified, timeout=20000) as sig:
         copy("v2/ad.prof", folder / "v2" / "ad.prof")
-    assert sig.args[0].startswith("v2/ad.prof vs v1/ad.prof: addGrad: +33.3 pp alloc")
+    assert sig.args[0].startswith("v2/ad.prof vs v1/ad.prof: addGrad: +2.18 GB alloc")
     assert len(win.runs) == 2 and not win.aligning  # the views swapped before the note
     assert panel.comparison is win.flat_comparison
     win.close()

@@ -11,33 +11,25 @@ given; the CSV table follows ``diff`` and is flat unless ``--tree`` is given.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ..cli import (
+from ..options import (
     UsageError,
-    add_align_options,
-    add_load_options,
-    add_view_options,
-    build_comparison,
-    load_runs,
-    parse_sort,
-    resolve_mode,
+    add_matching_options,
+    add_reading_options,
+    add_transform_options,
+    spec_from_args,
 )
-from ..compare import Comparison
-from ..units import format_value
-from .csv_export import export_csv
-from .speedscope import export_speedscope
+
+if TYPE_CHECKING:
+    from ..session import Session
+
+DESCRIPTION = ("Export one run or a comparison. -o writes one speedscope JSON file with "
+               "a profile per run plus 'grew' and 'shrank' difference profiles (speedscope "
+               "has no diff view and no negative weights). --csv writes the comparison table.")
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser(
-        "export",
-        help="write a speedscope flame-graph file (runs, grew, shrank) and/or a CSV table",
-        description="Export one run or a comparison. -o writes one speedscope JSON file with "
-        "a profile per run plus 'grew' and 'shrank' difference profiles (speedscope has no "
-        "diff view and no negative weights). --csv writes the comparison table.",
-    )
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", metavar="FILE", help="BASE [NEW ...] or one FILE")
     p.add_argument("-o", "--output", metavar="OUT.speedscope.json",
                    help="speedscope file to write")
@@ -48,22 +40,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--sort", metavar="METRIC[:HOW]",
                    help="--csv row order, as in 'diff' (default: the main metric's change)")
     p.add_argument("--metrics", help="--csv: comma-separated metric columns (default: all)")
-    add_align_options(p)
-    p.set_defaults(mode=None)  # resolved per output: tree for speedscope, flat for CSV
-    add_load_options(p)
-    add_view_options(p)  # --bottom-up: tree mode for both outputs
-    return p
-
-
-def _comparison(runs, args: argparse.Namespace, mode: str, cache: dict) -> Comparison:
-    if mode not in cache:
-        ns = argparse.Namespace(**vars(args))
-        ns.mode = mode
-        cache[mode] = build_comparison(runs, ns)
-    return cache[mode]
+    add_matching_options(p)  # --flat/--tree unset: tree for speedscope, flat for CSV
+    add_reading_options(p)
+    add_transform_options(p, by_type=False)  # --bottom-up: tree mode for both outputs
 
 
 def _print_speedscope(s: dict) -> None:
+    from ..units import format_value
+
     unit = s["unit"]
     print(f"wrote {s['path']} ({s['bytes']:,} bytes): speedscope, weights = {s['weight_metric']}"
           f" ({s['self_from']}), unit {unit}, {s['frames']} frames, {s['mode']} mode, "
@@ -87,26 +71,42 @@ def _unit_for_format(unit: str) -> str:
 def run(args: argparse.Namespace) -> int:
     if not args.output and not args.csv:
         raise UsageError("export: nothing to write; give -o OUT.speedscope.json and/or --csv OUT.csv")
-    runs = load_runs(args.files, args)
-    if not 0 <= args.baseline < len(runs):
-        raise UsageError(f"--baseline {args.baseline}: there are {len(runs)} runs")
-    for p in runs:
+    from ..session import Session
+
+    session = Session.open(spec_from_args(args, "tree"))
+    for p in session.runs:
         if p.incomplete:
             print(f"note: {p.path} is incomplete ({p.incomplete_reason}); exporting what was read")
-    cache: dict[str, Comparison] = {}
     if args.output:
-        cmp = _comparison(runs, args, resolve_mode(args, "tree"), cache)
+        from .speedscope import export_speedscope
+
+        cmp = session.comparison(_mode(args, session, "tree"))
         _print_speedscope(export_speedscope(cmp, args.output, args.metric))
     if args.csv:
-        cmp = _comparison(runs, args, resolve_mode(args, "flat"), cache)
-        metric, how, desc = parse_sort(args.sort, cmp)
-        if cmp.n_runs == 1 and not args.sort:
-            how = "base"  # one run: no change to rank by, rank by cost
-        order = cmp.order_by(metric, how, desc) if metric else np.arange(cmp.n_rows)
-        metrics = None
-        if args.metrics:
-            metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
-        s = export_csv(cmp, args.csv, rows=order, metrics=metrics)
-        print(f"wrote {s['path']}: CSV, {s['rows']} rows x {s['columns']} columns "
-              f"({s['mode']} mode, sorted by {how} of {metric})")
+        _write_csv(session, args)
     return 0
+
+
+def _mode(args: argparse.Namespace, session: Session, default: str) -> str:
+    """``--flat``/``--tree`` when given (or implied by --bottom-up), else ``default``."""
+    return session.spec.mode if (args.mode or session.spec.bottom_up) else default
+
+
+def _write_csv(session: Session, args: argparse.Namespace) -> None:
+    import numpy as np
+
+    from ..diff_cli import parse_sort
+    from ..session import RANKING
+    from .csv_export import export_csv
+
+    cmp = session.comparison(_mode(args, session, "flat"))
+    metric, how, desc = parse_sort(args.sort, cmp)
+    if cmp.n_runs == 1 and not args.sort:
+        how = "base"  # one run: no change to rank by, rank by cost
+    order = RANKING(cmp, metric, how, desc) if metric else np.arange(cmp.n_rows)
+    metrics = None
+    if args.metrics:
+        metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    s = export_csv(cmp, args.csv, rows=order, metrics=metrics)
+    print(f"wrote {s['path']}: CSV, {s['rows']} rows x {s['columns']} columns "
+          f"({s['mode']} mode, sorted by {how} of {metric})")

@@ -20,14 +20,20 @@ Architecture (napari-style: the core knows nothing of Qt, Qt classes only adapt 
   call sites).  Views talk by row ids: ``rowSelected(int)`` / ``select_row(int)``.
 * :mod:`.widgets` - legend, summary bar, details pane, message bar, drop overlay,
   empty state.
-* :mod:`.loader` - ``load_and_align`` (plain function) and ``LoadTask`` (QThreadPool
-  worker with progress and cancel); the GUI thread only swaps models.
-* :mod:`.main_window` - ``MainWindow``: menus, toolbar, filter, settings (QSettings
-  "profdiff"), drag and drop, exports.  Extension points for other views:
-  ``MainWindow.add_tab(widget, title)`` and ``MainWindow.set_runs(profiles,
-  keep_state=True)``; signal ``comparisonChanged(object)``.
-* :mod:`.app` - ``main(argv)``: ``profdiff [FILES...] [--screenshot OUT.png --view
-  side|diff|flat|flame --size WxH --expand N|hot|delta]``.
+* :mod:`.loader` - ``load_and_align`` (builds a :class:`viewer.session.Session` from the
+  window's spec) and ``LoadTask`` (QThreadPool worker with progress and cancel); the GUI
+  thread only swaps models.
+* :mod:`.main_window` - ``MainWindow``, a shell over one ``Session`` (``session``) and one
+  ``ViewState`` (``view_state``): tabs, the details pane, status.  Its parts:
+  :mod:`.actions` (menus, toolbar), ``window_loading``, ``window_rules``, ``window_noise``,
+  ``window_navigation``, ``window_io`` (exports, drops), ``window_settings``.  Extension
+  points: ``add_tab(widget, title)`` / ``remove_tab(widget)``, ``set_runs(profiles,
+  keep_state=True)``, ``open_spec(spec, view)``; signals ``comparisonChanged(object)`` and
+  ``viewStateChanged(object)``.  A format tab built from the session gets the window's
+  view state through ``follow(view_state)`` and asks for details with
+  ``detailsRequested(cmp, row)``.
+* :mod:`.app` - ``main(argv)``: ``profdiff [FILES...] [options]`` (the shared options of
+  :mod:`viewer.options` plus ``--screenshot OUT.png --view ... --size WxH --expand``).
 
 Optional tabs written elsewhere (``flame_view.FlameView``) are imported lazily and the
 window works without them.

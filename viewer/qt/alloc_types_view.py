@@ -13,13 +13,15 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from viewer.by_type import BYTES, COUNT, by_type_comparison, has_by_type
+from viewer.by_type import BYTES, COUNT, has_by_type
 from viewer.colors import DivergingScale
 from viewer.compare import Comparison
+from viewer.session import Session
 from viewer.units import format_delta, format_value
 
+from .flat_view import FlatView
 from .models import Column
-from .views import FlatView, fit_columns
+from .views import fit_columns
 
 
 def wants_alloc_types(cmp: Comparison) -> bool:
@@ -30,10 +32,9 @@ def wants_alloc_types(cmp: Comparison) -> bool:
 class AllocTypesView(QWidget):
     """Totals line + flat table of allocated types across runs."""
 
-    def __init__(self, source: Comparison, parent: QWidget | None = None) -> None:
+    def __init__(self, source: Session | Comparison, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        cmp = by_type_comparison(source.runs, baseline=source.baseline,
-                                 current=source.current if source.n_runs > 1 else -1)
+        cmp = Session.of(source).by_type()
         self.cmp = cmp
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)

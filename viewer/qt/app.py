@@ -15,43 +15,13 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-VIEWS = ("side", "diff", "flat", "flame", "heap", "rts", "ticky", "counters", "totals",
-         "bottom-up", "types")
+from parsers.errors import ProfdiffError
+from viewer.options import auto_match_value, build_app_parser, spec_from_args, view_from_args
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="profdiff",
-        description="Open the profdiff desktop app. One file: view it; two or more: compare "
-        "them (the first is the baseline). Subcommands show/diff/export/watch are the CLI.")
-    p.add_argument("files", nargs="*", metavar="FILE")
-    p.add_argument("--screenshot", metavar="OUT.png",
-                   help="render the window offscreen to a PNG and exit")
-    p.add_argument("--view", choices=VIEWS, default=None,
-                   help="tab to show (default: diff when comparing, side for one run)")
-    p.add_argument("--size", default="1600x900", metavar="WxH", help="window size")
-    p.add_argument("--expand", default="3", metavar="N|hot",
-                   help="expand N tree levels (default 3), 'hot' for the hottest path or "
-                   "'delta' for the path of the largest change")
-    p.add_argument("--metrics", help="comma-separated metrics for the diff columns")
-    p.add_argument("--absolute", action="store_true",
-                   help="show absolute units (seconds, bytes) instead of percent of run")
-    p.add_argument("--colorblind", action="store_true", help="colour-blind safe palette")
-    p.add_argument("--filter", help="filter text (name or module)")
-    g = p.add_argument_group("repeated runs and matching")
-    g.add_argument("--base", nargs="+", metavar="FILE",
-                   help="baseline group of repeated runs (with --new): compare group means "
-                   "and tell real changes from noise")
-    g.add_argument("--new", nargs="+", metavar="FILE", help="current group of repeated runs")
-    g.add_argument("--significant-only", action="store_true",
-                   help="only rows whose change of the main metric is significant")
-    g.add_argument("--sig-column", action="store_true",
-                   help="show the significance column (on by default with --base/--new)")
-    g.add_argument("--show-suggestions", action="store_true",
-                   help="show the 'Unmatched' panel of suggested matches (the first one "
-                   "selected, its rows revealed in the diff tree)")
-    g.add_argument("--rules-editor", action="store_true", help="open the rename rules editor")
-    return p
+    """The app's options: the shared ones (:mod:`viewer.options`) plus the window's."""
+    return build_app_parser()
 
 
 def _size(spec: str) -> tuple[int, int]:
@@ -73,11 +43,12 @@ def _stylesheet() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    if bool(args.base) != bool(args.new):
-        parser.error("--base and --new go together: --base A1 [A2...] --new B1 [B2...]")
-    if args.base and args.files:
-        parser.error("give either FILE... or --base/--new groups, not both")
+    args = parser.parse_args(auto_match_value(list(sys.argv[1:] if argv is None else argv)))
+    try:
+        spec = spec_from_args(args, "flat")
+        view = view_from_args(args)
+    except ProfdiffError as e:
+        parser.error(str(e))
     has_display = bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
                        or os.environ.get("QT_QPA_PLATFORM") or sys.platform != "linux")
     if args.screenshot and not has_display:
@@ -86,10 +57,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _no_display(args)
     elif not args.screenshot and (missing := _missing_xcb_libraries()):
         return _no_display(args, missing)
-    from PySide6.QtCore import QSettings
-    from PySide6.QtWidgets import QApplication
-
+    app = _application()
     from .main_window import MainWindow
+
+    if args.screenshot:
+        # reproducible pictures: never the user's saved geometry, metrics or colours
+        from PySide6.QtCore import QSettings
+
+        tmp = tempfile.NamedTemporaryFile(suffix=".ini", delete=False)
+        tmp.close()
+        win = MainWindow(settings=QSettings(tmp.name, QSettings.Format.IniFormat),
+                         synchronous=True)
+        return _screenshot(app, win, args, spec, view, tmp.name)
+
+    win = MainWindow()
+    if args.colorblind:
+        win.act_palette.setChecked(True)
+    from .runs_panel import is_watch_folder, open_watch
+
+    if len(args.files) == 1 and is_watch_folder(args.files[0]):
+        open_watch(win, args.files[0])  # profdiff DIR: watch it, runs compare themselves
+    else:
+        win.open_spec(spec, view)
+    win.show()
+    _apply_options(win, args)
+    return int(app.exec())
+
+
+def _application():
+    """The QApplication (created once), named and styled."""
+    from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance()
     if app is None:
@@ -98,36 +95,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setApplicationName("profdiff")
     app.setApplicationDisplayName("profdiff")
     app.setStyleSheet(_stylesheet())
+    return app
 
-    if args.screenshot:
-        # reproducible pictures: never the user's saved geometry, metrics or colours
-        tmp = tempfile.NamedTemporaryFile(suffix=".ini", delete=False)
-        tmp.close()
-        settings = QSettings(tmp.name, QSettings.Format.IniFormat)
-        win = MainWindow(settings=settings, synchronous=True)
-        return _screenshot(app, win, args, tmp.name)
+
+def open_app(request) -> int:
+    """Run an :class:`viewer.options.OpenApp` request of a command (``watch``)."""
+    if request.entry != "watch":
+        print(f"profdiff: unknown app request {request.entry!r}", file=sys.stderr)
+        return 2
+    return run_watch(**request.kwargs)
+
+
+def run_watch(folder: str, glob: str | None = None, settle: float | None = None,
+              recursive: bool = True, timeout: float | None = None) -> int:
+    """``profdiff watch DIR``: the window in watch mode (runs list + views)."""
+    app = _application()
+    from .main_window import MainWindow
+    from .runs_panel import open_watch
 
     win = MainWindow()
-    if args.absolute:
-        win.act_percent.setChecked(False)
-    if args.colorblind:
-        win.act_palette.setChecked(True)
-    from .runs_panel import is_watch_folder, open_watch
-
-    if len(args.files) == 1 and is_watch_folder(args.files[0]):
-        open_watch(win, args.files[0])  # profdiff DIR: watch it, runs compare themselves
-    else:
-        _open(win, args)
+    options = {"settle": settle} if settle is not None else {}
+    open_watch(win, folder, glob=glob, recursive=recursive, **options)
     win.show()
-    _apply_options(win, args)
-    return int(app.exec())
+    if timeout is not None:
+        from PySide6.QtCore import QTimer
 
-
-def _open(win, args) -> None:
-    if args.base:
-        win.open_groups(args.base, args.new)
-    elif args.files:
-        win.load_paths(args.files)
+        QTimer.singleShot(int(timeout * 1000), win.close)
+    try:
+        return int(app.exec() or 0)
+    except KeyboardInterrupt:
+        return 0
 
 
 def _apply_options(win, args) -> None:
@@ -135,8 +132,6 @@ def _apply_options(win, args) -> None:
     def go(_cmp=None) -> None:
         if args.sig_column:
             win.act_sig.setChecked(True)
-        if args.significant_only:
-            win.significant_box.setChecked(True)
         if args.show_suggestions:
             win.suggestions_dock.show()
         if args.rules_editor:
@@ -197,32 +192,20 @@ def _no_display(args, missing: list[str] | None = None) -> int:
         print("profdiff: no display found (DISPLAY/WAYLAND_DISPLAY unset); showing the "
               "comparison in the terminal. Use --screenshot OUT.png to render the window to a "
               "file.", file=sys.stderr)
-    from ..cli import main as cli_main
+    from viewer.diff_cli import print_for_app
 
-    files = [f for f in args.files]
-    if not files:
-        return 0
-    if len(files) == 1:
-        return cli_main(["show", *files])
-    return cli_main(["diff", *files])
+    return print_for_app(args)
 
 
-def _screenshot(app, win, args, settings_path: str) -> int:
+def _screenshot(app, win, args, spec, view, settings_path: str) -> int:
     w, h = _size(args.size)
     win.resize(w, h)
-    if args.absolute:
-        win.act_percent.setChecked(False)
     if args.colorblind:
         win.act_palette.setChecked(True)
-    _open(win, args)
+    win.open_spec(spec, view)
     if (args.files or args.base) and not win.runs:
         print("profdiff: error: " + "; ".join(win.message_bar.messages), file=sys.stderr)
         return 2
-    if args.metrics and win.comparison is not None:
-        win.set_metrics([m.strip() for m in args.metrics.split(",") if m.strip()])
-    if args.filter:
-        win.filter_edit.setText(args.filter)
-        win.apply_filter()
     win.show()
     app.processEvents()
     _apply_options(win, args)

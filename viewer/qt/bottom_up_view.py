@@ -7,32 +7,30 @@ hotter, and through which caller".  The widget is the same :class:`DiffTreeView`
 
 Why lazy: inverting and aligning costs about as much as the first alignment, and most
 sessions never open this tab, so the work happens on the first ``showEvent`` (the tab
-being shown), never while files are opened.  The main window's rename rules and metric
-choice are read from ``self.window()`` at that moment (duck-typed ``rules`` / ``metrics``
-attributes), so the tab needs no extra wiring in the window.  Afterwards the window calls
-:meth:`BottomUpView.follow_window` whenever its filter, "changed only", "significant only",
-|Δ| threshold, metric choice or unit mode change: the inverted comparison has its own
-rows, so the keep mask is computed over them with the window's rules
-(``MainWindow._keep_mask`` with this tab's metrics).
+being shown), never while files are opened.  The comparison is the session's
+(:meth:`viewer.session.Session.bottom_up`, so its rename rules apply); what is shown
+follows a :class:`~viewer.view_state.ViewState` - the window connects its
+``viewStateChanged`` signal to :meth:`BottomUpView.follow` - whose row rules are applied
+over this tab's own rows (:meth:`ViewState.keep_mask` with this tab's metrics and
+:func:`pp_factor`).  Selecting a row asks for details via ``detailsRequested``.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from dataclasses import replace
 
 import numpy as np
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from parsers.bottom_up import bottom_up
 from parsers.model import Kind, Profile, Unit
 from viewer.colors import DivergingScale
-from viewer.compare import Comparison, Status, align
-from viewer.noise import group_comparison, single_run_noise
+from viewer.compare import Comparison, Status
+from viewer.noise import ensure_noise
+from viewer.session import Session
+from viewer.view_state import ViewState, metric_pairs
 
 from .layout import precompute
-from .models import metric_pairs
 from .views import DiffTreeView
 
 NOISE_SYNC_ROWS = 200_000
@@ -50,30 +48,22 @@ def wants_bottom_up(cmp: Comparison) -> bool:
     return bool(runs) and all(has_call_tree(p) for p in runs)
 
 
-def _inverted(p: Profile) -> Profile:
-    """:func:`bottom_up` with the plain metric titles: the tab already says "bottom up",
-    and the column headers must stay short."""
-    bu = bottom_up(p)
-    metrics = tuple(replace(m, label=m.label.removesuffix(" (bottom-up)")) for m in bu.metrics)
-    return replace(bu, metrics=metrics)
+def bottom_up_comparison(source: Session | Comparison) -> Comparison:
+    """The runs (or repeated-run groups) inverted and aligned in tree mode, with the
+    session's rules."""
+    return Session.of(source).bottom_up()
 
 
-def bottom_up_comparison(cmp: Comparison, rules: Sequence = ()) -> Comparison:
-    """``cmp``'s runs (or repeated-run groups) inverted and aligned in tree mode."""
-    if cmp.groups is not None:
-        b, n = cmp.groups
-        return group_comparison([_inverted(p) for p in b], [_inverted(p) for p in n],
-                                mode="tree", rules=rules)
-    return align([_inverted(p) for p in cmp.runs], baseline=cmp.baseline,
-                 current=cmp.current if cmp.n_runs > 1 else -1, mode="tree", rules=rules)
-
-
-def _bu_name(bu: Comparison, m: str | None) -> str | None:
-    """A window metric's counterpart in the inverted tree (``total_x`` -> ``self_x``)."""
+def _bu_name(bu: Comparison, m: str | None, top: Comparison | None = None) -> str | None:
+    """A window metric's counterpart in the inverted tree (whose columns are the self
+    metrics): an inclusive metric of the top-down comparison ``top`` maps to the self
+    metric it sums (``Metric.self_of``: ``total_x`` -> ``self_x``)."""
     if not m:
         return None
-    cand = "self_" + m.removeprefix("total_") if m.startswith("total_") else m
-    return cand if cand in bu.values else None
+    met = top.metric_by_name.get(m) if top is not None else None
+    if met is not None and met.kind is Kind.INCLUSIVE and met.self_of:
+        m = met.self_of
+    return m if m in bu.values else None
 
 
 def _in_unit(bu: Comparison, m: str, percent: bool | None) -> str:
@@ -87,13 +77,13 @@ def _in_unit(bu: Comparison, m: str, percent: bool | None) -> str:
 
 
 def bottom_up_metrics(bu: Comparison, wanted: Sequence[str] | None,
-                      percent: bool | None = None) -> list[str]:
+                      percent: bool | None = None, top: Comparison | None = None) -> list[str]:
     """The window's columns mapped onto the inverted tree's metrics (which are the self
     metrics: ``total_x`` -> ``self_x``), then the main metric (in the unit ``percent``
     asks for, when given); at most four."""
     out: list[str] = []
     for m in wanted or []:
-        cand = _bu_name(bu, m)
+        cand = _bu_name(bu, m, top)
         if cand is not None:
             out.append(cand)
     main = bu.runs[bu.baseline].default_metric
@@ -123,9 +113,14 @@ def pp_factor(bu: Comparison, metric: str) -> float:
 class BottomUpView(QWidget):
     """Explanation line + :class:`DiffTreeView`, filled on first show."""
 
-    def __init__(self, source: Comparison, parent: QWidget | None = None) -> None:
+    detailsRequested = Signal(object, int)  # (this tab's comparison, row) for the details
+
+    def __init__(self, source: Session | Comparison, view_state: ViewState | None = None,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.source = source
+        self.session = Session.of(source)
+        self.view_state = view_state if view_state is not None else ViewState()
+        self.icons: dict = {}
         self.cmp: Comparison | None = None
         self.shown_metrics: list[str] = []
         self.scale: DivergingScale | None = None
@@ -157,14 +152,10 @@ class BottomUpView(QWidget):
         self.ensure()
 
     def _row_selected(self, row: int) -> None:
-        """Show the row in the window's details pane (rows are this tab's own ids, so the
-        other views are not told: their rows are top-down)."""
-        details = getattr(self.window(), "details", None)
-        if details is not None and self.cmp is not None and hasattr(details, "show_row"):
-            try:
-                details.show_row(self.cmp, row)
-            except Exception:  # noqa: BLE001 - optional
-                pass
+        """Ask for the row's details (rows are this tab's own ids, so the other views are
+        not told: their rows are top-down)."""
+        if self.cmp is not None:
+            self.detailsRequested.emit(self.cmp, row)
 
     # ----- building ---------------------------------------------------------------------
     @property
@@ -175,23 +166,20 @@ class BottomUpView(QWidget):
         """Invert, align and fill the tree now unless done already (tests, screenshots)."""
         if self.computed:
             return self.cmp
-        win = self.window()
-        rules = list(getattr(win, "rules", None) or [])
-        wanted = getattr(win, "metrics", None)
+        vs = self.view_state
         try:
-            cmp = bottom_up_comparison(self.source, rules)
+            cmp = self.session.bottom_up()
         except Exception as e:  # noqa: BLE001 - an optional view must not break the window
             self.error = f"{type(e).__name__}: {e}"
             self.note.setText(f"Bottom-up view not available: {self.error}")
             return None
         precompute(cmp)
-        metrics = bottom_up_metrics(cmp, wanted if isinstance(wanted, list) else None,
-                                    getattr(win, "percent_mode", None))
+        metrics = bottom_up_metrics(cmp, vs.metrics, vs.percent, self.session.tree)
         self._add_noise(cmp, metrics)
         self.cmp = cmp
         self.shown_metrics = metrics
-        self.diff.fade_noise = bool(getattr(win, "fade_noise", True))
-        self.diff.icons = getattr(getattr(win, "diff", None), "icons", {}) or {}
+        self.diff.fade_noise = vs.fade_noise
+        self.diff.icons = self.icons
         self.diff.set_comparison(cmp, metrics, self.scale)
         self.diff.legend.unit_text = "pp of run"
         main = metrics[0]
@@ -200,7 +188,7 @@ class BottomUpView(QWidget):
         self.diff.sort_by_key(key)
         self.diff.expand_to_depth(2)
         self.diff.fit_name_column()
-        self.follow_window(win)
+        self.follow(vs)
         return cmp
 
     @staticmethod
@@ -214,52 +202,36 @@ class BottomUpView(QWidget):
         if not todo:
             return False
         try:
-            nz = single_run_noise(cmp, metrics=todo)
+            ensure_noise(cmp, todo)
         except Exception:  # noqa: BLE001 - fading is optional
             return False
-        if cmp.noise is None:
-            cmp.noise = nz
-        else:
-            for k, v in nz.metrics.items():
-                cmp.noise.metrics.setdefault(k, v)
         return True
 
-    def follow_window(self, win=None) -> None:
-        """Take the window's metric choice and unit mode ("% of run"), filter text/regex,
-        "changed only", "significant only", |Δ| threshold and noise fading, as the "Diff
+    def follow(self, view_state: ViewState | None = None) -> None:
+        """Show what ``view_state`` asks for (metric choice, unit mode, filter text/regex,
+        "changed only", "significant only", |Δ| threshold, noise fading), as the "Diff
         tree" tab does, over this tab's own rows.  Nothing to do before the tab is built
         (:meth:`ensure` calls this at the end)."""
-        cmp = self.cmp
+        if view_state is not None:
+            self.view_state = view_state
+        cmp, vs = self.cmp, self.view_state
         if cmp is None:
             return
-        win = self.window() if win is None else win
-        wanted = getattr(win, "metrics", None)
-        percent = getattr(win, "percent_mode", None)
-        metrics = bottom_up_metrics(cmp, wanted if isinstance(wanted, list) else None, percent)
+        top = self.session.tree
+        metrics = bottom_up_metrics(cmp, vs.metrics, vs.percent, top)
         if self._add_noise(cmp, metrics):
             self.diff.noise_changed()
         if metrics != self.shown_metrics:
             self.shown_metrics = metrics
             self.diff.set_metrics(metrics)
-        fade = bool(getattr(win, "fade_noise", True))
-        if fade != self.diff.fade_noise:
-            self.diff.set_fade_noise(fade)
-        edit, box = getattr(win, "filter_edit", None), getattr(win, "regex_box", None)
-        text = edit.text().strip() if edit is not None else ""
-        regex = bool(box is not None and box.isChecked())
-        if regex and text:
-            try:
-                re.compile(text)
-            except re.error:  # the window shows the error; keep the tab as it was
-                return
-        keep = None
-        keep_mask = getattr(win, "_keep_mask", None)
-        if keep_mask is not None:
-            sig = getattr(win, "sig_metric", None)
-            main = bottom_up_metrics(cmp, None, percent)[0]
-            sig_m = _bu_name(cmp, sig() if callable(sig) else None) or main
-            keep = keep_mask(cmp, metrics=metrics, sig_metric=sig_m, factor=pp_factor)
-        self.diff.apply_filter(text, regex, keep)
+        if vs.fade_noise != self.diff.fade_noise:
+            self.diff.set_fade_noise(vs.fade_noise)
+        if vs.filter_error() is not None:  # the window shows the error; keep the tab as is
+            return
+        main = bottom_up_metrics(cmp, None, vs.percent)[0]
+        sig_m = _bu_name(cmp, vs.sig_metric(top), top) or main
+        keep = vs.keep_mask(cmp, metrics=metrics, sig_metric=sig_m, factor=pp_factor)
+        self.diff.apply_filter(vs.filter_text, vs.regex, keep)
 
     def status_counts(self) -> dict[str, int]:
         """Row statuses of the inverted comparison (empty before it is built)."""

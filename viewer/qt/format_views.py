@@ -23,6 +23,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QWidget
 
 from viewer.compare import Comparison
+from viewer.session import Session
 
 RTS_FORMATS = frozenset({"ghc-rts-s", "ghc-rts-t"})
 HEAP_FORMATS = frozenset({"ghc-hp"})
@@ -39,32 +40,35 @@ def is_rts(cmp: Comparison) -> bool:
     return bool(f) and f <= RTS_FORMATS
 
 
-def extra_views(cmp: Comparison) -> list[tuple[str, QWidget]]:
+def extra_views(source: Session | Comparison) -> list[tuple[str, QWidget]]:
     """Tabs to add for the runs' format: ``[(tab title, widget)]``, empty for others.
 
     Only when every run has the format (a heap view of a .prof run makes no sense).
+    Every view aligns through the session, so its rename rules apply in every tab.
     """
+    session = Session.of(source)
+    cmp = session.tree
     f = _formats(cmp)
     if not f:
         return []
     if f <= HEAP_FORMATS:
         from .heap_view import HeapView
 
-        return [("Heap over time", HeapView(cmp))]
+        return [("Heap over time", HeapView(session))]
     if f <= TICKY_FORMATS:
         from .ticky_view import TickyClosuresView, TickyCountersView
 
-        return [("Ticky closures", TickyClosuresView(cmp)),
-                ("Ticky counters", TickyCountersView(cmp))]
+        return [("Ticky closures", TickyClosuresView(session)),
+                ("Ticky counters", TickyCountersView(session.flat))]
     views: list[tuple[str, QWidget]] = []
     from .bottom_up_view import BottomUpView, wants_bottom_up
 
     if wants_bottom_up(cmp):  # cheap until the tab is first shown
-        views.append(("Bottom up", BottomUpView(cmp)))
+        views.append(("Bottom up", BottomUpView(session)))
     from .alloc_types_view import AllocTypesView, wants_alloc_types
 
     if wants_alloc_types(cmp):
-        views.append(("Allocated types", AllocTypesView(cmp)))
+        views.append(("Allocated types", AllocTypesView(session)))
     return views
 
 

@@ -44,7 +44,8 @@ from PySide6.QtWidgets import (  # noqa: E402
 )
 
 from viewer.colors import DivergingScale  # noqa: E402
-from viewer.compare import Comparison, align  # noqa: E402
+from viewer.compare import Comparison  # noqa: E402
+from viewer.session import Session  # noqa: E402
 from viewer.units import format_value, human_bytes  # noqa: E402
 
 from .models import ROW_ID_ROLE, Column, ComparisonTreeModel, diff_columns  # noqa: E402
@@ -279,11 +280,10 @@ class HeapView(QWidget):
 
     bandHighlighted = Signal(int)  # union row, -1 for none
 
-    def __init__(self, cmp: Comparison, top_n: int = 10, parent=None) -> None:
+    def __init__(self, source: Session | Comparison, top_n: int = 10, parent=None) -> None:
         super().__init__(parent)
-        # the table needs one row per band: flat alignment whatever the caller passed
-        self.cmp = cmp if cmp.mode == "flat" else align(cmp.runs, baseline=cmp.baseline,
-                                                       mode="flat", current=cmp.current)
+        # the table needs one row per band: the session's flat comparison (its rules)
+        self.cmp = Session.of(source).flat
         self.labels = run_labels([p.path for p in self.cmp.runs])
         self.colors = band_colors(self.cmp)
         self.rank = band_rank(self.cmp)

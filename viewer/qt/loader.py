@@ -1,6 +1,6 @@
 """Loading and aligning off the GUI thread.
 
-:func:`load_and_align` is plain Python (also used synchronously by ``--screenshot`` and
+:func:`load_and_align` is plain Python over :mod:`viewer.session` (also used synchronously by ``--screenshot`` and
 tests); :class:`LoadTask` runs it in the global ``QThreadPool`` and reports through
 signals, so the GUI thread only swaps models when the result arrives.  Cancelling raises
 :class:`Cancelled` from the readers' ``progress`` callback.
@@ -9,29 +9,24 @@ signals, so the GUI thread only swaps models when the result arrives.  Cancellin
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, QRunnable, Signal
 
-from parsers import load
 from parsers.errors import ProfdiffError
 from parsers.model import Profile
-from viewer.compare import Comparison, KeyRule, align
+from viewer.compare import Comparison
+from viewer.session import (  # noqa: F401 - Slot, Cancelled, describe_error re-exported
+    Cancelled,
+    Session,
+    SessionSpec,
+    Slot,
+    describe_error,
+    load_slots,
+)
 
 from .layout import precompute
-
-
-class Cancelled(Exception):
-    """Raised from a progress callback to stop a reader."""
-
-
-@dataclass
-class Slot:
-    """One run to show: a path to (re)load, and/or the profile shown before (kept on error)."""
-
-    path: str | None = None
-    previous: Profile | None = None
 
 
 @dataclass
@@ -43,111 +38,51 @@ class LoadResult:
     loaded: list[str] = field(default_factory=list)  # paths read successfully
     groups: tuple[list[Profile], list[Profile]] | None = None  # repeated-run groups
     group_paths: tuple[list[str], list[str]] | None = None  # their paths (read successfully)
-
-
-def describe_error(path: str, e: BaseException) -> str:
-    if isinstance(e, ProfdiffError):
-        msg = str(e)
-        return msg if path in msg else f"{path}: {msg}"
-    if isinstance(e, OSError):
-        return f"{path}: cannot read ({e.strerror or e})"
-    return f"{path}: unexpected error: {type(e).__name__}: {e}"
+    session: Session | None = None  # what tree and flat came from
 
 
 def load_and_align(
     slots: list[Slot],
+    spec: SessionSpec,
     *,
-    baseline: int = 0,
     progress: Callable[[float], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
-    loader: Callable[..., Profile] = load,
-    rules: Sequence[KeyRule] = (),
+    loader: Callable[..., Profile] | None = None,
     n_base: int | None = None,
 ) -> LoadResult:
-    """Load the slots' paths, keep previous profiles where loading fails, align the runs.
+    """Load the slots' paths with ``spec``'s reading options, keep previous profiles where
+    loading fails, and build the :class:`~viewer.session.Session` (tree and flat
+    comparisons with the spec's rules, layouts precomputed).
 
-    ``rules``: rename rules applied by the alignment.  ``n_base``: the slots are two groups
-    of repeated runs (the first ``n_base`` = baseline group) compared by their means with
-    :func:`viewer.noise.group_comparison` instead of run by run.
+    ``n_base``: the slots are two groups of repeated runs (the first ``n_base`` = baseline
+    group) compared by their means instead of run by run.
     """
-    runs: list[Profile] = []
-    slot_runs: list[Profile | None] = []
-    errors: list[tuple[str, str]] = []
-    loaded: list[str] = []
-    todo = [s for s in slots if s.path]
-    done = 0
-
-    for s in slots:
-        if s.path:
-            def cb(f: float, _d=done) -> None:
-                if cancelled is not None and cancelled():
-                    raise Cancelled()
-                if progress is not None:
-                    progress(min(1.0, (_d + max(0.0, min(1.0, f))) / max(len(todo), 1)) * 0.9)
-
-            try:
-                p = loader(s.path, progress=cb)
-                runs.append(p)
-                slot_runs.append(p)
-                loaded.append(s.path)
-            except Cancelled:
-                raise
-            except Exception as e:  # noqa: BLE001 - every failure goes to the message bar
-                errors.append((s.path, describe_error(s.path, e)))
-                if s.previous is not None:
-                    runs.append(s.previous)
-                slot_runs.append(s.previous)
-            done += 1
-            if cancelled is not None and cancelled():
-                raise Cancelled()
-        elif s.previous is not None:
-            runs.append(s.previous)
-            slot_runs.append(s.previous)
-        else:
-            slot_runs.append(None)
+    out = load_slots(spec, slots, progress=progress, cancelled=cancelled, loader=loader)
+    runs = [p for p in out.slot_runs if p is not None]
     if not runs:
-        return LoadResult([], None, None, errors, loaded)
-    if n_base is not None:
-        return _align_groups(slots, slot_runs, n_base, rules, errors, loaded, progress)
-    baseline = min(max(baseline, 0), len(runs) - 1)
+        return LoadResult([], None, None, out.errors, out.loaded)
+    what = "groups" if n_base is not None else "runs"
     try:
-        tree = align(runs, baseline=baseline, mode="tree", rules=rules)
-        flat = align(runs, baseline=baseline, mode="flat", rules=rules)
+        session = Session.from_slots(spec, out, n_base)
+        tree, flat = session.tree, session.flat
         precompute(tree)
         precompute(flat)
+    except ProfdiffError as e:
+        out.errors.append(("", str(e)))
+        return LoadResult(runs, None, None, out.errors, out.loaded)
     except Exception as e:  # noqa: BLE001
-        errors.append(("", f"cannot compare the runs: {type(e).__name__}: {e}"))
-        return LoadResult(runs, None, None, errors, loaded)
+        out.errors.append(("", f"cannot compare the {what}: {type(e).__name__}: {e}"))
+        return LoadResult(runs, None, None, out.errors, out.loaded)
     if progress is not None:
         progress(1.0)
-    return LoadResult(runs, tree, flat, errors, loaded)
-
-
-def _align_groups(slots, slot_runs, n_base, rules, errors, loaded, progress) -> LoadResult:
-    from viewer.noise import group_comparison
-
-    groups: tuple[list[Profile], list[Profile]] = ([], [])
+    if n_base is None:
+        return LoadResult(session.runs, tree, flat, out.errors, out.loaded, session=session)
     paths: tuple[list[str], list[str]] = ([], [])
-    for i, (s, p) in enumerate(zip(slots, slot_runs, strict=True)):
+    for i, (s, p) in enumerate(zip(slots, out.slot_runs, strict=True)):
         if p is not None:
-            groups[0 if i < n_base else 1].append(p)
             paths[0 if i < n_base else 1].append(s.path or p.path)
-    runs = [*groups[0], *groups[1]]
-    for g, what in zip(groups, ("baseline", "current"), strict=True):
-        if not g:
-            errors.append(("", f"cannot compare the groups: no readable run in the {what} group"))
-            return LoadResult(runs, None, None, errors, loaded)
-    try:
-        tree = group_comparison(groups[0], groups[1], mode="tree", rules=rules)
-        flat = group_comparison(groups[0], groups[1], mode="flat", rules=rules)
-        precompute(tree)
-        precompute(flat)
-    except Exception as e:  # noqa: BLE001
-        errors.append(("", f"cannot compare the groups: {type(e).__name__}: {e}"))
-        return LoadResult(runs, None, None, errors, loaded)
-    if progress is not None:
-        progress(1.0)
-    return LoadResult(runs, tree, flat, errors, loaded, groups, paths)
+    return LoadResult(list(tree.runs), tree, flat, out.errors, out.loaded, session.groups,
+                      paths, session=session)
 
 
 class _Signals(QObject):
@@ -161,12 +96,10 @@ class LoadTask(QRunnable):
     """Runs :func:`load_and_align` in a pool thread; ``cancel()`` stops it at the next
     progress report of the reader."""
 
-    def __init__(self, slots: list[Slot], baseline: int = 0, rules: Sequence[KeyRule] = (),
-                 n_base: int | None = None) -> None:
+    def __init__(self, slots: list[Slot], spec: SessionSpec, n_base: int | None = None) -> None:
         super().__init__()
         self.slots = slots
-        self.baseline = baseline
-        self.rules = list(rules)
+        self.spec = spec
         self.n_base = n_base
         self.signals = _Signals()
         self._cancel = threading.Event()
@@ -182,10 +115,9 @@ class LoadTask(QRunnable):
     def run(self) -> None:
         try:
             try:
-                res = load_and_align(self.slots, baseline=self.baseline,
+                res = load_and_align(self.slots, self.spec,
                                      progress=self.signals.progress.emit,
-                                     cancelled=self._cancel.is_set, rules=self.rules,
-                                     n_base=self.n_base)
+                                     cancelled=self._cancel.is_set, n_base=self.n_base)
             except Cancelled:
                 self.signals.cancelled.emit()
                 return

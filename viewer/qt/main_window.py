@@ -2,70 +2,51 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QObject, QRunnable, QSettings, Qt, QThreadPool, QTimer, Signal
-from PySide6.QtGui import QAction, QIcon, QKeySequence
+from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QCheckBox,
     QDockWidget,
-    QDoubleSpinBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QMainWindow,
     QProgressBar,
     QPushButton,
     QSplitter,
     QStackedWidget,
     QTabWidget,
-    QToolBar,
     QVBoxLayout,
     QWidget,
 )
 
-from parsers.model import Kind, Profile, Unit
+from parsers.model import Profile
 from viewer.colors import DivergingScale
-from viewer.compare import Comparison, Status, align, comparable_metrics
-from viewer.noise import group_comparison, single_run_noise
-from viewer.rules import RULES_FILE, RuleError, find_rules_file, load_rules_file, save_rules_file
-from viewer.suggest import accept as accept_suggestions
+from viewer.compare import Comparison, Status
+from viewer.session import Session, SessionSpec
+from viewer.view_state import ViewState, available_metrics, change_scale_factor
 
-from ..export.csv_export import export_csv
-from ..export.speedscope import export_speedscope
+from .actions import build_actions
 from .flame_view import FlameView
-from .layout import map_rows, precompute
-from .loader import LoadResult, LoadTask, Slot, load_and_align
-from .models import change_scale_factor, default_metric, inclusive_of, metric_pairs
-from .rules_editor import RulesEditor, describe_rules, split_presets
+from .flat_view import FlatView
+from .icons import REPO_ROOT, RESOURCES, SAMPLE_PAIR, icon, samples_dir  # noqa: F401
+from .layout import map_rows
+from .loader import LoadTask, Slot
+from .rules_editor import RulesEditor, describe_rules
 from .suggestions_panel import SuggestionsPanel
-from .views import DiffTreeView, FlatView, SideBySideView, local_files
+from .views import DiffTreeView, SideBySideView
 from .widgets import DetailsPane, DropOverlay, EmptyState, MessageBar, SummaryBar
-
-REPO_ROOT = Path(__file__).resolve().parent.parent.parent
-RESOURCES = REPO_ROOT / "resources"
-SAMPLE_PAIR = ("hs-ad-v1.prof", "hs-ad-v2.prof")
-MAX_RECENT = 10
-NOISE_SYNC_ROWS = 200_000
-"""Comparisons up to this many rows get their noise estimate at once; bigger ones in a
-worker thread, so opening a 10^6-node pair is not slowed by it."""
+from .window_io import ExportDropMixin
+from .window_loading import LoadingMixin
+from .window_navigation import NavigationMixin
+from .window_noise import NoiseMixin
+from .window_rules import RulesMixin
+from .window_settings import SettingsMixin
 
 
-def samples_dir() -> Path:
-    return REPO_ROOT / "samples"
-
-
-def icon(name: str) -> QIcon:
-    p = RESOURCES / f"{name}.svg"
-    return QIcon(str(p)) if p.exists() else QIcon()
-
-
-class MainWindow(QMainWindow):
+class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDropMixin,
+                 SettingsMixin, QMainWindow):
     """Tabs "Side by side", "Diff tree", "By cost centre" (and "Flame") over one comparison.
 
     Public API for other components:
@@ -86,6 +67,7 @@ class MainWindow(QMainWindow):
     """
 
     comparisonChanged = Signal(object)
+    viewStateChanged = Signal(object)  # ViewState: filter, thresholds, metrics, unit changed
 
     def __init__(self, settings: QSettings | None = None, synchronous: bool = False) -> None:
         super().__init__()
@@ -98,10 +80,9 @@ class MainWindow(QMainWindow):
         self.paths: list[str | None] = []
         self.comparison: Comparison | None = None
         self.flat_comparison: Comparison | None = None
-        self.metrics: list[str] = []
-        self.percent_mode = True
-        self.threshold = 0.0
-        self.changed_only = False
+        self.session: Session | None = None  # what is compared (rules, groups, runs)
+        self.spec = SessionSpec()  # reading options for files opened in the window
+        self.view_state = ViewState()  # what is shown (metrics, unit, filters)
         self.scale = DivergingScale(
             palette=str(self.settings.value("palette", "red-green")),
             dead_zone=0.1, clamp=5.0)
@@ -109,6 +90,7 @@ class MainWindow(QMainWindow):
         self._align_task: LoadTask | None = None  # set_runs_async in flight
         self._selecting = False
         self._extra_tabs: list[QWidget] = []
+        self.watch_panel: QWidget | None = None  # the "Runs" tab of a watched folder
         self._format_tabs: list[QWidget] = []
         self._pending: dict[int, list] = {}
         # matching across refactors
@@ -119,9 +101,6 @@ class MainWindow(QMainWindow):
         # noise
         self.groups: tuple[list[Profile], list[Profile]] | None = None
         self.group_paths: tuple[list[str], list[str]] | None = None
-        self.significant_only = False
-        self.show_sig = False
-        self.fade_noise = True
         self._noise_tasks: list = []
         self._columns_restored: set[str] = set()  # formats whose saved widths were applied
         self.baseline_index = 0  # run the others are compared with (View > Baseline)
@@ -129,6 +108,72 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._restore_settings()
         self._update_enabled()
+
+
+    # ----- the view state, as attributes (older callers and tests read these) ---------
+    def _view_attr(name: str, doc: str):  # noqa: N805 - property factory
+        def get(self):
+            return getattr(self.view_state, name)
+
+        def set_(self, value) -> None:
+            setattr(self.view_state, name, value)
+
+        return property(get, set_, doc=doc)
+
+    metrics = _view_attr("metrics", "Metric columns of the diff views (ViewState.metrics).")
+    percent_mode = _view_attr("percent", "Percent of run (else absolute units).")
+    threshold = _view_attr("threshold", "Hide rows whose |Δ| is below this many pp.")
+    changed_only = _view_attr("changed_only", "Hide rows that did not change.")
+    significant_only = _view_attr("significant_only", "Only significant changes.")
+    show_sig = _view_attr("show_sig", "Show the 'sig.' column.")
+    fade_noise = _view_attr("fade_noise", "Fade changes within noise.")
+    del _view_attr
+
+    def load_spec(self) -> SessionSpec:
+        """The spec files are opened with now: the window's reading options, rename rules
+        and baseline."""
+        return self.spec.replace(rules=tuple(self.rules), baseline=self.baseline_index)
+
+    def open_spec(self, spec: SessionSpec, view: ViewState | None = None) -> None:
+        """Open what ``spec`` says (the command line: files or groups, reading options,
+        rules, baseline) and show it as ``view`` says (metrics, unit, filters)."""
+        self.spec = spec.replace(files=(), base=(), new=())
+        if spec.explicit_rules or spec.rules:
+            self.rules = list(spec.rules)
+            self.rules_source = Path(spec.rules_source) if spec.rules_source else None
+            self._rules_dirty = spec.explicit_rules  # keep command-line rules over a file
+        if view is not None:
+            self._apply_view(view)
+        if spec.grouped:
+            self.open_groups(spec.base, spec.new)
+        elif spec.files:
+            self.baseline_index = spec.baseline
+            self._start([Slot(str(p), None) for p in spec.files], list(spec.files))
+        if view is not None and view.metrics:
+            self._when_compared(lambda: self.set_metrics(list(view.metrics)))
+
+    def _when_compared(self, fn) -> None:
+        """Run ``fn`` now if a comparison is shown, else once the next one is."""
+        if self.comparison is not None:
+            fn()
+            return
+
+        def once(_cmp) -> None:
+            self.comparisonChanged.disconnect(once)
+            fn()
+
+        self.comparisonChanged.connect(once)
+
+    def _apply_view(self, view: ViewState) -> None:
+        """Set the toolbar and menus from ``view`` (their signals update view_state)."""
+        if not view.percent:  # --absolute; else the saved unit mode stays
+            self.act_percent.setChecked(False)
+        self.changed_box.setChecked(view.changed_only)
+        self.significant_box.setChecked(view.significant_only)
+        self.threshold_spin.setValue(view.threshold)
+        self.regex_box.setChecked(view.regex)
+        if view.filter_text:
+            self.filter_edit.setText(view.filter_text)
 
     # ----------------------------------------------------------------------------------
     # UI
@@ -212,6 +257,10 @@ class MainWindow(QMainWindow):
         self.flat.callSiteActivated.connect(self.reveal_row)
         if self.flame is not None and hasattr(self.flame, "rowSelected"):
             self.flame.rowSelected.connect(lambda r: self._row_selected(r, self.flame))
+        # issue 20 hook (Disassembly tab): "Compare instructions…" / double-click, perf rows
+        from .disassembly_view import add_compare_instructions
+        for pane in (*self.side.panes, self.diff.tree, self.flat.table):
+            add_compare_instructions(self, pane)
 
         self.suggestions = SuggestionsPanel()
         self.suggestions_dock = QDockWidget("Unmatched: suggested matches", self)
@@ -226,156 +275,7 @@ class MainWindow(QMainWindow):
         self.suggestions.revealRequested.connect(self.reveal_pair)
 
     def _build_actions(self) -> None:
-        mb = self.menuBar()
-        fm = mb.addMenu("&File")
-
-        def act(menu, text, slot, shortcut=None, tip="", name=None) -> QAction:
-            a = QAction(text, self)
-            if shortcut:
-                a.setShortcut(QKeySequence(shortcut))
-            if tip:
-                a.setStatusTip(tip)
-            a.triggered.connect(slot)
-            if name:
-                a.setObjectName(name)
-            menu.addAction(a)
-            return a
-
-        self.act_open = act(fm, "&Open…", self.open_files_dialog, QKeySequence.StandardKey.Open,
-                            "Open one profile, or several to compare (first = baseline)")
-        act(fm, "Open &baseline…", lambda: self._open_slot_dialog("baseline"))
-        act(fm, "Open &current…", lambda: self._open_slot_dialog("current"))
-        self.act_add = act(fm, "&Add run…", lambda: self._open_slot_dialog("add"))
-        self.act_groups = act(fm, "Open re&peated runs…", self.open_groups_dialog,
-                              tip="Pick several baseline runs, then several current runs: "
-                              "compare their means and tell real changes from noise",
-                              name="openGroups")
-        self.recent_menu = fm.addMenu("&Recent files")
-        fm.addSeparator()
-        self.act_sample = act(fm, "Open &sample comparison", self.open_sample,
-                              name="openSample")
-        fm.addSeparator()
-        self.act_swap = act(fm, "S&wap baseline/current", self.swap_runs)
-        self.act_reload = act(fm, "&Reload", self.reload, "F5")
-        fm.addSeparator()
-        self.act_speedscope = act(fm, "Export to &speedscope…", self.export_speedscope, "Ctrl+E")
-        self.act_csv = act(fm, "Export table to CS&V…", self.export_csv)
-        fm.addSeparator()
-        act(fm, "&Quit", self.close, QKeySequence.StandardKey.Quit)
-
-        vm = mb.addMenu("&View")
-        for d in (1, 2, 3, 5):
-            act(vm, f"Expand to depth {d}", lambda _=False, d=d: self.expand_to_depth(d))
-        self.act_hot = act(vm, "Expand &hottest path", lambda: self.expand_hottest("value"), "Ctrl+H")
-        act(vm, "Expand path of largest &Δ", lambda: self.expand_hottest("delta"),
-            "Ctrl+Shift+H")
-        act(vm, "Co&llapse all", self.collapse_all)
-        vm.addSeparator()
-        self.metrics_menu = vm.addMenu("&Metrics")
-        self.baseline_menu = vm.addMenu("&Baseline")
-        self.baseline_menu.setObjectName("baselineMenu")
-        self.baseline_menu.setToolTip("The run every other run is compared with")
-        self.baseline_menu.setEnabled(False)
-        self.act_percent = QAction("Show percent of own run (else absolute units)", self,
-                                   checkable=True)
-        self.act_percent.setChecked(True)
-        self.act_percent.toggled.connect(self.set_percent_mode)
-        vm.addAction(self.act_percent)
-        self.act_palette = QAction("Colour-blind safe palette", self, checkable=True)
-        self.act_palette.setChecked(self.scale.palette == "colorblind")
-        self.act_palette.toggled.connect(self.set_colorblind)
-        vm.addAction(self.act_palette)
-        vm.addSeparator()
-        self.act_sig = QAction("Significance column (real / noise)", self, checkable=True)
-        self.act_sig.setToolTip("A 'sig.' column after the main metric: p-value of its change")
-        self.act_sig.toggled.connect(self.set_show_sig)
-        vm.addAction(self.act_sig)
-        self.act_fade = QAction("Fade changes within noise", self, checkable=True)
-        self.act_fade.setChecked(True)
-        self.act_fade.toggled.connect(self.set_fade_noise)
-        vm.addAction(self.act_fade)
-        vm.addSeparator()
-        act(vm, "Next view", self.next_tab, "Ctrl+Tab")
-        act(vm, "Previous view", lambda: self.next_tab(-1), "Ctrl+Shift+Tab")
-        self.act_filter = act(vm, "&Filter…", self.focus_filter, QKeySequence.StandardKey.Find)
-
-        tm = mb.addMenu("&Tools")
-        self.act_rules = act(tm, "&Rename rules…", self.open_rules_editor,
-                             tip="Rules that match renamed functions and moved modules",
-                             name="renameRules")
-        sug = self.suggestions_dock.toggleViewAction()
-        sug.setText("&Unmatched rows: suggested matches")
-        sug.setObjectName("showSuggestions")
-        tm.addAction(sug)
-        self.act_suggestions = sug
-
-        tb = QToolBar("Main")
-        tb.setObjectName("mainToolbar")
-        tb.setMovable(False)
-        tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.addToolBar(tb)
-        self.act_open.setIcon(icon("open"))
-        tb.addAction(self.act_open)
-        self.act_reload.setIcon(icon("reload"))
-        tb.addAction(self.act_reload)
-        self.act_swap.setIcon(icon("swap"))
-        tb.addAction(self.act_swap)
-        self.act_hot.setIcon(icon("hot"))
-        tb.addAction(self.act_hot)
-        tb.addSeparator()
-        self.filter_edit = QLineEdit()
-        self.filter_edit.setObjectName("filterEdit")
-        self.filter_edit.setPlaceholderText("Filter by name or module (Ctrl+F)")
-        self.filter_edit.setClearButtonEnabled(True)
-        self.filter_edit.setMinimumWidth(240)
-        self.filter_edit.setMaximumWidth(360)
-        self._filter_timer = QTimer(self)
-        self._filter_timer.setSingleShot(True)
-        self._filter_timer.setInterval(200)
-        self._filter_timer.timeout.connect(self.apply_filter)
-        self.filter_edit.textChanged.connect(lambda _t: self._filter_timer.start())
-        self.filter_edit.returnPressed.connect(self.apply_filter)
-        tb.addWidget(self.filter_edit)
-        self.regex_box = QCheckBox("regex")
-        self.regex_box.toggled.connect(lambda _b: self.apply_filter())
-        tb.addWidget(self.regex_box)
-        tb.addSeparator()
-        self.changed_box = QCheckBox("changed only")
-        self.changed_box.toggled.connect(self._set_changed_only)
-        tb.addWidget(self.changed_box)
-        self.significant_box = QCheckBox("significant only")
-        self.significant_box.setObjectName("significantBox")
-        self.significant_box.setToolTip(
-            "Only rows whose change of the main metric is real, not run-to-run or sampling "
-            "noise (Benjamini–Hochberg, false discovery rate 5%)")
-        self.significant_box.toggled.connect(self._set_significant_only)
-        tb.addWidget(self.significant_box)
-        tb.addWidget(QLabel(" hide |Δ| <"))
-        self.threshold_spin = QDoubleSpinBox()
-        self.threshold_spin.setRange(0, 100)
-        self.threshold_spin.setDecimals(2)
-        self.threshold_spin.setSingleStep(0.1)
-        self.threshold_spin.setSuffix(" pp")
-        self.threshold_spin.setToolTip("Hide rows whose change of every shown metric is below "
-                                       "this many percentage points of the run")
-        self.threshold_spin.valueChanged.connect(self._set_threshold)
-        tb.addWidget(self.threshold_spin)
-        tb.addSeparator()
-        self.percent_box = QCheckBox("% of run")
-        self.percent_box.setChecked(True)
-        self.percent_box.setToolTip("Percent of own run vs absolute units (seconds, bytes…)")
-        self.percent_box.toggled.connect(self.act_percent.setChecked)
-        self.act_percent.toggled.connect(self.percent_box.setChecked)
-        tb.addWidget(self.percent_box)
-        self.palette_box = QCheckBox("colour-blind palette")
-        self.palette_box.setChecked(self.scale.palette == "colorblind")
-        self.palette_box.toggled.connect(self.act_palette.setChecked)
-        self.act_palette.toggled.connect(self.palette_box.setChecked)
-        tb.addWidget(self.palette_box)
-        self._refresh_recent_menu()
-        from .runs_panel import install_watch_action
-
-        install_watch_action(self)  # File ▸ Watch folder…
+        build_actions(self)
 
     def _update_enabled(self) -> None:
         has = bool(self.runs)
@@ -392,520 +292,21 @@ class MainWindow(QMainWindow):
     # ----------------------------------------------------------------------------------
     # settings
     # ----------------------------------------------------------------------------------
-    def _restore_settings(self) -> None:
-        s = self.settings
-        g = s.value("geometry")
-        if g is not None:
-            self.restoreGeometry(g)
-        else:  # first start: a comfortable size for side-by-side trees
-            screen = self.screen().availableGeometry() if self.screen() else None
-            w, h = (1500, 950) if screen is None else (
-                min(1500, int(screen.width() * 0.9)), min(950, int(screen.height() * 0.9)))
-            self.resize(w, h)
-        sp = s.value("splitter")
-        if sp is not None:
-            self.splitter.restoreState(sp)
-        sp = s.value("sideSplitter")
-        if sp is not None:
-            self.side.splitter.restoreState(sp)
-        pm = s.value("percentMode")
-        if pm is not None:
-            self.act_percent.setChecked(str(pm).lower() in ("true", "1"))
-
-    def save_settings(self) -> None:
-        s = self.settings
-        s.setValue("geometry", self.saveGeometry())
-        s.setValue("splitter", self.splitter.saveState())
-        s.setValue("sideSplitter", self.side.splitter.saveState())
-        s.setValue("percentMode", self.percent_mode)
-        s.setValue("palette", self.scale.palette)
-        if self.metrics:
-            s.setValue(f"metrics/{self._format_key()}", self.metrics)
-        for name, view in self._column_views():
-            if view.model() is not None:
-                s.setValue(f"header/{name}/{self._format_key()}", view.header().saveState())
-                sig, widths = _column_widths(view)
-                s.setValue(f"columns/{name}/{self._format_key()}/sig", sig)
-                s.setValue(f"columns/{name}/{self._format_key()}/widths", widths)
-        s.sync()
-
-    def _column_views(self) -> list[tuple[str, QAbstractItemView]]:
-        return [("side", self.side.panes[0]), ("side1", self.side.panes[1]),
-                ("diff", self.diff.tree), ("flat", self.flat.table)]
-
-    def _capture_columns(self) -> dict[str, tuple[str, list[int]]]:
-        return {name: _column_widths(v) for name, v in self._column_views()
-                if v.model() is not None}
-
-    def _restore_columns(self, before: dict[str, tuple[str, list[int]]]) -> None:
-        """Column widths: kept across a swap of runs when the columns are the same, else
-        (first comparison of a format in this window) restored from the settings."""
-        fmt = self._format_key()
-        first = fmt not in self._columns_restored
-        self._columns_restored.add(fmt)
-        for name, view in self._column_views():
-            if view.model() is None:
-                continue
-            sig, _w = _column_widths(view)
-            old = before.get(name)
-            if first:
-                saved_sig = self.settings.value(f"columns/{name}/{fmt}/sig")
-                saved = self.settings.value(f"columns/{name}/{fmt}/widths")
-                if saved_sig is not None and saved:
-                    old = (str(saved_sig), [int(x) for x in
-                                            ([saved] if isinstance(saved, str) else saved)])
-            if old is None or old[0] != sig or len(old[1]) != view.header().count():
-                continue
-            h = view.header()
-            for i, w in enumerate(old[1]):
-                if w > 0 and h.sectionSize(i) != w:
-                    h.resizeSection(i, w)
-
-    def _format_key(self) -> str:
-        return self.runs[0].format if self.runs else "none"
-
     def closeEvent(self, ev) -> None:  # noqa: N802 - Qt API
         self.cancel_loading()
         self._drop_align()
         self.save_settings()
         super().closeEvent(ev)
 
-    def _remember(self, paths: Sequence[str]) -> None:
-        rec = [str(x) for x in (self.settings.value("recentFiles") or []) if x]
-        if isinstance(self.settings.value("recentFiles"), str):
-            rec = [self.settings.value("recentFiles")]
-        for p in paths:
-            p = str(Path(p).resolve())
-            if p in rec:
-                rec.remove(p)
-            rec.insert(0, p)
-        self.settings.setValue("recentFiles", rec[:MAX_RECENT])
-        if paths:
-            self.settings.setValue("lastFolder", str(Path(paths[-1]).resolve().parent))
-        self._refresh_recent_menu()
-
-    def recent_files(self) -> list[str]:
-        v = self.settings.value("recentFiles") or []
-        return [v] if isinstance(v, str) else [str(x) for x in v]
-
-    def _refresh_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        rec = self.recent_files()
-        for p in rec:
-            a = self.recent_menu.addAction(p)
-            a.triggered.connect(lambda _=False, p=p: self.open_as_current(p))
-        self.recent_menu.setEnabled(bool(rec))
-
     # ----------------------------------------------------------------------------------
     # opening files
     # ----------------------------------------------------------------------------------
-    def _last_folder(self) -> str:
-        return str(self.settings.value("lastFolder") or os.getcwd())
-
-    def open_files_dialog(self) -> None:
-        files, _ = QFileDialog.getOpenFileNames(self, "Open profiles (first = baseline)",
-                                                self._last_folder())
-        if files:
-            self.load_paths(files)
-
-    def _open_slot_dialog(self, which: str) -> None:
-        f, _ = QFileDialog.getOpenFileName(self, f"Open {which} profile", self._last_folder())
-        if not f:
-            return
-        {"baseline": self.open_as_baseline, "current": self.open_as_current,
-         "add": self.add_run}[which](f)
-
-    def _slots(self) -> list[Slot]:
-        return [Slot(None, p) for p in self.runs]
-
-    def load_paths(self, paths: Sequence[str]) -> None:
-        """Replace all runs by ``paths`` (first = baseline)."""
-        self.baseline_index = 0
-        self._start([Slot(str(p), None) for p in paths], [str(p) for p in paths])
-
-    def open_as_baseline(self, path: str) -> None:
-        slots = self._slots()
-        paths = list(self.paths)
-        if slots:
-            slots[0] = Slot(path, self.runs[0])
-            paths[0] = path
-        else:
-            slots, paths = [Slot(path)], [path]
-        self._start(slots, paths)
-
-    def open_as_current(self, path: str) -> None:
-        """Replace the current run (the last one), keeping the baseline."""
-        slots = self._slots()
-        paths = list(self.paths)
-        if len(slots) >= 2:
-            slots[-1] = Slot(path, self.runs[-1])
-            paths[-1] = path
-        else:
-            slots.append(Slot(path))
-            paths.append(path)
-        self._start(slots, paths)
-
-    def add_run(self, path: str) -> None:
-        self._start(self._slots() + [Slot(path)], list(self.paths) + [path])
-
-    def reload(self) -> None:
-        if self.group_paths is not None:
-            self.open_groups(*self.group_paths)
-            return
-        slots = [Slot(p, r) if p else Slot(None, r)
-                 for p, r in zip(self.paths, self.runs, strict=False)]
-        if slots:
-            self._start(slots, list(self.paths))
-
-    def open_sample(self) -> None:
-        d = samples_dir()
-        files = [d / n for n in SAMPLE_PAIR]
-        missing = [str(f) for f in files if not f.exists()]
-        if missing:
-            self.message_bar.show_message(
-                "Sample comparison not found: " + ", ".join(missing)
-                + " (the samples/ folder ships with the source tree).", "warning")
-            return
-        self.load_paths([str(f) for f in files])
-
-    def swap_runs(self) -> None:
-        if len(self.runs) < 2:
-            return
-        if self.groups is not None and self.group_paths is not None:
-            self.groups = (self.groups[1], self.groups[0])
-            self.group_paths = (self.group_paths[1], self.group_paths[0])
-            self._realign()
-            return
-        runs = list(self.runs)
-        paths = list(self.paths)
-        runs[0], runs[-1] = runs[-1], runs[0]
-        paths[0], paths[-1] = paths[-1], paths[0]
-        self.set_runs(runs, keep_state=True, paths=paths)
-
-    def open_groups_dialog(self) -> None:
-        base, _ = QFileDialog.getOpenFileNames(
-            self, "Repeated runs 1/2: pick the BASELINE runs (same build, several runs)",
-            self._last_folder())
-        if not base:
-            return
-        new, _ = QFileDialog.getOpenFileNames(
-            self, "Repeated runs 2/2: pick the CURRENT runs", str(Path(base[0]).parent))
-        if new:
-            self.open_groups(base, new)
-
-    def open_groups(self, base_paths: Sequence[str], new_paths: Sequence[str]) -> None:
-        """Compare the mean of the runs ``base_paths`` with the mean of ``new_paths``; the
-        spread within each group tells real changes from noise."""
-        base_paths, new_paths = [str(p) for p in base_paths], [str(p) for p in new_paths]
-        if not base_paths or not new_paths:
-            self.message_bar.show_message("Repeated runs need at least one run on each side.")
-            return
-        slots = [Slot(p) for p in [*base_paths, *new_paths]]
-        self._start(slots, [base_paths[0], new_paths[0]], n_base=len(base_paths))
-
-    def _start(self, slots: list[Slot], paths: list[str | None],
-               n_base: int | None = None) -> None:
-        self.cancel_loading()
-        self._drop_align()  # files opened now win over a watched run still aligning
-        new_paths = [s.path for s in slots if s.path]
-        self._pick_up_rules([*new_paths, *[p for p in paths if p]])
-        if self.synchronous:
-            try:
-                res = load_and_align(slots, rules=self.rules, n_base=n_base,
-                                     baseline=self.baseline_index)
-            except Exception as e:  # noqa: BLE001
-                self.message_bar.show_message(f"Loading failed: {e}")
-                return
-            self._loaded(res, paths, slots)
-            return
-        task = LoadTask(slots, rules=self.rules, n_base=n_base, baseline=self.baseline_index)
-        self._task = task
-        self.progress.setValue(0)
-        self.progress_label.setText("Loading " + ", ".join(Path(p).name for p in new_paths))
-        self.progress_row.show()
-        task.signals.progress.connect(lambda f: self.progress.setValue(int(f * 1000)))
-        task.signals.finished.connect(lambda res, t=task: self._task_done(t, res, paths, slots))
-        task.signals.cancelled.connect(lambda t=task: self._task_cancelled(t))
-        task.signals.failed.connect(lambda msg, t=task: self._task_failed(t, msg))
-        QThreadPool.globalInstance().start(task)
-
-    def cancel_loading(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            self._task = None
-            self.progress_row.hide()
-
-    def user_cancel(self) -> None:
-        """The Cancel button: stop the load and say so; the runs shown stay as they were."""
-        if self._task is None:
-            return
-        names = self.progress_label.text().removeprefix("Loading ")
-        self.cancel_loading()
-        kept = " - the runs shown are unchanged" if self.runs else ""
-        self.message_bar.show_message(f"Loading cancelled: {names}{kept}", "info")
-
-    @property
-    def loading(self) -> bool:
-        return self._task is not None
-
-    def _task_done(self, task: LoadTask, res: LoadResult, paths, slots) -> None:
-        if task is not self._task:
-            return
-        self._task = None
-        self.progress_row.hide()
-        self._loaded(res, paths, slots)
-
-    def _task_cancelled(self, task: LoadTask) -> None:
-        if task is self._task:
-            self._task = None
-        self.progress_row.hide()
-        self.statusBar().showMessage("Loading cancelled", 4000)
-
-    def _task_failed(self, task: LoadTask, msg: str) -> None:
-        if task is self._task:
-            self._task = None
-        self.progress_row.hide()
-        self.message_bar.show_message(f"Loading failed: {msg}")
-
-    def _loaded(self, res: LoadResult, paths: list[str | None], slots: list[Slot]) -> None:
-        for _path, msg in res.errors:
-            self.message_bar.show_message(msg)
-        # paths of the runs actually shown (a failed slot keeps its previous run, or is dropped)
-        old = {id(r): p for r, p in zip(self.runs, self.paths, strict=False)}
-        shown: list[str | None] = []
-        for s in slots:
-            if s.path and s.path in res.loaded:
-                shown.append(s.path)
-            elif s.previous is not None:
-                shown.append(old.get(id(s.previous), s.previous.path))
-        if res.loaded:
-            self._remember(res.loaded)
-        if not res.runs:
-            return
-        if res.tree is None:
-            return
-        if res.groups is not None and res.group_paths is not None:
-            self.groups = res.groups
-            self.group_paths = res.group_paths
-            if not self.show_sig:
-                self.act_sig.setChecked(True)
-            rep = [res.group_paths[0][0], res.group_paths[1][0]]
-            self._apply(list(res.tree.runs), res.tree, res.flat, rep, keep_state=False)
-            return
-        self.groups = None
-        self.group_paths = None
-        self._apply(res.runs, res.tree, res.flat, shown, keep_state=True)
-
     # ----------------------------------------------------------------------------------
     # replacing runs
     # ----------------------------------------------------------------------------------
-    def set_runs(self, profiles: Sequence[Profile], keep_state: bool = True,
-                 paths: Sequence[str | None] | None = None) -> None:
-        """Show ``profiles`` (first = baseline) and keep what the user was looking at."""
-        profiles = list(profiles)
-        if not profiles:
-            return
-        if paths is None:
-            paths = [p.path for p in profiles]
-        self._drop_align()  # this request is newer than one still aligning
-        self._pick_up_rules([p for p in paths if p])
-        self.groups = None
-        self.group_paths = None
-        self.baseline_index = 0
-        self._set_runs(profiles, keep_state, list(paths))
-
-    def set_runs_async(self, profiles: Sequence[Profile], keep_state: bool = True,
-                       paths: Sequence[str | None] | None = None,
-                       on_done: Callable[[Comparison, Comparison | None], None] | None = None,
-                       ) -> None:
-        """:meth:`set_runs` with the alignment (tree + flat + layout precompute) in the
-        thread pool, so a big run landing in a watched folder does not freeze the window;
-        the views swap on the GUI thread when it is done, then ``on_done(tree, flat)`` is
-        called.  A newer request (another call, :meth:`set_runs`, opening files) drops the
-        result of an older one, whose ``on_done`` is then never called.  In
-        ``synchronous`` mode (tests, screenshots) this is :meth:`set_runs`."""
-        profiles = list(profiles)
-        if not profiles:
-            return
-        paths = [p.path for p in profiles] if paths is None else list(paths)
-        if self.synchronous:
-            self.set_runs(profiles, keep_state, paths)
-            if on_done is not None:
-                on_done(self.comparison, self.flat_comparison)
-            return
-        self._drop_align()
-        self._pick_up_rules([p for p in paths if p])  # the alignment uses the rules
-        task = LoadTask([Slot(None, p) for p in profiles], rules=self.rules)
-        self._align_task = task
-        task.signals.finished.connect(
-            lambda res, t=task: self._align_done(t, res, paths, keep_state, on_done))
-        task.signals.failed.connect(lambda msg, t=task: self._align_failed(t, msg))
-        self.statusBar().showMessage("Comparing " + ", ".join(
-            Path(p).name for p in paths if p) + "…", 10000)
-        QThreadPool.globalInstance().start(task)
-
-    @property
-    def aligning(self) -> bool:
-        """A :meth:`set_runs_async` result is still to come."""
-        return self._align_task is not None
-
-    def _drop_align(self) -> None:
-        if self._align_task is not None:
-            self._align_task.cancel()  # it still finishes its alignment, but says nothing
-            self._align_task = None
-
-    def _align_done(self, task: LoadTask, res: LoadResult, paths: list[str | None],
-                    keep_state: bool, on_done) -> None:
-        if task is not self._align_task:
-            return  # dropped: a newer request came meanwhile
-        self._align_task = None
-        for _path, msg in res.errors:
-            self.message_bar.show_message(msg)
-        if res.tree is None:
-            return
-        if task.rules != self.rules:  # rules changed while aligning: align again with them
-            self.set_runs_async(res.runs, keep_state, paths, on_done)
-            return
-        self.groups = None
-        self.group_paths = None
-        self.baseline_index = 0
-        self._apply(res.runs, res.tree, res.flat, paths, keep_state)
-        if on_done is not None:
-            on_done(res.tree, res.flat)
-
-    def _align_failed(self, task: LoadTask, msg: str) -> None:
-        if task is self._align_task:
-            self._align_task = None
-            self.message_bar.show_message(f"Comparing the runs failed: {msg}")
-
-    def _set_runs(self, profiles: list[Profile], keep_state: bool,
-                  paths: list[str | None]) -> None:
-        b = min(self.baseline_index, len(profiles) - 1)
-        tree = align(profiles, mode="tree", rules=self.rules, baseline=b)
-        flat = align(profiles, mode="flat", rules=self.rules, baseline=b)
-        precompute(tree)
-        precompute(flat)
-        self._apply(profiles, tree, flat, paths, keep_state)
-
     # ----------------------------------------------------------------------------------
     # rename rules and match suggestions
     # ----------------------------------------------------------------------------------
-    def _pick_up_rules(self, paths: Sequence[str]) -> None:
-        """Read ``.profdiff.toml`` beside the runs (baseline's folder first) unless the rules
-        were edited in the app since; leaving the rules file's folders drops its rules."""
-        try:
-            found = find_rules_file([p for p in paths if p])
-        except OSError:
-            found = None
-        if found is not None:
-            if found == self.rules_source and self._rules_dirty:
-                return
-            try:
-                self.rules = load_rules_file(found)
-            except RuleError as e:
-                self.message_bar.show_message(str(e), "warning")
-                return
-            self.rules_source = found
-            self._rules_dirty = False
-        elif self.rules_source is not None and not self._rules_dirty:
-            self.rules, self.rules_source = [], None
-        self._sync_rules_editor()
-
-    def rules_save_path(self) -> Path | None:
-        """Where Save writes the rules: ``.profdiff.toml`` in the baseline run's folder."""
-        base = self.group_paths[0][0] if self.group_paths else (
-            self.paths[0] if self.paths else None)
-        return Path(base).resolve().parent / RULES_FILE if base else None
-
-    def set_rules(self, rules: Sequence) -> None:
-        """Align with ``rules`` from now on and re-align the shown runs in place."""
-        self.rules = list(rules)
-        self._rules_dirty = True
-        self._realign()
-
-    def save_rules(self, rules: Sequence | None = None, path: str | Path | None = None
-                   ) -> Path | None:
-        """Write the rules (default: the current ones) to ``.profdiff.toml``."""
-        if rules is not None:
-            self.rules = list(rules)
-        target = Path(path) if path else self.rules_save_path()
-        if target is None:
-            self.message_bar.show_message("Open a run first: rules are saved next to it.")
-            return None
-        rest, presets = split_presets(self.rules)
-        try:
-            save_rules_file(target, rest, presets)
-        except OSError as e:
-            self.message_bar.show_message(f"Cannot write {target}: {e.strerror or e}")
-            return None
-        self.rules_source = target
-        self._rules_dirty = False
-        self._sync_rules_editor()
-        self.statusBar().showMessage(f"Saved rename rules to {target}", 5000)
-        return target
-
-    def open_rules_editor(self) -> RulesEditor:
-        if self.rules_editor is None:
-            self.rules_editor = RulesEditor(self)
-            self.rules_editor.applied.connect(self.set_rules)
-            self.rules_editor.saveRequested.connect(lambda r: self.save_rules(r))
-        self._sync_rules_editor(force=True)
-        self.rules_editor.show()
-        self.rules_editor.raise_()
-        return self.rules_editor
-
-    def _sync_rules_editor(self, force: bool = False) -> None:
-        ed = self.rules_editor
-        if ed is not None and (force or ed.isVisible()):
-            ed.set_rules(self.rules, self.rules_source, self.rules_save_path())
-
-    def accept_suggestions(self, suggestions: Sequence) -> None:
-        """Turn accepted suggestions into a rule (mapping new names onto old) and re-align."""
-        suggestions = list(suggestions)
-        if not suggestions:
-            return
-        self.rules.append(accept_suggestions(suggestions))
-        self._rules_dirty = True
-        self._realign()
-        self._sync_rules_editor()
-        self.statusBar().showMessage(
-            "Matched " + "; ".join(s.describe().split(" (")[0] for s in suggestions), 6000)
-
-    def _realign(self) -> None:
-        """Align the shown runs again (new rules), keeping expansion and selection."""
-        if not self.runs:
-            return
-        if self.groups is not None:
-            b, n = self.groups
-            tree = group_comparison(b, n, mode="tree", rules=self.rules)
-            flat = group_comparison(b, n, mode="flat", rules=self.rules)
-            precompute(tree)
-            precompute(flat)
-            self._apply(list(tree.runs), tree, flat, list(self.paths), keep_state=True)
-        else:
-            self._set_runs(list(self.runs), True, list(self.paths))
-
-    def _size_suggestions_dock(self, visible: bool) -> None:
-        if visible and not self._dock_sized:
-            self._dock_sized = True
-            self.resizeDocks([self.suggestions_dock], [max(150, self.height() // 5)],
-                             Qt.Orientation.Vertical)
-
-    def reveal_pair(self, removed: int, added: int) -> None:
-        """Show a suggested pair in the diff tree: both rows visible, the removed selected."""
-        cmp = self.comparison
-        if cmp is None:
-            return
-        rows = [r for r in (removed, added) if 0 <= r < cmp.n_rows]
-        for v in self.tree_views():
-            v.expand_rows([int(cmp.parent[r]) for r in rows if cmp.parent[r] >= 0])
-        if rows:
-            self.reveal_row(rows[0], expand=False)
-            m = self.diff.models[0] if self.diff.models else None
-            idx = m.index_for_row(rows[0]) if m is not None else None
-            if idx is not None and idx.isValid():
-                self.diff.tree.scrollTo(idx, QAbstractItemView.ScrollHint.PositionAtCenter)
-
     def _capture_state(self) -> dict | None:
         if self.comparison is None:
             return None
@@ -919,16 +320,17 @@ class MainWindow(QMainWindow):
                            self.flat.table.header().sortIndicatorOrder())
         return st
 
-    def _apply(self, runs: list[Profile], tree: Comparison, flat: Comparison | None,
-               paths: list[str | None], keep_state: bool) -> None:
+    def _apply(self, session: Session, paths: list[str | None], keep_state: bool) -> None:
+        """Show ``session`` (its tree and flat comparisons) in every view."""
         old_tree, old_flat = self.comparison, self.flat_comparison
         state = self._capture_state() if keep_state else None
         widths = self._capture_columns()
-        self.runs = runs
+        tree = session.tree
+        self.session = session
+        self.runs = list(tree.runs) if session.groups is not None else list(session.runs)
         self.paths = paths
         self.comparison = tree
-        self.flat_comparison = flat if flat is not None else align(runs, mode="flat",
-                                                                    rules=self.rules)
+        self.flat_comparison = session.flat
         self._choose_metrics()
         self._rebuild_metrics_menu()
         self._rebuild_baseline_menu()
@@ -942,7 +344,7 @@ class MainWindow(QMainWindow):
             self._restore_state(state, old_tree, old_flat)
         else:
             self.expand_to_depth(2)
-            if len(runs) > 1 and primary is None and tree.n_rows:
+            if len(self.runs) > 1 and primary is None and tree.n_rows:
                 # First look at a comparison: the merged diff tree, opened along the path
                 # to the biggest change, so the regression is on screen before any click.
                 self.tabs.setCurrentWidget(self.diff)
@@ -993,7 +395,7 @@ class MainWindow(QMainWindow):
             primary = primary_view(cmp)
             if primary is not None:
                 views.append(primary)
-            views += extra_views(cmp)
+            views += extra_views(self.session if self.session is not None else cmp)
             if primary is None:
                 tv = totals_view(cmp)
                 if tv is not None:
@@ -1004,10 +406,22 @@ class MainWindow(QMainWindow):
         for title, w in views:
             if hasattr(w, "set_scale"):
                 w.set_scale(self.scale)
+            self._bind_view(w)
             self.tabs.addTab(w, title)
             self._format_tabs.append(w)
         self._primary_tab = primary[1] if primary is not None else None
         return self._primary_tab
+
+    def _bind_view(self, w: QWidget) -> None:
+        """The public interface a format view gets: the window's ViewState (followed on
+        every ``viewStateChanged``), the status icons, and the details pane for its rows."""
+        if hasattr(w, "follow"):
+            w.follow(self.view_state)
+            self.viewStateChanged.connect(w.follow)
+        if hasattr(w, "detailsRequested"):
+            w.detailsRequested.connect(self.details.show_row)
+        if hasattr(w, "icons"):
+            w.icons = self.diff.icons
 
     def primary_tab(self) -> QWidget | None:
         """The format view that replaces the trees (RTS statistics), if any."""
@@ -1053,44 +467,17 @@ class MainWindow(QMainWindow):
     # metrics
     # ----------------------------------------------------------------------------------
     def _available_metrics(self) -> list[str]:
-        cmp = self.comparison
-        if cmp is None:
-            return []
-        if cmp.n_runs == 1:
-            return [m.name for m in cmp.metrics]
-        return [m.name for m in comparable_metrics(cmp)] or [m.name for m in cmp.metrics]
+        return available_metrics(self.comparison) if self.comparison is not None else []
 
     def _choose_metrics(self) -> None:
-        cmp = self.comparison
-        avail = self._available_metrics()
         saved = self.settings.value(f"metrics/{self._format_key()}")
         if isinstance(saved, str):
             saved = [saved]
-        chosen = [m for m in (saved or []) if m in avail]
-        if not chosen or not self.metrics or not set(self.metrics) <= set(avail):
-            if not chosen:
-                base = cmp.runs[cmp.baseline]
-                cand = list(base.display_metrics) or [m.name for m in base.metrics]
-                cand = [m for m in cand if m in avail and cmp.metric_by_name[m].kind is not Kind.NODE]
-                chosen = self._convert_units(cand)[:4] or avail[:4]
-            self.metrics = chosen
-        self.metrics = self._convert_units(self.metrics)
+        self.view_state.choose_metrics(self.comparison, saved)
 
     def _convert_units(self, metrics: list[str]) -> list[str]:
         """Swap each metric for its percent/absolute partner according to the toggle."""
-        cmp = self.comparison
-        if cmp is None:
-            return metrics
-        pairs = metric_pairs(cmp.metrics)
-        out = []
-        for m in metrics:
-            unit = cmp.metric_by_name[m].unit
-            want_pct = self.percent_mode
-            if (unit is Unit.PERCENT) != want_pct and m in pairs and pairs[m] in cmp.values:
-                m = pairs[m]
-            if m not in out:
-                out.append(m)
-        return out
+        return self.view_state.convert_units(self.comparison, metrics)
 
     def _pane_metrics(self) -> list[str]:
         """Side-by-side columns: the run's shown metrics (entries included) in the unit mode."""
@@ -1104,17 +491,7 @@ class MainWindow(QMainWindow):
         return out
 
     def _main_self_metric(self) -> str | None:
-        cmp = self.comparison
-        if cmp is None:
-            return None
-        m = default_metric(cmp)
-        if m is None:
-            return None
-        met = cmp.metric_by_name[m]
-        if met.kind is Kind.INCLUSIVE and met.self_of in cmp.values:
-            m = met.self_of  # flat ranking and Δ paths use the node's own cost
-        conv = self._convert_units([m])
-        return conv[0] if conv else m
+        return self.view_state.main_self_metric(self.comparison)
 
     def set_baseline(self, i: int) -> None:
         """Compare every run with run ``i`` (View > Baseline, 3+ runs): re-aligns the shown
@@ -1127,9 +504,7 @@ class MainWindow(QMainWindow):
             return
         self.baseline_index = i
         new_base = self.runs[i].path
-        self.side._pane_choice[0] = None
-        if self.side._pane_choice[1] == new_base:
-            self.side._pane_choice[1] = None
+        self.side.forget_pane_choice(new_base)
         self._set_runs(list(self.runs), True, list(self.paths))
 
     def _rebuild_baseline_menu(self) -> None:
@@ -1197,6 +572,23 @@ class MainWindow(QMainWindow):
         self._rebuild_metrics_menu()
         self._metrics_changed()
 
+    def set_colour_by_share(self, on: bool) -> None:
+        """View ▸ Colour by share of run: one switch for every view, flame and bottom-up
+        included.  Off (the default), a Δ is coloured by the change against the baseline's
+        total, so rows whose own cost did not change stay neutral."""
+        from .models import set_colour_by_share
+        from .views import DiffTreeView
+
+        self.view_state.colour_by_share = bool(on)
+        set_colour_by_share(on)
+        views = {id(v): v for v in (self.side, self.diff, self.flat)}
+        for v in self.findChildren(DiffTreeView):
+            views.setdefault(id(v), v)
+        for v in views.values():
+            v.set_scale(self.scale)
+        if self.flame is not None and hasattr(self.flame, "recolor"):
+            self.flame.recolor()
+
     def set_colorblind(self, on: bool) -> None:
         self.scale = DivergingScale(dead_zone=self.scale.dead_zone, clamp=self.scale.clamp,
                                     palette="colorblind" if on else "red-green")
@@ -1212,118 +604,6 @@ class MainWindow(QMainWindow):
     # ----------------------------------------------------------------------------------
     # noise: is a change real?
     # ----------------------------------------------------------------------------------
-    def sig_metric(self) -> str | None:
-        """The metric whose significance the 'sig.' column and 'significant only' use: the
-        format's main metric (e.g. inherited %time) in the current unit mode."""
-        cmp = self.comparison
-        if cmp is None:
-            return None
-        m = default_metric(cmp)
-        if m is None:
-            return None
-        conv = self._convert_units([m])
-        return conv[0] if conv else m
-
-    def _noise_todo(self, cmp: Comparison, metrics: Sequence[str] | None = None) -> list[str]:
-        if metrics is None:  # fading needs the sampled metrics; deterministic ones are exact
-            metrics = [*(m for m in self.metrics if m in cmp.values
-                         and cmp.metric_by_name[m].sampled), self.sig_metric()]
-        want = list(metrics)
-        have = cmp.noise.metrics if cmp.noise is not None else {}
-        return [m for m in dict.fromkeys(want) if m and m in cmp.values and m not in have]
-
-    def _schedule_noise(self) -> None:
-        """Estimate the noise of the shown metrics of two-run comparisons: at once for
-        small ones, in a worker thread for big ones (groups already carry theirs)."""
-        for cmp in (self.comparison, self.flat_comparison):
-            if cmp is None or cmp.n_runs != 2 or cmp.groups is not None:
-                continue
-            todo = self._noise_todo(cmp)
-            if not todo:
-                continue
-            if cmp.n_rows <= NOISE_SYNC_ROWS:
-                self._ensure_noise(cmp, todo)
-                continue
-            if any(t.cmp is cmp and set(todo) <= set(t.metrics) for t in self._noise_tasks):
-                continue
-            task = _NoiseTask(cmp, todo)
-            self._noise_tasks.append(task)
-            task.signals.done.connect(lambda nz, t=task: self._noise_done(t, nz))
-            QThreadPool.globalInstance().start(task)
-        self._update_legend()
-
-    def _noise_done(self, task: _NoiseTask, nz) -> None:
-        if task in self._noise_tasks:
-            self._noise_tasks.remove(task)
-        if nz is not None and task.cmp in (self.comparison, self.flat_comparison):
-            self._attach_noise(task.cmp, nz)
-
-    def wait_for_noise(self, timeout_ms: int = 30000) -> None:
-        """Block until background noise estimates are in (tests, screenshots)."""
-        QThreadPool.globalInstance().waitForDone(timeout_ms)
-        from PySide6.QtCore import QCoreApplication
-
-        QCoreApplication.processEvents()
-        self.ensure_noise()
-
-    def ensure_noise(self) -> None:
-        """Compute every missing noise estimate now."""
-        for cmp in (self.comparison, self.flat_comparison):
-            if cmp is not None and cmp.n_runs == 2:
-                self._ensure_noise(cmp, self._noise_todo(cmp))
-
-    def _ensure_noise(self, cmp: Comparison, metrics: Sequence[str]) -> None:
-        todo = self._noise_todo(cmp, metrics)
-        if todo and cmp.n_runs == 2:
-            self._attach_noise(cmp, single_run_noise(cmp, metrics=todo))
-
-    def _attach_noise(self, cmp: Comparison, nz) -> None:
-        if cmp.noise is None:
-            cmp.noise = nz
-        else:
-            for k, v in nz.metrics.items():
-                cmp.noise.metrics.setdefault(k, v)
-        if cmp is self.comparison:
-            self.diff.noise_changed()
-            cur = self.diff.current_row()
-            if cur >= 0:
-                self.details.show_row(cmp, cur)
-        if cmp is self.flat_comparison:
-            self.flat.noise_changed()
-        self._update_legend()
-
-    def _update_legend(self) -> None:
-        cmp = self.comparison
-        txt = ""
-        if cmp is not None and cmp.noise is not None and self.fade_noise:
-            sampled = [m for m in cmp.noise.metrics.values()
-                       if not m.method.startswith("deterministic")]
-            if sampled:
-                txt = ("faded: within run-to-run noise" if cmp.groups is not None
-                       else "faded: within sampling error")
-        self.diff.legend.noise_text = txt
-        self.diff.legend.update()
-
-    def set_show_sig(self, on: bool) -> None:
-        self.show_sig = on
-        if on:
-            self._schedule_noise()
-        self._update_sig_columns()
-
-    def _update_sig_columns(self) -> None:
-        if self.comparison is None:
-            return
-        sig = self.sig_metric() if self.show_sig and self.comparison.n_runs == 2 else None
-        self.diff.set_sig_metric(sig)
-        fc = self.flat_comparison
-        self.flat.set_sig_metric(sig if fc is not None and sig in fc.values else None)
-
-    def set_fade_noise(self, on: bool) -> None:
-        self.fade_noise = on
-        self.diff.set_fade_noise(on)
-        self.flat.set_fade_noise(on)
-        self._update_legend()
-
     # ----------------------------------------------------------------------------------
     # filter
     # ----------------------------------------------------------------------------------
@@ -1331,216 +611,56 @@ class MainWindow(QMainWindow):
         self.filter_edit.setFocus()
         self.filter_edit.selectAll()
 
-    def _set_changed_only(self, on: bool) -> None:
+    def set_changed_only(self, on: bool) -> None:
         self.changed_only = on
         self.apply_filter()
 
-    def _set_threshold(self, v: float) -> None:
+    def set_threshold(self, v: float) -> None:
         self.threshold = float(v)
         self.apply_filter()
 
-    def _set_significant_only(self, on: bool) -> None:
+    def set_significant_only(self, on: bool) -> None:
         self.significant_only = on
         self.apply_filter()
 
-    def _keep_mask(self, cmp: Comparison, metrics: Sequence[str] | None = None,
-                   sig_metric: str | None = None,
-                   factor: Callable[[Comparison, str], float] = change_scale_factor,
-                   ) -> np.ndarray | None:
+    def keep_mask(self, cmp: Comparison, metrics: Sequence[str] | None = None,
+                  sig_metric: str | None = None,
+                  factor: Callable[[Comparison, str], float] = change_scale_factor,
+                  ) -> np.ndarray | None:
         """Rows kept by "changed only", "significant only" and the |Δ| threshold (None:
-        all).  ``metrics`` (default: the shown ones), ``sig_metric`` (default:
-        :meth:`sig_metric`) and ``factor`` (Δ -> pp of run) let a view over another
-        comparison (the bottom-up tab) apply the same rules to its own rows."""
-        sig_only = self.significant_only and cmp.n_runs == 2
-        if cmp.n_runs < 2 or (not self.changed_only and self.threshold <= 0 and not sig_only):
-            return None
-        keep = np.ones(cmp.n_rows, dtype=bool)
-        if self.changed_only:
-            keep &= cmp.status != Status.SAME
-        if sig_only:
-            m = self.sig_metric() if sig_metric is None else sig_metric
-            if m is not None and m in cmp.values:
-                self._ensure_noise(cmp, [m])
-                if cmp.noise is not None and m in cmp.noise.metrics:
-                    keep &= cmp.noise.metrics[m].significant
-        if self.threshold > 0:
-            big = np.zeros(cmp.n_rows, dtype=bool)
-            for m in (self.metrics if metrics is None else metrics):
-                if m in cmp.values:
-                    d = np.abs(cmp.delta(m)) * factor(cmp, m)
-                    big |= np.nan_to_num(d) >= self.threshold
-            big |= (cmp.status == Status.ADDED) | (cmp.status == Status.REMOVED)
-            keep &= big
-        return keep
+        all): :meth:`viewer.view_state.ViewState.keep_mask`, with noise estimated (and
+        shown) by the window."""
+        return self.view_state.keep_mask(cmp, metrics, sig_metric, factor,
+                                         noise=self._ensure_noise)
 
     def apply_filter(self) -> None:
         if self.comparison is None:
             return
         text = self.filter_edit.text().strip()
         regex = self.regex_box.isChecked()
-        try:
-            if regex and text:
-                import re
-
-                re.compile(text)
-        except Exception as e:  # noqa: BLE001
+        self.view_state.filter_text, self.view_state.regex = text, regex
+        err = self.view_state.filter_error()
+        if err is not None:
             self.filter_edit.setStyleSheet("QLineEdit { background: #fde0dc; }")
-            self.filter_edit.setToolTip(f"bad regular expression: {e}")
+            self.filter_edit.setToolTip(err)
             return
         self.filter_edit.setStyleSheet("")
         self.filter_edit.setToolTip("")
-        keep_tree = self._keep_mask(self.comparison)
+        keep_tree = self.keep_mask(self.comparison)
         self.side.apply_filter(text, regex, keep_tree)
         self.diff.apply_filter(text, regex, keep_tree)
-        self.flat.apply_filter(text, regex, self._keep_mask(self.flat_comparison))
+        self.flat.apply_filter(text, regex, self.keep_mask(self.flat_comparison))
         if self.flame is not None and hasattr(self.flame, "set_filter"):
             try:
                 self.flame.set_filter(text)
             except Exception:  # noqa: BLE001
                 pass
-        for w in self._format_tabs:  # views over their own rows (bottom-up) follow too
-            if hasattr(w, "follow_window"):
-                try:
-                    w.follow_window(self)
-                except Exception as e:  # noqa: BLE001 - an optional view must not break us
-                    self.message_bar.show_message(f"{type(w).__name__}: {e}", "warning")
         self._update_status()
+        self.viewStateChanged.emit(self.view_state)
 
     # ----------------------------------------------------------------------------------
     # navigation
     # ----------------------------------------------------------------------------------
-    def tree_views(self) -> list:
-        return [self.side, self.diff]
-
-    def _defer(self, view, fn) -> None:
-        """Run ``fn`` now if ``view`` is the visible tab, else when it is first shown
-        (expanding or laying out hidden tabs would cost the user time for nothing)."""
-        if self.tabs.currentWidget() is view:
-            fn()
-        else:
-            self._pending.setdefault(id(view), []).append(fn)
-
-    def _tab_changed(self, _i: int) -> None:
-        w = self.tabs.currentWidget()
-        for fn in self._pending.pop(id(w), []):
-            fn()
-
-    def flush_pending(self) -> None:
-        """Apply every deferred operation to every tab now (tests, screenshots)."""
-        pending, self._pending = self._pending, {}
-        for fns in pending.values():
-            for fn in fns:
-                fn()
-
-    def expand_to_depth(self, depth: int) -> None:
-        for v in self.tree_views():
-            self._defer(v, lambda v=v: v.expand_to_depth(depth))
-
-    def collapse_all(self) -> None:
-        for v in self.tree_views():
-            self._pending.pop(id(v), None)
-            v.collapse_all()
-
-    def expand_hottest(self, by: str = "value", views=None) -> int:
-        """Expand along the largest inherited cost (``by="value"``), or down to the row with
-        the largest self change of the main metric (``by="delta"``), in ``views`` (default:
-        every tree view)."""
-        cmp = self.comparison
-        if cmp is None:
-            return -1
-        if by == "delta" and cmp.n_runs > 1:
-            m = self._main_self_metric()
-            if m is None:
-                return -1
-            key = np.abs(cmp.delta(m)) * change_scale_factor(cmp, m)
-            to_max = True
-        else:
-            key = self.hot_key("value")
-            to_max = False
-        if key is None:
-            return -1
-        last = -1
-        for v in (self.tree_views() if views is None else views):
-            last = v.expand_hottest(key, to_max=to_max)
-        if last >= 0:
-            self._row_selected(last, None)
-        return last
-
-    def hot_key(self, by: str = "value") -> np.ndarray | None:
-        """Per-row inherited cost (larger of baseline and current) or its Δ (``by="delta"``)."""
-        cmp = self.comparison
-        if cmp is None:
-            return None
-        m = inclusive_of(cmp, self._main_self_metric())
-        if m is None:
-            return None
-        if by == "delta" and cmp.n_runs > 1:
-            return cmp.delta(m)
-        return np.fmax(cmp.value(m, cmp.current), cmp.value(m, cmp.baseline))
-
-    def _row_selected(self, row: int, source) -> None:
-        if self._selecting:
-            return
-        self._selecting = True
-        try:
-            self.details.show_row(self.comparison, row)
-            for v in [self.side, self.diff, self.flame, *self._extra_tabs]:
-                if v is None or v is source or not hasattr(v, "select_row"):
-                    continue
-                try:
-                    v.select_row(row)
-                except Exception:  # noqa: BLE001 - optional views
-                    pass
-        finally:
-            self._selecting = False
-
-    def _flat_selected(self, row: int) -> None:
-        self.details.show_row(self.flat_comparison, row)
-
-    def reveal_key(self, key: str) -> None:
-        """Show every tree row with match ``key`` (expanded) and select the first."""
-        cmp = self.comparison
-        if cmp is None:
-            return
-        rows = np.flatnonzero(cmp.keys == key)
-        if rows.size == 0:
-            return
-        for v in self.tree_views():
-            v.expand_rows([int(cmp.parent[r]) for r in rows if cmp.parent[r] >= 0])
-        self.reveal_row(int(rows[0]), expand=False)
-
-    def reveal_row(self, row: int, expand: bool = True) -> None:
-        self.tabs.setCurrentWidget(self.diff if self.comparison.n_runs > 1 else self.side)
-        self._row_selected(row, None)
-        self.diff.select_row(row)
-
-    def next_tab(self, step: int = 1) -> None:
-        n = self.tabs.count()
-        if n:
-            self.tabs.setCurrentIndex((self.tabs.currentIndex() + step) % n)
-
-    def show_view(self, name: str) -> None:
-        w = {"side": self.side, "diff": self.diff, "flat": self.flat,
-             "flame": self.flame}.get(name)
-        if w is None:  # format tabs by the first word of their title: heap, rts, ticky, ...
-            for i in range(self.tabs.count()):
-                words = self.tabs.tabText(i).lower().split()
-                if name.lower() in words or name.lower().split("-") == words:  # bottom-up
-                    w = self.tabs.widget(i)
-                    break
-        if w is not None:
-            self.tabs.setCurrentWidget(w)
-
-    def add_tab(self, widget: QWidget, title: str) -> int:
-        """Add a view tab; it receives comparisons and selections if it has the hooks."""
-        self._extra_tabs.append(widget)
-        idx = self.tabs.addTab(widget, title)
-        if hasattr(widget, "rowSelected"):
-            widget.rowSelected.connect(lambda r, w=widget: self._row_selected(r, w))
-        if self.comparison is not None and hasattr(widget, "set_comparison"):
-            widget.set_comparison(self.comparison)
-        return idx
-
     # ----------------------------------------------------------------------------------
     # status and exports
     # ----------------------------------------------------------------------------------
@@ -1585,132 +705,11 @@ class MainWindow(QMainWindow):
             names = f"{len(cmp.groups[0])} runs vs {len(cmp.groups[1])} runs"
         self.setWindowTitle(f"{names} — profdiff")
 
-    def _save_dialog(self, title: str, suffix: str, filt: str) -> str | None:
-        base = Path(self.paths[-1] or "profile").stem if self.paths else "profile"
-        f, _ = QFileDialog.getSaveFileName(self, title,
-                                           str(Path(self._last_folder()) / f"{base}{suffix}"),
-                                           filt)
-        return f or None
-
-    def export_speedscope(self, path: str | None = None) -> bool:
-        if self.comparison is None:
-            return False
-        path = path or self._save_dialog("Export to speedscope", ".speedscope.json",
-                                         "speedscope JSON (*.json)")
-        if not path:
-            return False
-        try:
-            export_speedscope(self.comparison, path, metric=None)
-        except Exception as e:  # noqa: BLE001
-            self.message_bar.show_message(f"Export to {path} failed: {e}")
-            return False
-        self.statusBar().showMessage(f"Exported {path}", 5000)
-        return True
-
-    def export_csv(self, path: str | None = None) -> bool:
-        if self.comparison is None:
-            return False
-        path = path or self._save_dialog("Export table to CSV", ".csv", "CSV (*.csv)")
-        if not path:
-            return False
-        flat = self.tabs.currentWidget() is self.flat
-        cmp = self.flat_comparison if flat else self.comparison
-        lay = self.flat.layout_ if flat else self.diff.layout_
-        rows = None
-        if flat and lay is not None:
-            rows = lay.children(-1)
-        elif lay is not None and lay.visible is not None:
-            rows = np.flatnonzero(lay.visible)
-        try:
-            export_csv(cmp, path, rows=rows, metrics=self.metrics)
-        except Exception as e:  # noqa: BLE001
-            self.message_bar.show_message(f"Export to {path} failed: {e}")
-            return False
-        self.statusBar().showMessage(f"Exported {path}", 5000)
-        return True
-
     # ----------------------------------------------------------------------------------
     # drag and drop onto the window
     # ----------------------------------------------------------------------------------
-    def dragEnterEvent(self, ev) -> None:  # noqa: N802 - Qt API
-        files = local_files(ev.mimeData())
-        if not files:
-            ev.ignore()
-            return
-        ev.acceptProposedAction()
-        if len(files) >= 2:
-            text = "Drop to compare (older file = baseline)"
-        elif self.runs:
-            text = "Drop to replace the current run"
-        else:
-            text = "Drop to open"
-        self.overlay.show_over(self.centralWidget(), text)
-
-    def dragMoveEvent(self, ev) -> None:  # noqa: N802 - Qt API
-        if local_files(ev.mimeData()):
-            ev.acceptProposedAction()
-
-    def dragLeaveEvent(self, ev) -> None:  # noqa: N802 - Qt API
-        self.overlay.hide()
-
-    def dropEvent(self, ev) -> None:  # noqa: N802 - Qt API
-        self.overlay.hide()
-        files = local_files(ev.mimeData())
-        if not files:
-            ev.ignore()
-            return
-        ev.acceptProposedAction()
-        self.drop_files(files)
-
-    def drop_files(self, files: Sequence[str]) -> None:
-        """Two or more files: compare, oldest first; one file: replace the current run."""
-        if len(files) >= 2:
-            self.load_paths(sorted(files, key=_mtime))
-        elif self.runs:
-            self.open_as_current(files[0])
-        else:
-            self.load_paths(files)
-
-    def _pane_drop(self, slot: int, files: list) -> None:
-        if len(files) >= 2:
-            self.drop_files(files)
-        elif slot == 0:
-            self.open_as_baseline(files[0])
-        else:
-            self.open_as_current(files[0])
 
 
-class _NoiseSignals(QObject):
-    done = Signal(object)  # Noise or None
-
-
-class _NoiseTask(QRunnable):
-    """Sampling-error estimate of a big comparison in the thread pool."""
-
-    def __init__(self, cmp: Comparison, metrics: list[str]) -> None:
-        super().__init__()
-        self.cmp = cmp
-        self.metrics = list(metrics)
-        self.signals = _NoiseSignals()
-        self.setAutoDelete(False)
-
-    def run(self) -> None:
-        try:
-            nz = single_run_noise(self.cmp, metrics=self.metrics)
-        except Exception:  # noqa: BLE001 - the estimate is optional; views work without it
-            nz = None
-        try:
-            self.signals.done.emit(nz)
-        except RuntimeError:  # the window (and its receiver) closed while we computed
-            pass
-
-
-def _column_widths(view) -> tuple[str, list[int]]:
-    """(signature of the columns = their headers, section widths) of a tree view."""
-    m = view.model()
-    h = view.header()
-    heads = [str(m.headerData(i, Qt.Orientation.Horizontal) or "") for i in range(h.count())]
-    return "|".join(heads).replace("\n", " "), [h.sectionSize(i) for i in range(h.count())]
 
 
 def _settle_gc() -> None:
@@ -1728,9 +727,3 @@ def _settle_gc() -> None:
     gc.collect()
     gc.freeze()
 
-
-def _mtime(p: str) -> float:
-    try:
-        return os.stat(p).st_mtime
-    except OSError:
-        return 0.0

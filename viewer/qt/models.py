@@ -23,10 +23,16 @@ import pandas as pd
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QIcon
 
-from parsers.model import Kind, Metric, Unit
 from viewer.colors import ADDED, PALETTES, PLACEHOLDER, REMOVED, DivergingScale, text_color_for
 from viewer.compare import MATCHED_BY, Comparison, Status
 from viewer.units import format_delta, format_rel, format_value
+from viewer.view_state import (  # noqa: F401 - re-exported for the views
+    change_scale_factor,
+    colour_change,
+    default_metric,
+    inclusive_of,
+    metric_pairs,
+)
 
 from .layout import RowLayout
 
@@ -140,48 +146,6 @@ def _diff_columns(cmp: Comparison, metrics: list[str], src: bool, status: bool) 
 def short_title(title: str) -> str:
     """Header-sized metric title: ``inherited %time`` -> ``inh. %time``."""
     return title.replace("inherited ", "inh. ").replace("individual ", "")
-
-
-def metric_pairs(metrics: list[Metric]) -> dict[str, str]:
-    """Percent metric <-> absolute counterpart, derived from names and units.
-
-    ``time_pct`` pairs with ``time_s``, ``alloc_pct`` with ``alloc_bytes``, ``self_pct``
-    with ``self_samples``...: same kind, the absolute name starts with the percent name's
-    stem.  Works in both directions.
-    """
-    out: dict[str, str] = {}
-    absolute = [m for m in metrics if m.unit is not Unit.PERCENT]
-    for m in metrics:
-        if m.unit is not Unit.PERCENT:
-            continue
-        stem = m.name.removesuffix("_pct").removesuffix("pct").rstrip("_")
-        for a in absolute:
-            if a.kind is m.kind and a.name.startswith(stem + "_") and a.name not in out:
-                out[m.name] = a.name
-                out[a.name] = m.name
-                break
-    return out
-
-
-def change_scale_factor(cmp: Comparison, metric: str) -> float:
-    """Multiplier turning a Δ of ``metric`` into percentage points of the baseline run.
-
-    Colours compare changes on one scale whatever the unit: percent metrics already are
-    percentage points; absolute ones are divided by the run's total (the sum of a self
-    metric, the largest value of an inclusive one).
-    """
-    met = cmp.metric_by_name[metric]
-    if met.unit is Unit.PERCENT:
-        return 1.0
-    v = cmp.values[metric]
-    for r in (cmp.baseline, cmp.current):
-        col = v[:, r]
-        den = np.nanmax(np.abs(col)) if met.kind is Kind.INCLUSIVE else np.nansum(np.abs(col))
-        if cmp.mode == "flat" and met.kind is Kind.INCLUSIVE:
-            den = np.nanmax(np.abs(col))
-        if np.isfinite(den) and den > 0:
-            return 100.0 / float(den)
-    return 1.0
 
 
 class ComparisonTreeModel(QAbstractItemModel):
@@ -319,14 +283,16 @@ class ComparisonTreeModel(QAbstractItemModel):
             return codes.astype(np.float64)
         return np.asarray(a, dtype=np.float64)
 
+    colour_by_share = False  # class-wide: one switch for every view (set_colour_by_share)
+
     def change_pp(self, metric: str, run: int | None = None) -> np.ndarray:
-        """Oriented change (positive = worse) in percentage points of the run."""
-        met = self.cmp.metric_by_name[metric]
-        d = self.cmp.delta(metric, run) * change_scale_factor(self.cmp, metric)
-        if met.better == "higher":
-            d = -d
-        elif met.better == "none":
-            d = np.zeros_like(d)
+        """Oriented change (positive = worse) in percentage points of the baseline's total;
+        cached per (metric, run): :func:`viewer.view_state.colour_change`."""
+        key = ("pp", metric, -1 if run is None else run, self.colour_by_share)
+        d = self._colors.get(key)
+        if d is None:
+            d = colour_change(self.cmp, metric, run, by_share=self.colour_by_share)
+            self._colors[key] = d
         return d
 
     def _delta_colors(self, metric: str, run: int | None) -> np.ndarray:
@@ -340,15 +306,7 @@ class ComparisonTreeModel(QAbstractItemModel):
 
     def _cell_rgb(self, metric: str, run: int | None, r: int) -> tuple[int, int, int]:
         """Colour of one Δ cell, computed for that row only (painting never touches n rows)."""
-        f = self._factors.get(metric)
-        if f is None:
-            met = self.cmp.metric_by_name[metric]
-            f = change_scale_factor(self.cmp, metric)
-            f = -f if met.better == "higher" else (0.0 if met.better == "none" else f)
-            self._factors[metric] = f
-        v = self.cmp.values[metric][r]
-        run = self.cmp.current if run is None else run
-        d = float(v[run] - v[self.cmp.baseline]) * f
+        d = float(self.change_pp(metric, run)[r])
         return scalar_color(self.scale, d if d == d else 0.0)
 
     # ----- structure --------------------------------------------------------------------
@@ -680,20 +638,8 @@ def fade_rgb(rgb, amount: float = 0.75) -> tuple[int, int, int]:
     return tuple(int(round(c + (255 - c) * amount)) for c in rgb)  # type: ignore[return-value]
 
 
-def default_metric(cmp: Comparison) -> str | None:
-    if not cmp.runs:
-        return None
-    m = cmp.runs[cmp.baseline].default_metric
-    if m in cmp.values:
-        return m
-    return next(iter(cmp.values), None)
-
-
-def inclusive_of(cmp: Comparison, metric: str | None) -> str | None:
-    """The inclusive metric summing ``metric`` (or ``metric`` when none / it is inclusive)."""
-    if metric is None:
-        return None
-    for m in cmp.metrics:
-        if m.kind is Kind.INCLUSIVE and m.self_of == metric:
-            return m.name
-    return metric
+def set_colour_by_share(on: bool) -> None:
+    """Colour every comparison model's Δ cells by share of each run (``on``) or, the
+    default, by the change against the baseline's total.  One switch for every view: the
+    window then re-applies its scale so cached colours are dropped and views repaint."""
+    ComparisonTreeModel.colour_by_share = bool(on)

@@ -41,8 +41,8 @@ from PySide6.QtWidgets import (
 )
 
 from parsers.model import Profile, Unit
-from viewer.compare import align
 from viewer.runs import MODES, Run, RunsTable, top_changes
+from viewer.session import Session, SessionSpec
 from viewer.units import format_value
 from viewer.watch import DEFAULT_SETTLE, Landed
 
@@ -418,7 +418,10 @@ class RunsPanel(QWidget):
         except RuntimeError:  # the panel was closed while the runs were aligning
             return
         if flat is None or len(flat.runs) != len(profiles):
-            flat = align(profiles, mode="flat")
+            # the window's rename rules and reading options (a bare session without one)
+            mw = self.main_window
+            spec = mw.load_spec() if mw is not None and hasattr(mw, "load_spec") else None
+            flat = Session(spec.replace(baseline=0) if spec else SessionSpec(), profiles).flat
         self.comparison = flat
         if len(profiles) < 2:
             self.last_changes = []
@@ -512,7 +515,7 @@ def open_watch(main_window, folder: str, glob: str | None = None, **options) -> 
     The watcher stops when the window closes or the application quits.  ``options``:
     ``settle`` (debounce seconds), ``recursive``, ``refresh_ms``, ``keep_profiles``.
     """
-    old = getattr(main_window, "_watch_panel", None)
+    old = getattr(main_window, "watch_panel", None)
     if old is not None:
         close_watch(main_window)
     panel = RunsPanel(folder, glob=glob, main_window=main_window, **options)
@@ -529,34 +532,29 @@ def open_watch(main_window, folder: str, glob: str | None = None, **options) -> 
     app = QApplication.instance()
     if app is not None:
         app.aboutToQuit.connect(panel.shutdown)
-    main_window._watch_panel = panel
+    main_window.watch_panel = panel
     panel.start()
     return panel
 
 
 def close_watch(main_window) -> None:
     """Stop watching and remove the runs tab (File ▸ Watch folder… on another folder)."""
-    panel = getattr(main_window, "_watch_panel", None)
+    panel = getattr(main_window, "watch_panel", None)
     if panel is None:
         return
     panel.shutdown()
-    tabs = getattr(main_window, "tabs", None)
-    if tabs is not None and tabs.indexOf(panel) >= 0:
-        tabs.removeTab(tabs.indexOf(panel))
-    extra = getattr(main_window, "_extra_tabs", None)
-    if isinstance(extra, list) and panel in extra:
-        extra.remove(panel)
+    main_window.remove_tab(panel)
     main_window.removeEventFilter(panel)
-    main_window._watch_panel = None
+    main_window.watch_panel = None
     panel.deleteLater()
 
 
 def watch_folder_dialog(main_window) -> RunsPanel | None:
     """File ▸ Watch folder…: choose a folder and watch it."""
     start = ""
-    if hasattr(main_window, "_last_folder"):
+    if hasattr(main_window, "last_folder"):
         try:
-            start = main_window._last_folder()
+            start = main_window.last_folder()
         except Exception:  # noqa: BLE001
             start = ""
     folder = QFileDialog.getExistingDirectory(main_window, "Watch folder", start)

@@ -48,10 +48,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from parsers.model import Kind, Metric, Profile, Unit
+from parsers.model import Kind, Metric, Unit
 from viewer.colors import DivergingScale
-from viewer.compare import Comparison, align
-from viewer.ticky_groups import group_by_module
+from viewer.compare import Comparison
+from viewer.session import Session
 from viewer.units import format_delta, format_value
 
 from .models import Column, ComparisonTreeModel, diff_columns
@@ -229,9 +229,9 @@ def closure_columns(cmp: Comparison) -> tuple[list[Column], list[str]]:
 class TickyClosuresView(QWidget):
     """The closures table with filter, *hide identical* and *sum duplicates* controls."""
 
-    def __init__(self, cmp: Comparison, parent=None) -> None:
+    def __init__(self, source: Session | Comparison, parent=None) -> None:
         super().__init__(parent)
-        self.source = cmp
+        self.session = Session.of(source)  # every alignment below uses its rules
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("filter closures / modules")
         self.filter.setClearButtonEnabled(True)
@@ -267,31 +267,18 @@ class TickyClosuresView(QWidget):
         self.hide_identical.toggled.connect(lambda _v: self._apply_filter())
         self.sum_dups.toggled.connect(lambda _v: self.rebuild())
         self.group_modules.toggled.connect(lambda _v: self.rebuild())
-        self._grouped_runs: dict[bool, list[Profile]] = {}
         self.rebuild()
 
     @property
     def grouped(self) -> bool:
         return self.group_modules.isChecked()
 
-    def grouped_runs(self, summed: bool) -> list[Profile]:
-        """The runs as module -> closure trees (cached per "sum duplicates" state)."""
-        runs = self._grouped_runs.get(summed)
-        if runs is None:
-            runs = [group_by_module(p, sum_duplicates=summed) for p in self.source.runs]
-            self._grouped_runs[summed] = runs
-        return runs
-
     def rebuild(self) -> None:
         summed = self.sum_dups.isChecked()
-        src = self.source
         if self.grouped:
-            cmp = align(self.grouped_runs(summed), baseline=src.baseline, mode="tree",
-                        current=src.current)
+            cmp = self.session.ticky_groups(summed)
         else:
-            mode = "flat" if summed else "tree"
-            cmp = src if src.mode == mode else align(src.runs, baseline=src.baseline,
-                                                     mode=mode, current=src.current)
+            cmp = self.session.comparison("flat" if summed else "tree")
         self.cmp = cmp
         cols, hidden = closure_columns(cmp)
         old = self.model

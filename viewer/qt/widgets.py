@@ -231,10 +231,12 @@ def details_html(cmp: Comparison, row: int) -> str:
     for r in others:
         tag = "" if len(others) == 1 else f" [{r}]"
         head += f"<th align=right>Δ{tag}</th><th align=right>Δ%{tag}</th>"
-    rows = [head + "</tr>"]
+    rows = [head + "<th align=left>precision</th></tr>"]
     for m in cmp.metrics:
         v = cmp.values[m.name][row]
         tr = f"<tr><td>{e(m.title)}</td>"
+        within = cmp.n_runs > 1 and m.name in cmp.rounding and not bool(
+            cmp.changed_mask(m.name)[row]) and v[cmp.current] != v[cmp.baseline]
         for i in range(cmp.n_runs):
             cell = format_value(float(v[i]), m.unit) if cmp.node[row, i] >= 0 else "·"
             tr += f"<td align=right>{e(cell)}</td>"
@@ -246,9 +248,12 @@ def details_html(cmp: Comparison, row: int) -> str:
             worse = (d > 0) if m.better == "lower" else ((d < 0) if m.better == "higher"
                                                          else None)
             color = "#555" if worse is None or not d else ("#b2182b" if worse else "#1a7a30")
+            if within:  # no change the rounded values can support: no colour, no Δ%
+                tr += "<td align=right style='color:#888'>≈0</td><td align=right>≈</td>"
+                continue
             tr += (f"<td align=right style='color:{color}'>{e(format_delta(d, m.unit))}</td>"
                    f"<td align=right style='color:{color}'>{e(format_rel(rel))}</td>")
-        rows.append(tr + "</tr>")
+        rows.append(tr + f"<td style='color:#555'>{e(_precision_text(cmp, m, row))}</td></tr>")
     out.append("<table cellspacing=0 cellpadding=2>" + "".join(rows) + "</table>")
     mb = cmp.matched_by
     if cmp.n_runs > 1 and mb is not None and mb[row] > 0:
@@ -257,6 +262,17 @@ def details_html(cmp: Comparison, row: int) -> str:
     if cmp.noise is not None and cmp.n_runs == 2:
         out.append(noise_html(cmp, row))
     return "".join(out)
+
+
+def _precision_text(cmp: Comparison, m, row: int) -> str:
+    """How exact this row's values of ``m`` are: exact, sampled, or ± the rounding of the
+    printed percentage it was derived from."""
+    kinds = {p.precision(m.name) for p in cmp.runs if p.has_metric(m.name)}
+    if "rounded" in kinds and m.name in cmp.rounding:
+        h = cmp.rounding[m.name][row]
+        half = max(float(x) for x in h) if len(h) else 0.0
+        return f"± {format_value(half, m.unit)} (from a rounded percentage)"
+    return "sampled" if "sampled" in kinds else "exact"
 
 
 def noise_html(cmp: Comparison, row: int) -> str:

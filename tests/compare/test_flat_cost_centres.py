@@ -1,0 +1,71 @@
+"""Flat rows are cost centres as GHC defines them: (label, module, SRC).
+
+GHC prints a per-cost-centre summary at the top of every ``.prof``.  Summing the tree's
+rows per flat row must reproduce it within the rounding of the printed percentages; a
+flat key of (label, module) alone merges the two ``trainStep.(...)`` pattern bindings of
+hs-ad's ``Main`` (lines 22 and 23) into one row and misses the summary.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import parsers
+from parsers.errors import ProfdiffError
+from viewer.compare import align
+
+DATA = Path(__file__).parents[1] / "data"
+PROFS = sorted((DATA / "ghc-prof").glob("*.prof*")) + sorted((DATA / "hs-ad").rglob("ad*.prof"))
+
+
+def _load(path: Path):
+    try:
+        p = parsers.load(path)
+    except ProfdiffError:
+        return None
+    return p if p.format == "ghc-prof" and p.extras.get("top_table") else None
+
+
+@pytest.mark.parametrize("path", PROFS, ids=lambda p: p.name)
+def test_flat_rows_reproduce_ghc_summary(path: Path) -> None:
+    p = _load(path)
+    if p is None or p.incomplete:
+        pytest.skip("no summary table or not a complete GHC text report")
+    cmp = align([p, p], mode="flat")
+    by_cc = {}
+    for i in range(cmp.n_rows):
+        by_cc.setdefault((cmp.name[i], cmp.module[i], cmp.src[i]), []).append(i)
+    # Reports without a SRC column (GHC 7.x) print one summary line per cost centre but
+    # give no way to tell two instance methods of one module apart: those lines are summed,
+    # and since the summary leaves out small cost centres, they bound the row from below.
+    summary: dict[tuple, list[dict]] = {}
+    for e in p.extras["top_table"]:
+        if e.get("time_pct") or e.get("alloc_pct"):  # -pa lists never-entered ones too
+            summary.setdefault((e["name"], e["module"], e.get("src")), []).append(e)
+    checked = 0
+    for (name, module, src), entries in summary.items():
+        rows = by_cc.get((name, module, src), []) if src else [
+            i for (n, m, _s), ids in by_cc.items() if (n, m) == (name, module) for i in ids]
+        assert len(rows) == 1, (name, module, src, rows)
+        (i,) = rows
+        for metric in ("time_pct", "alloc_pct"):
+            printed = sum(e[metric] for e in entries)
+            half = cmp.rounding[metric][i, 0] if metric in cmp.rounding else 0.0
+            tol = half + 0.05 * len(entries) + 1e-9
+            if src:
+                assert abs(cmp.values[metric][i, 0] - printed) <= tol, (name, module, metric)
+            else:  # the summary omits the small ones of the same name: a lower bound only
+                assert cmp.values[metric][i, 0] >= printed - tol, (name, module, metric)
+        checked += 1
+    assert checked
+
+
+def test_one_label_at_two_srcs_is_two_rows() -> None:
+    p = parsers.load(DATA / "hs-ad" / "v1" / "ad.prof")
+    cmp = align([p, parsers.load(DATA / "hs-ad" / "v2" / "ad.prof")], mode="flat")
+    rows = np.flatnonzero(cmp.name == "trainStep.(...)")
+    assert sorted(cmp.src[rows].tolist()) == ["Main.hs:22:7-57", "Main.hs:23:7-57"]
+    assert cmp.present[rows].all()  # matched across the two versions

@@ -1,0 +1,230 @@
+"""The "By cost centre" tab: one row per cost centre (flat comparison), its call sites.
+
+Rows are ranked by the change of the main self metric, largest regression first; the
+lower pane lists the call sites of the selected cost centre in the tree comparison, and
+double-clicking one reveals it in the diff tree (``callSiteActivated(int)``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import (
+    QLabel,
+    QSplitter,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from viewer.colors import DivergingScale
+from viewer.compare import Comparison
+from viewer.units import format_delta, format_value
+
+from .layout import RowLayout
+from .models import ComparisonTreeModel, diff_columns
+from .views import TreePane, column_widths, fit_columns
+
+
+class FlatView(QWidget):
+    """Per cost centre totals over all call sites, largest regression first, with call sites."""
+
+    revealRequested = Signal(str)  # match key of the row to find in the trees
+    callSiteActivated = Signal(int)  # tree-mode union-row id
+    flatRowSelected = Signal(int)  # flat-mode row id
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.cmp: Comparison | None = None
+        self.tree_cmp: Comparison | None = None
+        self.layout_: RowLayout | None = None
+        self.model: ComparisonTreeModel | None = None
+        self.metric: str | None = None
+        self.sig_metric: str | None = None  # metric of the significance column (None: off)
+        self.fade_noise = True
+        self._metrics: list[str] = []
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.setObjectName("flatSplitter")
+        self.splitter = split
+        lay.addWidget(split)
+        self.table = TreePane()
+        self.table.setObjectName("flatTable")
+        self.table.setRootIsDecorated(False)
+        self.table.setItemsExpandable(False)
+        self.table.setExpandsOnDoubleClick(False)
+        self.table.doubleClicked.connect(self._double)
+        split.addWidget(self.table)
+        box = QWidget()
+        bl = QVBoxLayout(box)
+        bl.setContentsMargins(0, 0, 0, 0)
+        self.sites_label = QLabel("Call sites")
+        self.sites_label.setContentsMargins(6, 2, 6, 2)
+        bl.addWidget(self.sites_label)
+        self.sites = QTreeWidget()
+        self.sites.setObjectName("callSites")
+        self.sites.setRootIsDecorated(False)
+        self.sites.setHeaderLabels(["called from", "call path"])
+        self.sites.setUniformRowHeights(True)
+        self.sites.itemActivated.connect(self._site)
+        self.sites.itemDoubleClicked.connect(self._site)
+        bl.addWidget(self.sites)
+        split.addWidget(box)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+        self.table.activated_shortcut = QKeySequence(Qt.Key.Key_Return)
+
+    def set_comparison(self, flat: Comparison, tree: Comparison | None, metrics: list[str],
+                       main_metric: str | None, scale: DivergingScale | None = None) -> None:
+        self.cmp = flat
+        self.tree_cmp = tree
+        self.metric = main_metric
+        self.layout_ = RowLayout(flat)
+        self._metrics = list(metrics)
+        cols = diff_columns(flat, metrics, status=flat.n_runs > 1, sig=self.sig_metric)
+        m = ComparisonTreeModel(flat, cols, None, self.layout_, scale, parent=self)
+        m.fade_noise = self.fade_noise
+        old = self.model
+        self.model = m
+        self.table.setSortingEnabled(False)
+        self.table.setModel(m)
+        sort_col = self.default_sort_column()
+        self.table.header().setSortIndicator(sort_col, Qt.SortOrder.DescendingOrder)
+        self.table.setSortingEnabled(True)
+        fit_columns(self.table, 260)
+        self.table.selectionModel().currentChanged.connect(self._current)
+        self.sites.clear()
+        if old is not None:
+            old.deleteLater()
+
+    def set_metrics(self, metrics: list[str]) -> None:
+        if self.cmp is None or self.model is None:
+            return
+        self._metrics = list(metrics)
+        keep = column_widths(self.table)
+        self.model.set_columns(diff_columns(self.cmp, metrics, status=self.cmp.n_runs > 1,
+                                            sig=self.sig_metric))
+        self.table.header().setSortIndicator(self.default_sort_column(),
+                                             Qt.SortOrder.DescendingOrder)
+        fit_columns(self.table, 260, keep)
+
+    def set_sig_metric(self, metric: str | None) -> None:
+        """Show (``metric``) or hide (None) the significance column."""
+        if metric == self.sig_metric:
+            return
+        self.sig_metric = metric
+        if self.cmp is not None and self.model is not None:
+            self.set_metrics(self._metrics)  # keeps the columns' widths
+
+    def set_fade_noise(self, on: bool) -> None:
+        self.fade_noise = on
+        if self.model is not None:
+            self.model.set_fade_noise(on)
+        self.table.viewport().update()
+
+    def noise_changed(self) -> None:
+        if self.model is not None:
+            self.model.noise_changed()
+        self.table.viewport().update()
+
+    def default_sort_column(self) -> int:
+        """Δ of the main metric (largest regression first); else its value; else -1."""
+        if self.model is None:
+            return -1
+        cols = self.model.columns
+        for kind in ("delta", "value"):
+            for i, c in enumerate(cols):
+                if c.kind == kind and c.metric == self.metric:
+                    return i
+        for i, c in enumerate(cols):
+            if c.kind == "delta":
+                return i
+        return -1
+
+    def first_row(self) -> int:
+        if self.model is None or self.model.rowCount() == 0:
+            return -1
+        return int(self.model.index(0, 0).internalId())
+
+    def _current(self, cur: QModelIndex, _prev: QModelIndex) -> None:
+        if not cur.isValid():
+            return
+        r = int(cur.internalId())
+        self.flatRowSelected.emit(r)
+        self.show_call_sites(r)
+
+    def _double(self, idx: QModelIndex) -> None:
+        if idx.isValid() and self.cmp is not None:
+            self.revealRequested.emit(str(self.cmp.keys[int(idx.internalId())]))
+
+    def call_sites(self, flat_row: int) -> np.ndarray:
+        """Tree rows with the same key as ``flat_row``."""
+        if self.cmp is None or self.tree_cmp is None:
+            return np.zeros(0, dtype=np.int64)
+        key = self.cmp.keys[flat_row]
+        return np.flatnonzero(self.tree_cmp.keys == key)
+
+    def show_call_sites(self, flat_row: int, limit: int = 500) -> None:
+        self.sites.clear()
+        tc = self.tree_cmp
+        if tc is None or self.cmp is None:
+            return
+        rows = self.call_sites(flat_row)
+        metric = self.metric
+        hdr = ["called from", "call path"]
+        if metric and metric in tc.values:
+            met = tc.metric_by_name[metric]
+            hdr += [f"{met.title} base", f"{met.title} new", f"Δ {met.title}"]
+        self.sites.setHeaderLabels(hdr)
+        if metric and metric in tc.values:
+            d = tc.values[metric][rows]
+            order = np.argsort(-np.abs(d[:, tc.current] - d[:, tc.baseline]), kind="stable")
+            rows = rows[order]
+        items = []
+        for r in rows[:limit].tolist():
+            par = int(tc.parent[r])
+            frm = f"{tc.module[par]}.{tc.name[par]}" if par >= 0 else "(root)"
+            cells = [frm, " ▸ ".join(tc.path_labels(r))]
+            if metric and metric in tc.values:
+                met = tc.metric_by_name[metric]
+                v = tc.values[metric][r]
+                cells += [format_value(float(v[tc.baseline]), met.unit),
+                          format_value(float(v[tc.current]), met.unit),
+                          format_delta(float(v[tc.current] - v[tc.baseline]), met.unit)]
+            it = QTreeWidgetItem(cells)
+            it.setData(0, Qt.ItemDataRole.UserRole, r)
+            for c in range(2, len(cells)):
+                it.setTextAlignment(c, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            items.append(it)
+        self.sites.addTopLevelItems(items)
+        self.sites.resizeColumnToContents(0)
+        self.sites.setColumnWidth(1, 420)
+        more = f" (first {limit})" if len(rows) > limit else ""
+        self.sites_label.setText(
+            f"Call sites of <b>{self.cmp.name[flat_row]}</b>: {len(rows)}{more} — "
+            "double-click one to show it in the trees")
+
+    def _site(self, item: QTreeWidgetItem, _col: int = 0) -> None:
+        r = item.data(0, Qt.ItemDataRole.UserRole)
+        if r is not None:
+            self.callSiteActivated.emit(int(r))
+
+    def apply_filter(self, text: str, regex: bool, keep: np.ndarray | None) -> None:
+        if self.layout_ is not None:
+            self.layout_.set_filter(text, regex, keep)
+
+    def set_scale(self, scale: DivergingScale) -> None:
+        if self.model is not None:
+            self.model.set_scale(scale)
+        self.table.viewport().update()
+
+    def select_row(self, row: int) -> None:
+        if self.model is None:
+            return
+        idx = self.model.index_for_row(row)
+        if idx.isValid():
+            self.table.setCurrentIndex(idx)
+            self.table.scrollTo(idx)

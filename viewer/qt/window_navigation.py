@@ -1,0 +1,172 @@
+"""Expanding, revealing and selecting rows across the views; switching and adding tabs.
+
+A part of :class:`viewer.qt.main_window.MainWindow` (a mixin: its methods use the
+window's own attributes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtWidgets import (
+    QWidget,
+)
+
+from viewer.view_state import change_scale_factor, inclusive_of
+
+
+class NavigationMixin:
+    """Expanding, revealing and selecting rows across the views; switching and adding tabs."""
+
+    def tree_views(self) -> list:
+        return [self.side, self.diff]
+
+    def _defer(self, view, fn) -> None:
+        """Run ``fn`` now if ``view`` is the visible tab, else when it is first shown
+        (expanding or laying out hidden tabs would cost the user time for nothing)."""
+        if self.tabs.currentWidget() is view:
+            fn()
+        else:
+            self._pending.setdefault(id(view), []).append(fn)
+
+    def _tab_changed(self, _i: int) -> None:
+        w = self.tabs.currentWidget()
+        for fn in self._pending.pop(id(w), []):
+            fn()
+
+    def flush_pending(self) -> None:
+        """Apply every deferred operation to every tab now (tests, screenshots)."""
+        pending, self._pending = self._pending, {}
+        for fns in pending.values():
+            for fn in fns:
+                fn()
+
+    def expand_to_depth(self, depth: int) -> None:
+        for v in self.tree_views():
+            self._defer(v, lambda v=v: v.expand_to_depth(depth))
+
+    def collapse_all(self) -> None:
+        for v in self.tree_views():
+            self._pending.pop(id(v), None)
+            v.collapse_all()
+
+    def expand_hottest(self, by: str = "value", views=None) -> int:
+        """Expand along the largest inherited cost (``by="value"``), or down to the row with
+        the largest self change of the main metric (``by="delta"``), in ``views`` (default:
+        every tree view)."""
+        cmp = self.comparison
+        if cmp is None:
+            return -1
+        if by == "delta" and cmp.n_runs > 1:
+            key = self._culprit_key(cmp)
+            to_max = True
+            if key is None:
+                m = self._main_self_metric()
+                if m is None:
+                    return -1
+                key = np.abs(cmp.delta(m)) * change_scale_factor(cmp, m)
+        else:
+            key = self.hot_key("value")
+            to_max = False
+        if key is None:
+            return -1
+        last = -1
+        for v in (self.tree_views() if views is None else views):
+            last = v.expand_hottest(key, to_max=to_max)
+        if last >= 0:
+            self._row_selected(last, None)
+        return last
+
+    def _culprit_key(self, cmp) -> np.ndarray | None:
+        """Per-row culprit score (own regression against the baseline's total, beyond
+        precision and noise; :mod:`viewer.ranking`), or None when no row has one."""
+        from viewer.ranking import rank_changes
+
+        session = getattr(self, "session", None)
+        ranking = session.culprits(cmp) if session is not None else rank_changes(cmp)
+        key = np.maximum(ranking.score, 0.0)
+        return key if key.any() else None
+
+    def hot_key(self, by: str = "value") -> np.ndarray | None:
+        """Per-row inherited cost (larger of baseline and current) or its Δ (``by="delta"``)."""
+        cmp = self.comparison
+        if cmp is None:
+            return None
+        m = inclusive_of(cmp, self._main_self_metric())
+        if m is None:
+            return None
+        if by == "delta" and cmp.n_runs > 1:
+            return cmp.delta(m)
+        return np.fmax(cmp.value(m, cmp.current), cmp.value(m, cmp.baseline))
+
+    def _row_selected(self, row: int, source) -> None:
+        if self._selecting:
+            return
+        self._selecting = True
+        try:
+            self.details.show_row(self.comparison, row)
+            for v in [self.side, self.diff, self.flame, *self._extra_tabs]:
+                if v is None or v is source or not hasattr(v, "select_row"):
+                    continue
+                try:
+                    v.select_row(row)
+                except Exception:  # noqa: BLE001 - optional views
+                    pass
+        finally:
+            self._selecting = False
+
+    def _flat_selected(self, row: int) -> None:
+        self.details.show_row(self.flat_comparison, row)
+
+    def reveal_key(self, key: str) -> None:
+        """Show every tree row with match ``key`` (expanded) and select the first."""
+        cmp = self.comparison
+        if cmp is None:
+            return
+        rows = np.flatnonzero(cmp.keys == key)
+        if rows.size == 0:
+            return
+        for v in self.tree_views():
+            v.expand_rows([int(cmp.parent[r]) for r in rows if cmp.parent[r] >= 0])
+        self.reveal_row(int(rows[0]), expand=False)
+
+    def reveal_row(self, row: int, expand: bool = True) -> None:
+        self.tabs.setCurrentWidget(self.diff if self.comparison.n_runs > 1 else self.side)
+        self._row_selected(row, None)
+        self.diff.select_row(row)
+
+    def next_tab(self, step: int = 1) -> None:
+        n = self.tabs.count()
+        if n:
+            self.tabs.setCurrentIndex((self.tabs.currentIndex() + step) % n)
+
+    def show_view(self, name: str) -> None:
+        w = {"side": self.side, "diff": self.diff, "flat": self.flat,
+             "flame": self.flame}.get(name)
+        if w is None:  # format tabs by the first word of their title: heap, rts, ticky, ...
+            for i in range(self.tabs.count()):
+                words = self.tabs.tabText(i).lower().split()
+                if name.lower() in words or name.lower().split("-") == words:  # bottom-up
+                    w = self.tabs.widget(i)
+                    break
+        if w is not None:
+            self.tabs.setCurrentWidget(w)
+
+    def add_tab(self, widget: QWidget, title: str) -> int:
+        """Add a view tab; it receives comparisons and selections if it has the hooks."""
+        self._extra_tabs.append(widget)
+        idx = self.tabs.addTab(widget, title)
+        if hasattr(widget, "rowSelected"):
+            widget.rowSelected.connect(lambda r, w=widget: self._row_selected(r, w))
+        if self.comparison is not None and hasattr(widget, "set_comparison"):
+            widget.set_comparison(self.comparison)
+        return idx
+
+    def remove_tab(self, widget: QWidget) -> None:
+        """Remove a tab added with :meth:`add_tab` (the widget is not deleted)."""
+        idx = self.tabs.indexOf(widget)
+        if idx >= 0:
+            self.tabs.removeTab(idx)
+        if widget in self._extra_tabs:
+            self._extra_tabs.remove(widget)
+        if widget is self.watch_panel:
+            self.watch_panel = None

@@ -1,0 +1,153 @@
+"""Noise estimates of the shown comparison: computed at once or in a worker, shown as fading and the 'sig.' column.
+
+A part of :class:`viewer.qt.main_window.MainWindow` (a mixin: its methods use the
+window's own attributes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+from viewer.compare import Comparison
+from viewer.noise import ensure_noise, single_run_noise
+
+NOISE_SYNC_ROWS = 200_000
+"""Comparisons up to this many rows get their noise estimate at once; bigger ones in a
+worker thread, so opening a 10^6-node pair is not slowed by it."""
+
+
+class NoiseMixin:
+    """Noise estimates of the shown comparison: computed at once or in a worker, shown as fading and the 'sig.' column."""
+
+    def sig_metric(self) -> str | None:
+        """The metric whose significance the 'sig.' column and 'significant only' use: the
+        format's main metric (e.g. inherited %time) in the current unit mode."""
+        return self.view_state.sig_metric(self.comparison)
+
+    def _noise_todo(self, cmp: Comparison, metrics: Sequence[str] | None = None) -> list[str]:
+        if metrics is None:  # fading needs the sampled metrics; deterministic ones are exact
+            metrics = [*(m for m in self.metrics if m in cmp.values
+                         and cmp.metric_by_name[m].sampled), self.sig_metric()]
+        want = list(metrics)
+        have = cmp.noise.metrics if cmp.noise is not None else {}
+        return [m for m in dict.fromkeys(want) if m and m in cmp.values and m not in have]
+
+    def _schedule_noise(self) -> None:
+        """Estimate the noise of the shown metrics of two-run comparisons: at once for
+        small ones, in a worker thread for big ones (groups already carry theirs)."""
+        for cmp in (self.comparison, self.flat_comparison):
+            if cmp is None or cmp.n_runs != 2 or cmp.groups is not None:
+                continue
+            todo = self._noise_todo(cmp)
+            if not todo:
+                continue
+            if cmp.n_rows <= NOISE_SYNC_ROWS:
+                self._ensure_noise(cmp, todo)
+                continue
+            if any(t.cmp is cmp and set(todo) <= set(t.metrics) for t in self._noise_tasks):
+                continue
+            task = _NoiseTask(cmp, todo)
+            self._noise_tasks.append(task)
+            task.signals.done.connect(lambda nz, t=task: self._noise_done(t, nz))
+            QThreadPool.globalInstance().start(task)
+        self._update_legend()
+
+    def _noise_done(self, task: _NoiseTask, nz) -> None:
+        if task in self._noise_tasks:
+            self._noise_tasks.remove(task)
+        if nz is not None and task.cmp in (self.comparison, self.flat_comparison):
+            self._attach_noise(task.cmp, nz)
+
+    def wait_for_noise(self, timeout_ms: int = 30000) -> None:
+        """Block until background noise estimates are in (tests, screenshots)."""
+        QThreadPool.globalInstance().waitForDone(timeout_ms)
+        from PySide6.QtCore import QCoreApplication
+
+        QCoreApplication.processEvents()
+        self.ensure_noise()
+
+    def ensure_noise(self) -> None:
+        """Compute every missing noise estimate now."""
+        for cmp in (self.comparison, self.flat_comparison):
+            if cmp is not None and cmp.n_runs == 2:
+                self._ensure_noise(cmp, self._noise_todo(cmp))
+
+    def _ensure_noise(self, cmp: Comparison, metrics: Sequence[str]) -> None:
+        todo = self._noise_todo(cmp, metrics)
+        if todo and cmp.n_runs == 2:
+            ensure_noise(cmp, todo)
+            self._noise_shown(cmp)
+
+    def _attach_noise(self, cmp: Comparison, nz) -> None:
+        cmp.add_noise(nz)
+        self._noise_shown(cmp)
+
+    def _noise_shown(self, cmp: Comparison) -> None:
+        """Views over ``cmp`` repaint with its (new) noise estimate."""
+        if cmp is self.comparison:
+            self.diff.noise_changed()
+            cur = self.diff.current_row()
+            if cur >= 0:
+                self.details.show_row(cmp, cur)
+        if cmp is self.flat_comparison:
+            self.flat.noise_changed()
+        self._update_legend()
+
+    def _update_legend(self) -> None:
+        cmp = self.comparison
+        txt = ""
+        if cmp is not None and cmp.noise is not None and self.fade_noise:
+            sampled = [m for m in cmp.noise.metrics.values()
+                       if not m.method.startswith("deterministic")]
+            if sampled:
+                txt = ("faded: within run-to-run noise" if cmp.groups is not None
+                       else "faded: within sampling error")
+        self.diff.legend.noise_text = txt
+        self.diff.legend.update()
+
+    def set_show_sig(self, on: bool) -> None:
+        self.show_sig = on
+        if on:
+            self._schedule_noise()
+        self._update_sig_columns()
+
+    def _update_sig_columns(self) -> None:
+        if self.comparison is None:
+            return
+        sig = self.sig_metric() if self.show_sig and self.comparison.n_runs == 2 else None
+        self.diff.set_sig_metric(sig)
+        fc = self.flat_comparison
+        self.flat.set_sig_metric(sig if fc is not None and sig in fc.values else None)
+
+    def set_fade_noise(self, on: bool) -> None:
+        self.fade_noise = on
+        self.diff.set_fade_noise(on)
+        self.flat.set_fade_noise(on)
+        self._update_legend()
+
+
+class _NoiseSignals(QObject):
+    done = Signal(object)  # Noise or None
+
+
+class _NoiseTask(QRunnable):
+    """Sampling-error estimate of a big comparison in the thread pool."""
+
+    def __init__(self, cmp: Comparison, metrics: list[str]) -> None:
+        super().__init__()
+        self.cmp = cmp
+        self.metrics = list(metrics)
+        self.signals = _NoiseSignals()
+        self.setAutoDelete(False)
+
+    def run(self) -> None:
+        try:
+            nz = single_run_noise(self.cmp, metrics=self.metrics)
+        except Exception:  # noqa: BLE001 - the estimate is optional; views work without it
+            nz = None
+        try:
+            self.signals.done.emit(nz)
+        except RuntimeError:  # the window (and its receiver) closed while we computed
+            pass

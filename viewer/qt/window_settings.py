@@ -1,0 +1,135 @@
+"""Window geometry, splitter and column widths, recent files (QSettings).
+
+A part of :class:`viewer.qt.main_window.MainWindow` (a mixin: its methods use the
+window's own attributes).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+)
+
+MAX_RECENT = 10
+
+
+class SettingsMixin:
+    """Window geometry, splitter and column widths, recent files (QSettings)."""
+
+    def _restore_settings(self) -> None:
+        s = self.settings
+        g = s.value("geometry")
+        if g is not None:
+            self.restoreGeometry(g)
+        else:  # first start: a comfortable size for side-by-side trees
+            screen = self.screen().availableGeometry() if self.screen() else None
+            w, h = (1500, 950) if screen is None else (
+                min(1500, int(screen.width() * 0.9)), min(950, int(screen.height() * 0.9)))
+            self.resize(w, h)
+        sp = s.value("splitter")
+        if sp is not None:
+            self.splitter.restoreState(sp)
+        sp = s.value("sideSplitter")
+        if sp is not None:
+            self.side.splitter.restoreState(sp)
+        pm = s.value("percentMode")
+        if pm is not None:
+            self.act_percent.setChecked(str(pm).lower() in ("true", "1"))
+
+    def save_settings(self) -> None:
+        s = self.settings
+        s.setValue("geometry", self.saveGeometry())
+        s.setValue("splitter", self.splitter.saveState())
+        s.setValue("sideSplitter", self.side.splitter.saveState())
+        s.setValue("percentMode", self.percent_mode)
+        s.setValue("palette", self.scale.palette)
+        if self.metrics:
+            s.setValue(f"metrics/{self._format_key()}", self.metrics)
+        for name, view in self._column_views():
+            if view.model() is not None:
+                s.setValue(f"header/{name}/{self._format_key()}", view.header().saveState())
+                sig, widths = _column_widths(view)
+                s.setValue(f"columns/{name}/{self._format_key()}/sig", sig)
+                s.setValue(f"columns/{name}/{self._format_key()}/widths", widths)
+        s.sync()
+
+    def _column_views(self) -> list[tuple[str, QAbstractItemView]]:
+        return [("side", self.side.panes[0]), ("side1", self.side.panes[1]),
+                ("diff", self.diff.tree), ("flat", self.flat.table)]
+
+    def _capture_columns(self) -> dict[str, tuple[str, list[int]]]:
+        return {name: _column_widths(v) for name, v in self._column_views()
+                if v.model() is not None}
+
+    def _restore_columns(self, before: dict[str, tuple[str, list[int]]]) -> None:
+        """Column widths: kept across a swap of runs when the columns are the same, else
+        (first comparison of a format in this window) restored from the settings."""
+        fmt = self._format_key()
+        first = fmt not in self._columns_restored
+        self._columns_restored.add(fmt)
+        for name, view in self._column_views():
+            if view.model() is None:
+                continue
+            sig, _w = _column_widths(view)
+            old = before.get(name)
+            if first:
+                saved_sig = self.settings.value(f"columns/{name}/{fmt}/sig")
+                saved = self.settings.value(f"columns/{name}/{fmt}/widths")
+                if saved_sig is not None and saved:
+                    old = (str(saved_sig), [int(x) for x in
+                                            ([saved] if isinstance(saved, str) else saved)])
+            if old is None or old[0] != sig or len(old[1]) != view.header().count():
+                continue
+            h = view.header()
+            for i, w in enumerate(old[1]):
+                if w > 0 and h.sectionSize(i) != w:
+                    h.resizeSection(i, w)
+
+    def _format_key(self) -> str:
+        return self.runs[0].format if self.runs else "none"
+
+    def _remember(self, paths: Sequence[str]) -> None:
+        rec = [str(x) for x in (self.settings.value("recentFiles") or []) if x]
+        if isinstance(self.settings.value("recentFiles"), str):
+            rec = [self.settings.value("recentFiles")]
+        for p in paths:
+            p = str(Path(p).resolve())
+            if p in rec:
+                rec.remove(p)
+            rec.insert(0, p)
+        self.settings.setValue("recentFiles", rec[:MAX_RECENT])
+        if paths:
+            self.settings.setValue("lastFolder", str(Path(paths[-1]).resolve().parent))
+        self.refresh_recent_menu()
+
+    def recent_files(self) -> list[str]:
+        v = self.settings.value("recentFiles") or []
+        return [v] if isinstance(v, str) else [str(x) for x in v]
+
+    def refresh_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        rec = self.recent_files()
+        for p in rec:
+            a = self.recent_menu.addAction(p)
+            a.triggered.connect(lambda _=False, p=p: self.open_as_current(p))
+        self.recent_menu.setEnabled(bool(rec))
+
+    def last_folder(self) -> str:
+        """The folder file dialogs start in (the last one files were opened from)."""
+        return self._last_folder()
+
+    def _last_folder(self) -> str:
+        return str(self.settings.value("lastFolder") or os.getcwd())
+
+
+def _column_widths(view) -> tuple[str, list[int]]:
+    """(signature of the columns = their headers, section widths) of a tree view."""
+    m = view.model()
+    h = view.header()
+    heads = [str(m.headerData(i, Qt.Orientation.Horizontal) or "") for i in range(h.count())]
+    return "|".join(heads).replace("\n", " "), [h.sectionSize(i) for i in range(h.count())]

@@ -1,0 +1,146 @@
+"""Culprit first: rank a comparison's rows by the size of their own change (Qt-free).
+
+Why this ranking and not "largest delta of the default column":
+
+* **Own (self) cost, not inherited.**  An inherited or inclusive change explains a change
+  (every caller of the culprit grows with it); it does not rank it.  Sorting by
+  inherited %time put the callers of a new 14 %-allocation cost centre above it.
+* **Measured against the baseline run's total.**  When one function's cost grows, every
+  other function's share of the run falls.  A share-of-run delta paints that dilution as
+  improvement; a delta over the baseline's total does not move for code whose own cost is
+  unchanged.
+* **Over all the format's main metrics.**  A GHC regression may be in time or in
+  allocation; a row's score is its largest change that exceeds the precision of its
+  values (rounded percentages) and, for sampled metrics, the noise.
+
+Every list of changes (the CLI table, the app's opening path, watch summaries,
+``--fail-if`` listings, the export's default metric) uses :func:`rank_changes`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from parsers.model import Kind
+
+from .compare import Comparison
+
+GHC_MAIN = ("time_s", "alloc_bytes")
+PERF_MAIN = ("self_period", "self_samples")
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Rows in culprit-first order with the score that put them there.
+
+    ``score[row]`` is the row's largest own change over the ranked metrics, as a fraction
+    of the baseline run's total of that metric (signed: positive = worse); 0 for rows
+    whose own cost did not change beyond precision and noise.  ``metric[row]`` names the
+    metric that gave the score ("" when 0).
+    """
+
+    order: np.ndarray
+    score: np.ndarray
+    metric: np.ndarray
+    metrics: tuple[str, ...]
+    changed: tuple[str, ...] = ()
+
+    def changed_metrics(self) -> list[str]:
+        """The ranked metrics that some row really changed in (beyond precision and
+        noise), the one behind the top score first."""
+        top = str(self.metric[self.order[0]]) if len(self.order) else ""
+        return sorted(self.changed, key=lambda m: (m != top, self.metrics.index(m)))
+
+
+def main_metrics(cmp: Comparison) -> tuple[str, ...]:
+    """The self metrics that rank a comparison of this format.
+
+    GHC: time and allocation (absolute, so a change is measured against the baseline's
+    total).  perf: period (or samples).  Otherwise the self counterpart of the baseline's
+    default metric.
+    """
+    have = {m.name for m in cmp.metrics if all(p.has_metric(m.name) for p in cmp.runs)}
+    for family in (GHC_MAIN, PERF_MAIN):
+        picked = tuple(m for m in family if m in have)
+        if picked:
+            return picked[:1] if family is PERF_MAIN else picked
+    base = cmp.runs[cmp.baseline]
+    name = base.default_metric or (base.metrics[0].name if base.metrics else "")
+    m = cmp.metric_by_name.get(name)
+    if m is None:
+        return ()
+    if m.kind is Kind.INCLUSIVE and m.self_of in have:
+        return (m.self_of,)
+    return (m.name,) if m.name in have else ()
+
+
+def baseline_total(cmp: Comparison, metric: str) -> float:
+    """The baseline run's total of a self metric: the sum over its tree."""
+    col = cmp.runs[cmp.baseline].values.get(metric)
+    return float(np.nansum(col)) if col is not None else float("nan")
+
+
+def rank_changes(cmp: Comparison, metrics: Sequence[str] | None = None,
+                 run: int | None = None) -> Ranking:
+    """Rows ordered by their own change: the largest regression first, improvements last.
+
+    Rows whose own cost did not change beyond precision and noise sit between the two,
+    ordered by the size of their raw (unjudged) change.
+    """
+    names = tuple(metrics) if metrics else main_metrics(cmp)
+    n = cmp.n_rows
+    best = np.zeros(n)
+    raw = np.zeros(n)  # the same score before precision and noise: orders the ties
+    which = np.full(n, "", dtype=object)
+    changed: list[str] = []
+    for name in names:
+        if name not in cmp.values:
+            continue
+        total = baseline_total(cmp, name)
+        if not np.isfinite(total) or total == 0:
+            continue
+        d = np.nan_to_num(cmp.delta(name, run)) / abs(total)
+        raw = np.maximum(raw, np.abs(d))
+        real = _real_change(cmp, name, run)
+        d = np.where(real, d, 0.0)
+        if (real & ~_system_rows(cmp)).any():
+            changed.append(name)
+        if cmp.metric_by_name[name].better == "higher":
+            d = -d  # less of a "higher is better" metric is the regression
+        bigger = np.abs(d) > np.abs(best)
+        best = np.where(bigger, d, best)
+        which[bigger] = name
+    system = _system_rows(cmp)
+    best[system] = 0.0  # the RTS's GC / SYSTEM / profiler overhead: a symptom, not code
+    which[system] = ""
+    raw[system] = 0.0
+    # regressions first (largest own cost increase), then unchanged rows, then improvements
+    order = np.lexsort((-raw, -best))
+    return Ranking(order=order, score=best, metric=which, metrics=names, changed=tuple(changed))
+
+
+def _real_change(cmp: Comparison, metric: str, run: int | None) -> np.ndarray:
+    """Changed beyond rounding, and beyond noise when the metric is sampled and judged."""
+    ok = cmp.changed_mask(metric, run)
+    m = cmp.metric_by_name[metric]
+    noise = cmp.noise
+    two_runs = cmp.n_runs == 2 or run in (None, cmp.current)
+    if m.sampled and noise is not None and metric in noise.metrics and two_runs:
+        ok &= noise.metrics[metric].significant
+    return ok
+
+
+def _system_rows(cmp: Comparison) -> np.ndarray:
+    """Rows of the runtime's own cost centres (frame kind ``system``: GHC's GC, SYSTEM,
+    OVERHEAD_of...).  Their cost follows the program's (more allocation, more GC), so they
+    explain a change but never rank as its culprit."""
+    out = np.zeros(cmp.n_rows, dtype=bool)
+    for r, p in enumerate(cmp.runs):
+        nodes = cmp.node[:, r]
+        has = nodes >= 0
+        if has.any():
+            out[has] |= p.frames.kind[p.frame[nodes[has]]] == "system"
+    return out

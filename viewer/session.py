@@ -1,0 +1,417 @@
+"""What is being compared, and everything derived from it (Qt-free).
+
+A :class:`SessionSpec` (frozen) says *what* is compared: the files or the two groups of
+repeated runs, how they are read (format, ``--lenient``, reader options), the baseline,
+the main alignment mode, what each run is turned into first (bottom-up, by-type), the
+rename rules, and how groups are combined (stat, alpha).  The command line builds one
+(:func:`viewer.options.spec_from_args`); the desktop app starts from one and makes new
+ones when the user opens files, edits rules or picks another baseline.
+
+A :class:`Session` holds the loaded runs of one spec and gives every derived result,
+all built with the spec's rules and cached: tree and flat :class:`~viewer.compare.
+Comparison`, the bottom-up (caller) comparison, allocated types, ticky module groups,
+noise estimates, and the ranked list of changes.  The CLI table, ``--json``,
+``--fail-if``, the exports, watch and every Qt view read these, so they always agree:
+before this module the load -> rules -> align -> noise chain was written six times and
+three views silently dropped the rename rules.
+
+Ranking is one replaceable function (:data:`RANKING`, default :func:`rank_changes`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from parsers.errors import ProfdiffError
+
+from .defaults import DEFAULT_ALPHA
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from parsers.model import Profile
+
+    from .compare import Comparison
+    from .noise import Noise
+    from .ranking import Ranking
+
+
+class Cancelled(Exception):
+    """Raised from a progress callback to stop a reader."""
+
+
+@dataclass(frozen=True)
+class SessionSpec:
+    """What is compared; see the module docstring.  ``rules`` are resolved rule objects
+    (rules file first, then the command line); ``rules_source`` is the rules file they
+    came from; ``explicit_rules`` says the user gave rules on the command line;
+    ``rules_file`` false: never read a ``.profdiff.toml`` (the app opens more files later)."""
+
+    files: tuple[str, ...] = ()
+    base: tuple[str, ...] = ()
+    new: tuple[str, ...] = ()
+    format: str | None = None
+    lenient: bool = False
+    reader_options: tuple[tuple[str, Any], ...] = ()
+    baseline: int = 0
+    mode: str = "flat"
+    bottom_up: bool = False
+    by_type: bool = False
+    rules: tuple = ()
+    rules_source: str | None = None
+    explicit_rules: bool = False
+    rules_file: bool = True  # read .profdiff.toml beside the runs (--no-rules-file: False)
+    stat: str = "mean"
+    alpha: float = DEFAULT_ALPHA
+    auto_match: float | None = None
+
+    @property
+    def grouped(self) -> bool:
+        """Two groups of repeated runs (``--base ... --new ...``)."""
+        return bool(self.base)
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Every file, in order (groups: baseline runs first)."""
+        return (*self.base, *self.new) if self.grouped else self.files
+
+    def replace(self, **changes: Any) -> SessionSpec:
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass
+class Slot:
+    """One run to show: a path to (re)load, and/or the profile shown before (kept on error)."""
+
+    path: str | None = None
+    previous: Profile | None = None
+
+
+@dataclass
+class LoadOutcome:
+    """What :func:`load_slots` read: one entry per slot (None: nothing to show)."""
+
+    slot_runs: list[Profile | None]
+    errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
+    loaded: list[str] = field(default_factory=list)  # paths read successfully
+
+
+def describe_error(path: str, e: BaseException) -> str:
+    """One line naming the file (the message bar and the CLI say it the same way)."""
+    if isinstance(e, ProfdiffError):
+        msg = str(e)
+        return msg if path in msg else f"{path}: {msg}"
+    if isinstance(e, OSError):
+        return f"{path}: cannot read ({e.strerror or e})"
+    return f"{path}: unexpected error: {type(e).__name__}: {e}"
+
+
+def load_run(spec: SessionSpec, path: str, progress: Callable[[float], None] | None = None,
+             loader: Callable[..., Profile] | None = None) -> Profile:
+    """Read one file with the spec's reading options (errors name the file)."""
+    if loader is None:
+        from parsers import load
+
+        loader = load
+    return loader(path, format=spec.format, lenient=spec.lenient, progress=progress,
+                  **dict(spec.reader_options))
+
+
+def load_slots(spec: SessionSpec, slots: Sequence[Slot], *,
+               progress: Callable[[float], None] | None = None,
+               cancelled: Callable[[], bool] | None = None,
+               loader: Callable[..., Profile] | None = None) -> LoadOutcome:
+    """Read the slots' paths, keeping a slot's previous profile when its file fails
+    (the window shows what it can and lists every failure).  ``progress`` gets 0..0.9;
+    ``cancelled()`` true stops the readers (:class:`Cancelled`)."""
+    out = LoadOutcome([])
+    todo = max(sum(1 for s in slots if s.path), 1)
+    done = 0
+    for s in slots:
+        if not s.path:
+            out.slot_runs.append(s.previous)
+            continue
+
+        def cb(f: float, _d: int = done) -> None:
+            if cancelled is not None and cancelled():
+                raise Cancelled()
+            if progress is not None:
+                progress(min(1.0, (_d + max(0.0, min(1.0, f))) / todo) * 0.9)
+
+        try:
+            p = load_run(spec, s.path, cb, loader)
+            out.slot_runs.append(p)
+            out.loaded.append(s.path)
+        except Cancelled:
+            raise
+        except Exception as e:  # noqa: BLE001 - every failure goes to the message bar
+            out.errors.append((s.path, describe_error(s.path, e)))
+            out.slot_runs.append(s.previous)
+        done += 1
+        if cancelled is not None and cancelled():
+            raise Cancelled()
+    return out
+
+
+def transform_runs(spec: SessionSpec, runs: list[Profile]) -> list[Profile]:
+    """Apply ``--bottom-up`` / ``--by-type`` to loaded runs (errors name the file)."""
+    from .options import UsageError
+
+    if spec.by_type:
+        from .by_type import NoTypeTable, by_type_profile
+
+        try:
+            return [by_type_profile(p) for p in runs]
+        except NoTypeTable as e:
+            raise UsageError(f"--by-type: {e}") from None
+    if spec.bottom_up:
+        from parsers.bottom_up import bottom_up_runs
+        from parsers.model import Kind
+
+        for p in runs:
+            if not any(m.kind is Kind.SELF for m in p.metrics):
+                raise UsageError(f"--bottom-up: {p.path} ({p.format}) has no self cost to "
+                                 "invert (run statistics, not a call tree)")
+        return bottom_up_runs(runs)
+    return runs
+
+
+def rank_changes(cmp: Comparison, metric: str, how: str = "delta",
+                 descending: bool = True) -> np.ndarray:
+    """Row ids, the largest change of ``metric`` first (``how``: delta, abs, rel, base,
+    new).  The ranking every view, the CLI, watch and export show; replace
+    :data:`RANKING` to change it everywhere."""
+    return cmp.order_by(metric, how, descending)
+
+
+RANKING: Callable[..., np.ndarray] = rank_changes
+"""The ranking function :meth:`Session.ranked_changes` uses."""
+
+
+class Session:
+    """The loaded runs of one :class:`SessionSpec` and their derived results (cached).
+
+    ``runs`` are the loaded profiles after the spec's transform (bottom-up, by-type); with
+    groups, ``groups`` holds (baseline runs, current runs) and ``runs`` both, baseline
+    group first.  Build one with :meth:`open` (strict: the CLI) or :meth:`from_slots`
+    (tolerant: the app keeps a run that failed to reload).
+    """
+
+    def __init__(self, spec: SessionSpec, runs: Sequence[Profile],
+                 groups: tuple[list[Profile], list[Profile]] | None = None) -> None:
+        from .options import UsageError
+
+        if not runs:
+            raise UsageError("nothing to compare: no run was loaded")
+        if groups is not None and not (groups[0] and groups[1]):
+            raise UsageError("repeated runs need at least one run on each side")
+        self.spec = spec
+        self.runs: list[Profile] = list(runs)
+        self.groups = groups
+        self._cache: dict[tuple, Any] = {}
+
+    # ----- building -----------------------------------------------------------------
+    @classmethod
+    def open(cls, spec: SessionSpec, *, loader: Callable[..., Profile] | None = None
+             ) -> Session:
+        """Read every file of ``spec`` (the first failure raises, naming the file)."""
+        from .options import UsageError
+
+        if spec.grouped:
+            base = transform_runs(spec, [load_run(spec, p, loader=loader) for p in spec.base])
+            new = transform_runs(spec, [load_run(spec, p, loader=loader) for p in spec.new])
+            return cls(spec, [*base, *new], (base, new))
+        runs = transform_runs(spec, [load_run(spec, p, loader=loader) for p in spec.files])
+        if not 0 <= spec.baseline < len(runs):
+            raise UsageError(f"--baseline {spec.baseline}: there are {len(runs)} runs")
+        return cls(spec, runs)
+
+    @classmethod
+    def from_slots(cls, spec: SessionSpec, outcome: LoadOutcome, n_base: int | None = None
+                   ) -> Session:
+        """A session over what :func:`load_slots` could read; ``n_base``: the first
+        ``n_base`` slots are the baseline group of repeated runs."""
+        runs = [p for p in outcome.slot_runs if p is not None]
+        if n_base is None:
+            spec = spec.replace(baseline=min(max(spec.baseline, 0), max(len(runs) - 1, 0)))
+            return cls(spec, transform_runs(spec, runs))
+        base = [p for p in outcome.slot_runs[:n_base] if p is not None]
+        new = [p for p in outcome.slot_runs[n_base:] if p is not None]
+        for g, what in ((base, "baseline"), (new, "current")):
+            if not g:
+                from .options import UsageError
+
+                raise UsageError(f"cannot compare the groups: no readable run in the {what} "
+                                 "group")
+        base, new = transform_runs(spec, base), transform_runs(spec, new)
+        return cls(spec, [*base, *new], (base, new))
+
+    @classmethod
+    def of(cls, source: Session | Comparison) -> Session:
+        """``source`` itself, or a session over a comparison's runs (its baseline and
+        groups, no rules): views built from a bare Comparison (tests, scripts)."""
+        if isinstance(source, Session):
+            return source
+        spec = SessionSpec(baseline=source.baseline, mode=source.mode)
+        return cls(spec, source.runs if source.groups is None else
+                   [*source.groups[0], *source.groups[1]], source.groups)
+
+    def with_spec(self, **changes: Any) -> Session:
+        """The same loaded runs under a changed spec (rules, baseline, mode): nothing is
+        read again, every derived result is rebuilt with the new spec."""
+        return Session(self.spec.replace(**changes), self.runs, self.groups)
+
+    def with_runs(self, runs: Sequence[Profile]) -> Session:
+        """Other runs (already loaded) under the same spec (watch: a run landed)."""
+        spec = self.spec.replace(base=(), new=(), files=tuple(p.path for p in runs),
+                                 baseline=min(self.spec.baseline, max(len(runs) - 1, 0)))
+        return Session(spec, runs)
+
+    def swapped_groups(self) -> Session:
+        """Groups exchanged (the current group becomes the baseline)."""
+        if self.groups is None:
+            return self
+        spec = self.spec.replace(base=self.spec.new, new=self.spec.base)
+        return Session(spec, [*self.groups[1], *self.groups[0]],
+                       (self.groups[1], self.groups[0]))
+
+    # ----- derived results ------------------------------------------------------------
+    @property
+    def rules(self) -> list:
+        return list(self.spec.rules)
+
+    @property
+    def tree(self) -> Comparison:
+        return self.comparison("tree")
+
+    @property
+    def flat(self) -> Comparison:
+        return self.comparison("flat")
+
+    @property
+    def main(self) -> Comparison:
+        """The comparison in the spec's mode (the CLI's table)."""
+        return self.comparison(self.spec.mode)
+
+    def _cached(self, key: tuple, build: Callable[[], Any]) -> Any:
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
+
+    def comparison(self, mode: str) -> Comparison:
+        """Runs (or group means) aligned in ``mode`` with the spec's rules."""
+        return self._cached(("cmp", mode), lambda: self._align(mode))
+
+    def _align(self, mode: str) -> Comparison:
+        from .compare import align
+
+        spec = self.spec
+        if self.groups is not None:
+            from .noise import group_comparison
+
+            rules, note = list(spec.rules), ""
+            if spec.auto_match is not None:  # matches found over every run of both groups
+                from .suggest import accept_all, auto_match
+
+                runs = [*self.groups[0], *self.groups[1]]
+                found, accepted = auto_match(runs, baseline=0, mode=mode, rules=spec.rules,
+                                             threshold=spec.auto_match)
+                rules += accept_all(accepted)
+                note = next((n for n in found.notes if n.startswith("auto-matched")), "")
+            cmp = group_comparison(self.groups[0], self.groups[1], mode=mode,
+                                   rules=rules, stat=spec.stat, alpha=spec.alpha)
+            if note:
+                cmp.notes.append(note)
+            return cmp
+        if spec.auto_match is not None and len(self.runs) > 1:
+            from .suggest import auto_match
+
+            cmp, _ = auto_match(self.runs, baseline=spec.baseline, mode=mode,
+                                rules=spec.rules, threshold=spec.auto_match)
+            return cmp
+        return align(self.runs, baseline=spec.baseline, mode=mode, rules=spec.rules)
+
+    def bottom_up(self) -> Comparison:
+        """The runs' inverted (caller) trees aligned in tree mode, same rules."""
+        return self._cached(("bottom-up",), self._bottom_up)
+
+    def _bottom_up(self) -> Comparison:
+        from .compare import align
+
+        if self.groups is not None:
+            from .noise import group_comparison
+
+            b, n = self.groups
+            inv = inverted([*b, *n])
+            return group_comparison(inv[: len(b)], inv[len(b):],
+                                    mode="tree", rules=self.spec.rules, stat=self.spec.stat,
+                                    alpha=self.spec.alpha)
+        top = self.tree
+        return align(inverted(self.runs), baseline=top.baseline,
+                     current=top.current if top.n_runs > 1 else -1, mode="tree",
+                     rules=self.spec.rules)
+
+    def by_type(self) -> Comparison:
+        """Allocated types (pprof allocation profiles), flat, same rules."""
+        def build() -> Comparison:
+            from .by_type import by_type_comparison
+
+            top = self.flat
+            return by_type_comparison(top.runs, baseline=top.baseline, current=top.current,
+                                      rules=self.spec.rules)
+
+        return self._cached(("by-type",), build)
+
+    def ticky_groups(self, summed: bool = False) -> Comparison:
+        """Ticky closures grouped by module (module -> closures trees), same rules."""
+        def build() -> Comparison:
+            from .compare import align
+            from .ticky_groups import group_by_module
+
+            top = self.tree
+            runs = [group_by_module(p, sum_duplicates=summed) for p in top.runs]
+            return align(runs, baseline=top.baseline, mode="tree", current=top.current,
+                         rules=self.spec.rules)
+
+        return self._cached(("ticky-groups", summed), build)
+
+    def noise(self, cmp: Comparison, metrics: Sequence[str]) -> Noise | None:
+        """Noise of ``metrics`` in ``cmp`` (computed once per metric, then kept with the
+        comparison): groups carry theirs, a 1-vs-1 comparison gets its sampling error."""
+        from .noise import ensure_noise
+
+        return ensure_noise(cmp, metrics, self.spec.alpha)
+
+    def culprits(self, cmp: Comparison | None = None) -> Ranking:
+        """Rows of ``cmp`` (default: the main comparison) culprit first: own change against
+        the baseline's total over the format's main metrics, beyond precision and noise
+        (:mod:`viewer.ranking`).  Every list of changes shows this order."""
+        from .ranking import main_metrics
+        from .ranking import rank_changes as culprit_ranking
+
+        cmp = self.main if cmp is None else cmp
+        self.noise(cmp, list(main_metrics(cmp)))
+        return culprit_ranking(cmp)
+
+    def ranked_changes(self, metric: str, how: str = "delta", descending: bool = True,
+                       mode: str | None = None) -> np.ndarray:
+        """Rows of the ``mode`` comparison (default: the spec's), the largest change first."""
+        cmp = self.comparison(mode or self.spec.mode)
+        return RANKING(cmp, metric, how, descending)
+
+
+def inverted(runs: Sequence[Profile]) -> list[Profile]:
+    """:func:`parsers.bottom_up.bottom_up_runs` with the plain metric titles: the tab
+    already says "bottom up", and the column headers must stay short.  Inverted together,
+    so a function the baseline ran without self cost reads "changed", not "added"."""
+    from parsers.bottom_up import bottom_up_runs
+
+    out = []
+    for bu in bottom_up_runs(runs):
+        metrics = tuple(dataclasses.replace(m, label=m.label.removesuffix(" (bottom-up)"))
+                        for m in bu.metrics)
+        out.append(dataclasses.replace(bu, metrics=metrics))
+    return out

@@ -1,0 +1,82 @@
+"""``profdiff show FILE``: one run's header facts and the top of its tree."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING
+
+from .options import UsageError, add_reading_options, add_transform_options, spec_from_args
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from parsers.model import Profile
+
+DESCRIPTION = "Print one run: its header facts and the hottest rows of its call tree."
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--top", type=int, default=40, help="rows to print (default 40)")
+    p.add_argument("--depth", type=int, default=None, help="deepest tree level to print")
+    p.add_argument("--sort", help="metric to order siblings by (hottest first)")
+    p.add_argument("--metrics", help="comma-separated metric columns")
+    add_reading_options(p)
+    add_transform_options(p, by_type=False)
+
+
+def metric_list(spec: str | None, default: list[str], known: list[str]) -> list[str]:
+    """``--metrics a,b`` checked against the known metrics (default: ``default``)."""
+    if not spec:
+        return [m for m in default if m in known]
+    names = [s.strip() for s in spec.split(",") if s.strip()]
+    bad = [n for n in names if n not in known]
+    if bad:
+        raise UsageError(f"unknown metric(s) {', '.join(bad)}; metrics: {', '.join(known)}")
+    return names
+
+
+def dfs_rows(p: Profile, metric: str | None, limit: int, max_depth: int | None) -> list[int]:
+    """Depth-first rows, hottest child first, up to ``limit`` rows."""
+    import numpy as np
+
+    key = np.asarray(p.values[metric], dtype=float) if metric else None
+    out: list[int] = []
+    stack = list(reversed(_sorted(p.roots, key)))
+    while stack and len(out) < limit:
+        n = int(stack.pop())
+        out.append(n)
+        if max_depth is not None and p.depth[n] >= max_depth:
+            continue
+        stack.extend(reversed(_sorted(p.children(n), key)))
+    return out
+
+
+def _sorted(ids: np.ndarray, key: np.ndarray | None) -> list[int]:
+    import numpy as np
+
+    if key is None or len(ids) == 0:
+        return ids.tolist()
+    return ids[np.argsort(-np.nan_to_num(key[ids]), kind="stable")].tolist()
+
+
+def run(args: argparse.Namespace) -> int:
+    from .report import profile_json
+    from .session import load_run, transform_runs
+    from .table import render_profile, use_color
+
+    args.files, args.no_rules_file = [args.file], True  # one run: nothing to match
+    spec = spec_from_args(args, "tree")
+    p = transform_runs(spec, [load_run(spec, args.file)])[0]
+    metrics = metric_list(args.metrics, p.shown_metrics, [m.name for m in p.metrics])
+    sort = args.sort or p.default_metric or (metrics[0] if metrics else None)
+    if sort and not p.has_metric(sort):
+        raise UsageError(f"unknown metric {sort!r}; metrics: {', '.join(m.name for m in p.metrics)}")
+    rows = dfs_rows(p, sort, args.top, args.depth)
+    if args.json:
+        print(json.dumps(profile_json(p, rows), ensure_ascii=False, indent=1))
+    else:
+        print(render_profile(p, rows, metrics, color=use_color()))
+    return 0

@@ -394,6 +394,11 @@ def read(
     keep = np.ones(len(prof.sample), dtype=bool)
     n_samples = len(prof.sample)
     step = max(1, n_samples // 20)
+    flat_vals: list[int] = []  # values of the kept samples, n_types each
+    groups: list[int] = []  # stack group of each kept sample
+    # only "Alloc: T" leaf frames carry a type: without such functions no leaf is looked up
+    may_alloc = any(f[0].startswith("Alloc: ") for f in functions.values())
+    seen_keys: set[int] = set()
     for i, smp in enumerate(prof.sample):
         if progress and i % step == 0:
             progress(0.1 + 0.7 * i / max(n_samples, 1))
@@ -403,7 +408,7 @@ def read(
                   f"{len(v)} values in sample #{i}", lenient, warnings)
             keep[i] = False
             continue
-        vals[i] = v
+        flat_vals.extend(v)
         typ_label = None
         bytes_label = 0
         for lab in smp.label:
@@ -411,10 +416,11 @@ def read(
                 typ_label = s(lab.str, "label.str")
             elif lab.key == key_bytes and lab.num:
                 bytes_label = lab.num
-            if len(label_keys) < 64:
+            if lab.key not in seen_keys and len(label_keys) < 64:  # once per key id
+                seen_keys.add(lab.key)
                 label_keys.setdefault(s(lab.key, "label.key"), s(lab.num_unit, "label.num_unit"))
         locs = tuple(smp.location_id)
-        leaf = frames_of(locs[0]) if locs else None
+        leaf = frames_of(locs[0]) if locs and may_alloc else None
         leaf_type = alloc_types.get(leaf[-1]) if leaf else None
         key: tuple = locs
         if type_frames and typ_label is not None and leaf_type is None:
@@ -426,14 +432,19 @@ def read(
             g = len(stacks)
             stack_index[key] = g
             stacks.append(key)
-        group[i] = g
+        groups.append(g)
         if typ_label is not None:
             acc = by_type.setdefault(typ_label, [0, 0])
             acc[0] += int(v[count_idx]) if count_idx is not None else 1
             acc[1] += int(v[bytes_idx]) if bytes_idx is not None else bytes_label
 
+    vals[keep] = np.array(flat_vals, dtype=np.int64).reshape(-1, n_types)
+    group[keep] = groups
     sums = np.zeros((len(stacks), n_types), dtype=np.int64)
     np.add.at(sums, group[keep], vals[keep])
+    flat: list[int] = []
+    lengths: list[int] = []
+    used: list[int] = []
     for g, key in enumerate(stacks):
         frames: list[int] = []
         for lid in reversed(key):
@@ -451,7 +462,11 @@ def read(
                 frames = [intern("[no stack]", "", "", 0, "")]
             else:
                 continue
-        builder.add_stack(frames, **dict(zip(self_names, sums[g].tolist(), strict=True)))
+        flat.extend(frames)
+        lengths.append(len(frames))
+        used.append(g)
+    kept = sums[np.asarray(used, dtype=np.int64)] if used else np.zeros((0, n_types), np.int64)
+    builder.add_stacks(flat, lengths, {m: kept[:, j] for j, m in enumerate(self_names)})
     if progress:
         progress(0.9)
 

@@ -111,10 +111,10 @@ class TreeBuilder:
         """
         if len(self._parent) or self._bulk is not None:
             raise ValueError("add_stacks needs an empty builder")
-        lengths = np.asarray(lengths, dtype=np.int64)
-        starts = np.cumsum(lengths) - lengths
+        lens = np.asarray(lengths, dtype=np.int64)
+        starts = np.cumsum(lens) - lens
         parent, frame, leaf, bounds = tree_from_paths(np.asarray(flat, dtype=np.int64), starts,
-                                                      lengths, len(self.frame))
+                                                      lens, len(self.frame))
         cols = {}
         for m in self._names:
             v = np.asarray(columns.get(m, np.zeros(len(lengths))))
@@ -249,7 +249,7 @@ def _factorize(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def tree_from_paths(
     flat: np.ndarray, starts: np.ndarray, lengths: np.ndarray, n_frames: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Merge many root-first paths into a trie, level by level with whole-array operations.
 
     The nodes come out level by level (breadth first); level ``d`` is nodes

@@ -396,7 +396,7 @@ def _frames_of(path: Path, ids: np.ndarray, cc_frame: dict[int, int],
 _NODE_FIELDS = operator.itemgetter("id", "entries", "alloc", "ticks", "children")
 
 
-def _walk_fixed(path: Path, root: Any) -> tuple[list[int], ...]:
+def _walk_fixed(path: Path, root: Any) -> tuple[Any, ...]:
     """Pre-order walk for nodes with all five keys GHC writes: one C-level item fetch per
     node, no per-node try.  Anything else (a missing key, a non-dict) goes to
     :func:`_walk_dicts`, which applies the defaults and reports bad nodes."""

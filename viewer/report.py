@@ -163,8 +163,8 @@ def row_json(cmp: Comparison, i: int, metrics: Sequence[str],
     ]
     row["delta"] = {m: _num(cmp.values[m][i, cmp.current] - cmp.values[m][i, cmp.baseline])
                     for m in metrics}
-    rel = {}
-    within = []
+    rel: dict[str, Any] = {}
+    within: list[str] = []
     for m in metrics:
         b = cmp.values[m][i, cmp.baseline]
         d = cmp.values[m][i, cmp.current] - b

@@ -12,9 +12,8 @@ differ in a few places).
 
 from __future__ import annotations
 
-from typing import Any
-
 from collections.abc import Sequence
+from typing import Any
 
 Pair = tuple[int | None, int | None]
 

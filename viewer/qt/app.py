@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from parsers.errors import ProfdiffError
+from viewer.bundled import resource
 from viewer.options import auto_match_value, build_app_parser, spec_from_args, view_from_args
 
 
@@ -34,7 +35,9 @@ def _size(spec: str) -> tuple[int, int]:
 
 
 def _stylesheet() -> str:
-    qss = Path(__file__).resolve().parent.parent.parent / "resources" / "profdiff.qss"
+    qss = resource("profdiff.qss")
+    if qss is None:
+        return ""
     try:
         return qss.read_text(encoding="utf-8")
     except OSError:

@@ -30,7 +30,7 @@ from viewer.view_state import ViewState, available_metrics, change_scale_factor
 from .actions import build_actions
 from .flame_view import FlameView
 from .flat_view import FlatView
-from .icons import REPO_ROOT, RESOURCES, SAMPLE_PAIR, icon, samples_dir  # noqa: F401
+from .icons import icon
 from .layout import map_rows
 from .loader import LoadTask, Slot
 from .rules_editor import RulesEditor, describe_rules

@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "data" / "perf"
 sys.path.insert(0, str(HERE.parent.parent))
 
-from parsers import perf_data, perf_script  # noqa: E402
+from profdiff.parsers import perf_data, perf_script  # noqa: E402
 
 
 def _replicated_text(dest: Path, n_samples: int) -> tuple[int, int]:

@@ -15,16 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from viewer.cli import build_parser, main
-from viewer.options import (
+from profdiff.viewer.cli import build_parser, main
+from profdiff.viewer.options import (
     WINDOW_ONLY,
     build_app_parser,
     spec_from_args,
     view_from_args,
 )
-from viewer.qt import app
-from viewer.session import Session, SessionSpec
-from viewer.units import format_value
+from profdiff.viewer.qt import app
+from profdiff.viewer.session import Session, SessionSpec
+from profdiff.viewer.units import format_value
 
 ROOT = Path(__file__).parents[2]
 HS = ROOT / "tests/data/hs-ad"
@@ -163,7 +163,7 @@ def test_qt_free_modules_never_import_cli_or_qt():
     for f in files:
         if f in launchers:
             continue
-        bad = {m for m in _imports(f) if m == "viewer.cli" or m.startswith(("viewer.qt",
+        bad = {m for m in _imports(f) if m == "profdiff.viewer.cli" or m.startswith(("profdiff.viewer.qt",
                                                                            "PySide6"))}
         if f.is_relative_to(ROOT / "parsers"):
             bad |= {m for m in _imports(f) if m.startswith("profdiff.viewer")}
@@ -172,7 +172,7 @@ def test_qt_free_modules_never_import_cli_or_qt():
 
 def test_help_imports_nothing_heavy():
     """``profdiff --help`` must not import numpy/pandas/Qt (issue 23's start-up target)."""
-    code = ("import sys; from viewer.cli import main\n"
+    code = ("import sys; from profdiff.viewer.cli import main\n"
             "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in ('numpy', 'pandas', 'PySide6') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -181,7 +181,7 @@ def test_help_imports_nothing_heavy():
 
 
 def test_subcommand_registry_lists_every_command():
-    from viewer.cli import COMMANDS
+    from profdiff.viewer.cli import COMMANDS
 
     p = build_parser()
     sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))

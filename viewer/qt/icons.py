@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QIcon
 
-from viewer.bundled import SAMPLE_PAIR, resource, sample_pair
+from profdiff.viewer.bundled import SAMPLE_PAIR, resource, sample_pair
 
 __all__ = ["SAMPLE_PAIR", "icon", "sample_pair"]
 

@@ -21,11 +21,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from parsers.model import Profile
-from viewer.colors import DivergingScale
-from viewer.compare import Comparison, Status
-from viewer.session import Session, SessionSpec
-from viewer.view_state import ViewState, available_metrics, change_scale_factor
+from profdiff.parsers.model import Profile
+from profdiff.viewer.colors import DivergingScale
+from profdiff.viewer.compare import Comparison, Status
+from profdiff.viewer.session import Session, SessionSpec
+from profdiff.viewer.view_state import ViewState, available_metrics, change_scale_factor
 
 from .actions import build_actions
 from .flame_view import FlameView

@@ -14,9 +14,9 @@ from PySide6.QtWidgets import (
     QFileDialog,
 )
 
-from parsers.model import Profile
-from viewer.compare import Comparison
-from viewer.session import Session
+from profdiff.parsers.model import Profile
+from profdiff.viewer.compare import Comparison
+from profdiff.viewer.session import Session
 
 from .icons import sample_pair
 from .layout import precompute

@@ -85,16 +85,16 @@ def _offset(starts: list[int], line: int, col: int, src_lines: list[str]) -> int
     return starts[line - 1] + len(text.encode("utf-8")[:col].decode("utf-8"))
 
 
-def _docstring_nodes(tree: ast.AST) -> set[int]:
+def _docstring_nodes(nodes: list[ast.AST]) -> set[int]:
     ids: set[int] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             body = node.body
             if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
                     and isinstance(body[0].value.value, str):
                 ids.add(id(body[0].value))
     # bare string statements elsewhere (attribute docstrings like ``x = 1`` then """...""")
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
                 and isinstance(node.value.value, str):
             ids.add(id(node.value))
@@ -141,7 +141,8 @@ def rewrite_python(src: str, where: str = "<string>") -> str:
     tree = ast.parse(src)
     lines = src.splitlines(keepends=True) or [""]
     starts = _line_starts(src)
-    docstrings = _docstring_nodes(tree)
+    nodes = list(ast.walk(tree))
+    docstrings = _docstring_nodes(nodes)
     edits: list[tuple[int, int, str]] = []
 
     def span(node: ast.AST) -> tuple[int, int]:
@@ -149,12 +150,12 @@ def rewrite_python(src: str, where: str = "<string>") -> str:
         b = _offset(starts, node.end_lineno, node.end_col_offset, lines)  # type: ignore[attr-defined]
         return a, b
 
-    bare_module_args = {id(n.args[0]) for n in ast.walk(tree) if _is_import_module_call(n)}
+    bare_module_args = {id(n.args[0]) for n in nodes if _is_import_module_call(n)}
     # parts of an f-string: rewritten with the whole f-string (their positions are not
     # their own on Python 3.11)
-    inside_fstrings = {id(d) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr)
+    inside_fstrings = {id(d) for n in nodes if isinstance(n, ast.JoinedStr)
                        for d in ast.walk(n) if d is not n}
-    for node in ast.walk(tree):
+    for node in nodes:
         if id(node) in inside_fstrings:
             continue
         if isinstance(node, ast.Import | ast.ImportFrom):

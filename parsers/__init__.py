@@ -27,7 +27,7 @@ __all__ = sorted([*_WHERE, "detect"])
 def __getattr__(name: str) -> Any:
     mod = _WHERE.get(name)
     if mod is None:
-        raise AttributeError(f"module 'parsers' has no attribute {name!r}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(f".{mod}", __name__), name)
     globals()[name] = value
     return value

@@ -39,11 +39,12 @@ def readers() -> dict[str, ModuleType]:
     global _readers
     if _readers is None:
         found: dict[str, ModuleType] = {}
-        pkg = importlib.import_module("parsers")
+        # the package this module is in, whatever it is installed as (profdiff.parsers)
+        pkg = importlib.import_module(__name__.rpartition(".")[0])
         for info in pkgutil.iter_modules(pkg.__path__):
             if info.name in _SKIP or info.name.startswith("_") or info.ispkg:
                 continue
-            mod = importlib.import_module(f"parsers.{info.name}")
+            mod = importlib.import_module(f".{info.name}", pkg.__name__)
             if hasattr(mod, "FORMAT") and hasattr(mod, "sniff") and hasattr(mod, "read"):
                 found[mod.FORMAT] = mod
         _readers = dict(sorted(found.items()))

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from parsers.builder import flat_profile
-from parsers.model import Kind, Metric, Profile, Unit, make_frame_table
+from profdiff.parsers.builder import flat_profile
+from profdiff.parsers.model import Kind, Metric, Profile, Unit, make_frame_table
 
 from .compare import Comparison, KeyRule, Status, align
 

@@ -33,12 +33,12 @@ from collections.abc import Sequence
 from . import __version__
 
 COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("show", "viewer.show_cli", "one run: header facts and the top of the tree"),
-    ("diff", "viewer.diff_cli", "compare runs: ranked table, --json, --fail-if"),
-    ("export", "viewer.export.cli",
+    ("show", "profdiff.viewer.show_cli", "one run: header facts and the top of the tree"),
+    ("diff", "profdiff.viewer.diff_cli", "compare runs: ranked table, --json, --fail-if"),
+    ("export", "profdiff.viewer.export.cli",
      "write a speedscope flame-graph file (runs, grew, shrank) and/or a CSV table"),
-    ("watch", "viewer.watch_cli", "follow a folder: every new profile is compared as it lands"),
-    ("annotate", "viewer.annotate_cli",
+    ("watch", "profdiff.viewer.watch_cli", "follow a folder: every new profile is compared as it lands"),
+    ("annotate", "profdiff.viewer.annotate_cli",
      "one function's instructions in two perf.data runs, aligned: which got hot"),
     ("calls", "viewer.calls_cli", "callers and callees of a function (callgrind call edges)"),
 )
@@ -97,7 +97,7 @@ def _run_gui(request) -> int:
     """The desktop app: ``request`` is the app's argv, or an :class:`OpenApp` from a
     command (the only place Qt-free code reaches viewer.qt)."""
     try:
-        app = importlib.import_module("viewer.qt.app")
+        app = importlib.import_module("profdiff.viewer.qt.app")
     except ImportError as e:
         print(f"profdiff: the desktop app is not available ({e}); use 'profdiff diff A B' "
               "(or 'profdiff watch DIR --no-gui')", file=sys.stderr)

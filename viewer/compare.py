@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from parsers.model import (
+from profdiff.parsers.model import (
     Kind,
     Metric,
     Profile,

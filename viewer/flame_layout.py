@@ -42,9 +42,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from parsers.model import Kind, Metric, Unit, inclusive_from_self, level_order
-from viewer.colors import ADDED, REMOVED, DivergingScale
-from viewer.compare import Comparison, Status
+from profdiff.parsers.model import Kind, Metric, Unit, inclusive_from_self, level_order
+from profdiff.viewer.colors import ADDED, REMOVED, DivergingScale
+from profdiff.viewer.compare import Comparison, Status
 
 WIDTH_BASES = ("current", "baseline", "max")
 COLOR_MODES = ("self_pct", "incl_pct", "self_abs", "incl_abs", "module")
@@ -240,7 +240,7 @@ def compute_layout(parent: np.ndarray, widths: np.ndarray, depth: np.ndarray | N
     ``sort="heavy"``: siblings widest first (ties by row id); ``"name"``: alphabetical
     (``names`` required), which keeps the order stable when the width basis changes.
     """
-    from parsers.model import depth_from_parent
+    from profdiff.parsers.model import depth_from_parent
 
     parent = np.asarray(parent)
     n = len(parent)

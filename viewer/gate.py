@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from parsers.errors import ProfdiffError
+from profdiff.parsers.errors import ProfdiffError
 
 from .compare import Comparison
 from .ranking import rank_changes

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from parsers.model import Kind, Metric, Profile, Unit
+from profdiff.parsers.model import Kind, Metric, Profile, Unit
 
 from .compare import Comparison, KeyRule, align
 from .defaults import DEFAULT_ALPHA  # noqa: F401 - re-exported

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from parsers.errors import ProfdiffError
+from profdiff.parsers.errors import ProfdiffError
 
 from .defaults import DEFAULT_ALPHA, DEFAULT_MATCH_THRESHOLD
 

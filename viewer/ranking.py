@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from parsers.model import Kind
+from profdiff.parsers.model import Kind
 
 from .compare import Comparison
 

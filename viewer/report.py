@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from parsers.model import Metric, Profile
+from profdiff.parsers.model import Metric, Profile
 
 from . import __version__
 from .compare import MATCHED_BY, Comparison, Status

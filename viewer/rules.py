@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from parsers.errors import ProfdiffError
+from profdiff.parsers.errors import ProfdiffError
 
 SEP = "\x1f"
 RULES_FILE = ".profdiff.toml"

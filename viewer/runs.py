@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from parsers.model import Kind, Metric, Profile, Unit
+from profdiff.parsers.model import Kind, Metric, Profile, Unit
 
 from .compare import Comparison
 from .units import format_delta, format_rel, format_value, human_bytes
@@ -303,7 +303,7 @@ class RunsTable:
                 if self._loader is not None:
                     run.profile = self._loader(run.path, format=run.format)
                 else:
-                    from parsers import load
+                    from profdiff.parsers import load
 
                     run.profile = load(run.path, format=run.format)
             except Exception:  # noqa: BLE001 - unreadable now: no comparison, no crash
@@ -371,7 +371,7 @@ class RunsTable:
                      ) -> tuple[np.ndarray, np.ndarray]:
         """(run index, value) of one cost centre's metric over the runs, summed over its
         call sites (inclusive metrics: outermost calls only, via the flat aggregate)."""
-        from parsers.model import flat_aggregate
+        from profdiff.parsers.model import flat_aggregate
 
         xs, ys = [], []
         for i, r in enumerate(self.runs):

@@ -25,14 +25,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from parsers.errors import ProfdiffError
+from profdiff.parsers.errors import ProfdiffError
 
 from .defaults import DEFAULT_ALPHA
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from parsers.model import Profile
+    from profdiff.parsers.model import Profile
 
     from .compare import Comparison
     from .noise import Noise
@@ -113,7 +113,7 @@ def load_run(spec: SessionSpec, path: str, progress: Callable[[float], None] | N
              loader: Callable[..., Profile] | None = None) -> Profile:
     """Read one file with the spec's reading options (errors name the file)."""
     if loader is None:
-        from parsers import load
+        from profdiff.parsers import load
 
         loader = load
     return loader(path, format=spec.format, lenient=spec.lenient, progress=progress,
@@ -168,8 +168,8 @@ def transform_runs(spec: SessionSpec, runs: list[Profile]) -> list[Profile]:
         except NoTypeTable as e:
             raise UsageError(f"--by-type: {e}") from None
     if spec.bottom_up:
-        from parsers.bottom_up import bottom_up_runs
-        from parsers.model import Kind
+        from profdiff.parsers.bottom_up import bottom_up_runs
+        from profdiff.parsers.model import Kind
 
         for p in runs:
             if not any(m.kind is Kind.SELF for m in p.metrics):
@@ -407,7 +407,7 @@ def inverted(runs: Sequence[Profile]) -> list[Profile]:
     """:func:`parsers.bottom_up.bottom_up_runs` with the plain metric titles: the tab
     already says "bottom up", and the column headers must stay short.  Inverted together,
     so a function the baseline ran without self cost reads "changed", not "added"."""
-    from parsers.bottom_up import bottom_up_runs
+    from profdiff.parsers.bottom_up import bottom_up_runs
 
     out = []
     for bu in bottom_up_runs(runs):

@@ -11,7 +11,7 @@ from .options import UsageError, add_reading_options, add_transform_options, spe
 if TYPE_CHECKING:
     import numpy as np
 
-    from parsers.model import Profile
+    from profdiff.parsers.model import Profile
 
 DESCRIPTION = "Print one run: its header facts and the hottest rows of its call tree."
 

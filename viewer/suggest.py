@@ -25,7 +25,7 @@ from difflib import SequenceMatcher
 
 import numpy as np
 
-from parsers.model import Kind, Profile
+from profdiff.parsers.model import Kind, Profile
 
 from .compare import Comparison, KeyRule, Status, align
 from .defaults import DEFAULT_MATCH_THRESHOLD

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from parsers.model import Metric, Profile, Unit
+from profdiff.parsers.model import Metric, Profile, Unit
 
 from .compare import Comparison, Status, incomparable_warnings
 from .units import format_delta, format_rel, format_value

@@ -22,8 +22,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from parsers.builder import profile_from_arrays
-from parsers.model import Kind, Profile, make_frame_table
+from profdiff.parsers.builder import profile_from_arrays
+from profdiff.parsers.model import Kind, Profile, make_frame_table
 
 NO_MODULE = "(no module)"
 """Module row of closures the report names without a module."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from parsers.model import Unit
+from profdiff.parsers.model import Unit
 
 _SUFFIX = {
     Unit.BYTES: " B",

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from parsers.model import Kind, Metric, Unit
+from profdiff.parsers.model import Kind, Metric, Unit
 
 from .compare import Comparison, Status
 

@@ -40,9 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from parsers.detect import detect
-from parsers.errors import ProfdiffError, UnknownFormatError
-from parsers.model import Profile
+from profdiff.parsers.detect import detect
+from profdiff.parsers.errors import ProfdiffError, UnknownFormatError
+from profdiff.parsers.model import Profile
 
 DEFAULT_SETTLE = 1.0
 """Seconds a file's size and mtime must stay unchanged before it is read."""
@@ -477,7 +477,7 @@ class FolderWatcher:
     def _load(self, path: str, fmt: str) -> Profile:
         if self._loader is not None:
             return self._loader(path, format=fmt)
-        from parsers import load
+        from profdiff.parsers import load
 
         return load(path, format=fmt, lenient=self._lenient, **self._load_options)
 

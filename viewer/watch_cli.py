@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from parsers.errors import ProfdiffError
-from parsers.model import Profile, Unit
+from profdiff.parsers.errors import ProfdiffError
+from profdiff.parsers.model import Profile, Unit
 
 from .options import (
     OpenApp,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from viewer.annotate.align import align
-from viewer.annotate.compare import pick_symbol, symbol_rules
-from viewer.annotate.instructions import (
+from profdiff.viewer.annotate.align import align
+from profdiff.viewer.annotate.compare import pick_symbol, symbol_rules
+from profdiff.viewer.annotate.instructions import (
     CALL,
     CJUMP,
     ICALL,
@@ -23,8 +23,8 @@ from viewer.annotate.instructions import (
     normalise,
     split_mnemonic,
 )
-from viewer.annotate.samples import RecordingSamples
-from viewer.rules import name_rule
+from profdiff.viewer.annotate.samples import RecordingSamples
+from profdiff.viewer.rules import name_rule
 
 
 def lcs_length(a, b) -> int:
@@ -125,7 +125,7 @@ def test_pick_symbol_with_a_rename_rule() -> None:
 
 
 def test_kernel_function_is_refused_with_a_reason(monkeypatch) -> None:
-    from viewer.annotate import BinaryError, compare
+    from profdiff.viewer.annotate import BinaryError, compare
 
     rec = RecordingSamples(Path("perf.data"), "cpu-clock", 5,
                            {("[kernel.kallsyms]", "finish_task_switch"): Counter({4: 5})})
@@ -137,7 +137,7 @@ def test_kernel_function_is_refused_with_a_reason(monkeypatch) -> None:
 def test_jump_lanes_never_overlap_within_a_lane() -> None:
     import numpy as np
 
-    from viewer.annotate.rows import jump_lanes
+    from profdiff.viewer.annotate.rows import jump_lanes
 
     rng = np.random.default_rng(3)
     src = rng.integers(0, 2000, 400)
@@ -157,8 +157,8 @@ def test_hung_perf_is_stopped(tmp_path, monkeypatch) -> None:
     import shutil
     import time
 
-    from parsers.errors import ExternalToolError
-    from viewer.annotate.samples import read_samples
+    from profdiff.parsers.errors import ExternalToolError
+    from profdiff.viewer.annotate.samples import read_samples
 
     fake = tmp_path / "perf"
     fake.write_text("#!/bin/sh\nexec sleep 30\n")

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from tool_requirements import require_tool
 
-from parsers import perf_data
-from viewer.annotate import BinaryError, SymbolNotFound, compare_function
-from viewer.annotate.compare import load_function
-from viewer.cli import main
+from profdiff.parsers import perf_data
+from profdiff.viewer.annotate import BinaryError, SymbolNotFound, compare_function
+from profdiff.viewer.annotate.compare import load_function
+from profdiff.viewer.cli import main
 
 CVM = Path(__file__).parent.parent / "data" / "perf" / "c-vm"
 V1, V2 = CVM / "v1" / "perf.data", CVM / "v2" / "perf.data"

@@ -17,7 +17,7 @@ import pytest
 from interp_programs import HANDLERS, MAIN, SHARED, THREADED
 from tool_requirements import require, require_tool
 
-from viewer.annotate import BinaryError, compare_function, comparison_json
+from profdiff.viewer.annotate import BinaryError, compare_function, comparison_json
 
 ITERATIONS = "20000000"
 

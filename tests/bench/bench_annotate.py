@@ -37,16 +37,16 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from viewer.annotate.align import align  # noqa: E402
-from viewer.annotate.binaries import Located  # noqa: E402
-from viewer.annotate.compare import (  # noqa: E402
+from profdiff.viewer.annotate.align import align  # noqa: E402
+from profdiff.viewer.annotate.binaries import Located  # noqa: E402
+from profdiff.viewer.annotate.compare import (  # noqa: E402
     FunctionComparison,
     FunctionRun,
     load_function,
     symbol_rules,
 )
-from viewer.annotate.instructions import disassemble, function_symbols  # noqa: E402
-from viewer.annotate.summary import largest_increase, summarise  # noqa: E402
+from profdiff.viewer.annotate.instructions import disassemble, function_symbols  # noqa: E402
+from profdiff.viewer.annotate.summary import largest_increase, summarise  # noqa: E402
 
 
 def c_source(cases: int, guarded: bool) -> str:
@@ -99,7 +99,7 @@ def record(binary: Path, samples: int) -> Path:
 
 def perf_script_alone(data: Path) -> float:
     """Seconds perf itself needs for the samples command :mod:`.samples` runs."""
-    from viewer.annotate.samples import FIELDS
+    from profdiff.viewer.annotate.samples import FIELDS
 
     env = dict(os.environ, HOME=str(data.parent))
     t = time.perf_counter()
@@ -127,7 +127,7 @@ def timed(f, *args):
 def display(cmp: FunctionComparison) -> float:
     from PySide6.QtWidgets import QApplication
 
-    from viewer.qt.disassembly_view import DisassemblyView
+    from profdiff.viewer.qt.disassembly_view import DisassemblyView
 
     app = QApplication.instance() or QApplication([])
     t = time.perf_counter()

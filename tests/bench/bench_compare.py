@@ -15,9 +15,9 @@ import time
 
 import numpy as np
 
-from parsers.builder import profile_from_arrays
-from parsers.model import Kind, Metric, Unit, make_frame_table
-from viewer.compare import align
+from profdiff.parsers.builder import profile_from_arrays
+from profdiff.parsers.model import Kind, Metric, Unit, make_frame_table
+from profdiff.viewer.compare import align
 
 METRICS = [
     Metric("ticks", Unit.TICKS, Kind.SELF, sampled=True),

@@ -20,8 +20,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
 
-from parsers.builder import profile_from_arrays  # noqa: E402
-from parsers.model import Kind, Metric, Unit, make_frame_table  # noqa: E402
+from profdiff.parsers.builder import profile_from_arrays  # noqa: E402
+from profdiff.parsers.model import Kind, Metric, Unit, make_frame_table  # noqa: E402
 
 METRICS = [
     Metric("self_samples", Unit.SAMPLES, Kind.SELF, "self samples", sampled=True),
@@ -48,7 +48,7 @@ def synthetic_pair(n: int, n_frames: int = 20_000, seed: int = 1):
     frames = make_frame_table(names, mods)
     frame = rng.integers(0, n_frames, n).astype(np.int32)
     frame2 = frame.copy()
-    from parsers.model import inclusive_from_self
+    from profdiff.parsers.model import inclusive_from_self
 
     size = inclusive_from_self(parent, np.ones(n))
     ch = (rng.random(n) < 0.01) & (size <= 50)  # renamed calls: small removed+added subtrees
@@ -72,9 +72,9 @@ def _ms(t: float) -> str:
 def main(n: int = 1_000_000) -> None:
     from PySide6.QtWidgets import QApplication
 
-    from viewer import flame_layout as fl
-    from viewer.compare import align
-    from viewer.qt.flame_view import FlameView
+    from profdiff.viewer import flame_layout as fl
+    from profdiff.viewer.compare import align
+    from profdiff.viewer.qt.flame_view import FlameView
 
     app = QApplication.instance() or QApplication([])
     t = time.perf_counter()

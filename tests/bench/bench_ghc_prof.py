@@ -60,7 +60,7 @@ _CHILD = r"""
 import json, resource, sys, time, tracemalloc
 sys.path.insert(0, {root!r})
 import numpy, pandas  # noqa: F401  (part of the baseline)
-from parsers import ghc_prof
+from profdiff.parsers import ghc_prof
 def hwm():  # KiB; /proc's VmHWM belongs to this process image (ru_maxrss survives exec)
     try:
         for ln in open("/proc/self/status"):
@@ -98,7 +98,7 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="fail above 4x time / 10x memory")
     args = ap.parse_args()
 
-    from parsers import ghc_prof
+    from profdiff.parsers import ghc_prof
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "large.prof"

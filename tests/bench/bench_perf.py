@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE))
 from alternate import alternate, summary  # noqa: E402
 from perf_recordings import perf_available, recording  # noqa: E402
 
-from parsers import perf_data, perf_script  # noqa: E402
+from profdiff.parsers import perf_data, perf_script  # noqa: E402
 
 PROFDIFF = [sys.executable, "-m", "viewer.cli"]
 

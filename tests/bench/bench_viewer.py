@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from parsers.builder import profile_from_arrays  # noqa: E402
-from parsers.model import Kind, Metric, Unit, make_frame_table  # noqa: E402
+from profdiff.parsers.builder import profile_from_arrays  # noqa: E402
+from profdiff.parsers.model import Kind, Metric, Unit, make_frame_table  # noqa: E402
 
 METRICS = [
     Metric("entries", Unit.COUNT, Kind.NODE, "entries", better="none"),
@@ -134,10 +134,10 @@ def bench_prof_pair(app, d: Path, mb: float, results: dict) -> None:
     window, ``load_paths`` + first paint) and the split parse / align / views / paint."""
     from PySide6.QtCore import QSettings
 
-    from parsers import load
-    from viewer.compare import align
-    from viewer.qt.layout import precompute
-    from viewer.qt.main_window import MainWindow
+    from profdiff.parsers import load
+    from profdiff.viewer.compare import align
+    from profdiff.viewer.qt.layout import precompute
+    from profdiff.viewer.qt.main_window import MainWindow
 
     data = ROOT / "tests" / "data" / "hs-ad"
     t0 = time.perf_counter()
@@ -205,7 +205,7 @@ def main() -> int:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from viewer.qt.main_window import MainWindow
+    from profdiff.viewer.qt.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([])
     print(f"nodes per run: {n:,}")

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from parsers import load
-from parsers.proto import profile_pb2
+from profdiff.parsers import load
+from profdiff.parsers.proto import profile_pb2
+from profdiff.viewer.by_type import by_type_comparison, by_type_rows
+from profdiff.viewer.cli import main
 from tests.parsers.test_pprof import _synthetic, _write
-from viewer.by_type import by_type_comparison, by_type_rows
-from viewer.cli import main
 
 DATA = Path(__file__).parents[1] / "data"
 PERF1 = DATA / "perf/c-vm/v1/perf.script.txt.gz"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from viewer.cli import main
+from profdiff.viewer.cli import main
 
 DATA = Path(__file__).parents[1] / "data"
 PERF1 = DATA / "perf/c-vm/v1/perf.script.txt.gz"
@@ -159,7 +159,7 @@ def test_three_runs_each_row_has_its_own_status_and_totals_delta(capsys):
     import json as _json
     from pathlib import Path as _P
 
-    from viewer.cli import main as _main
+    from profdiff.viewer.cli import main as _main
     hs = _P(__file__).parents[1] / "data" / "hs-ad"
     code = _main(["diff", str(hs / "v1" / "ad.prof"), str(hs / "v2" / "ad.prof"),
                   str(hs / "noise-v1" / "run1" / "ad.prof"), "--json", "--top", "0"])
@@ -182,7 +182,7 @@ def test_auto_match_is_visible_and_works_with_groups(capsys):
     import json as _json
     from pathlib import Path as _P
 
-    from viewer.cli import main as _main
+    from profdiff.viewer.cli import main as _main
     hs = _P(__file__).parents[1] / "data" / "hs-ad"
     v1, v2 = str(hs / "v1" / "ad.prof"), str(hs / "v2" / "ad.prof")
     assert _main(["diff", "--auto-match", v1, v2, "--top", "0"]) == 0

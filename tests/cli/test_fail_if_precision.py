@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from viewer.cli import main
+from profdiff.viewer.cli import main
 
 HS = Path(__file__).parents[1] / "data" / "hs-ad"
 SAMPLES = Path(__file__).parents[2] / "samples"

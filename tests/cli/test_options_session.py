@@ -15,16 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from viewer.cli import build_parser, main
-from viewer.options import (
+from profdiff.viewer.cli import build_parser, main
+from profdiff.viewer.options import (
     WINDOW_ONLY,
     build_app_parser,
     spec_from_args,
     view_from_args,
 )
-from viewer.qt import app
-from viewer.session import Session, SessionSpec
-from viewer.units import format_value
+from profdiff.viewer.qt import app
+from profdiff.viewer.session import Session, SessionSpec
+from profdiff.viewer.units import format_value
 
 ROOT = Path(__file__).parents[2]
 HS = ROOT / "tests/data/hs-ad"
@@ -140,7 +140,7 @@ def _imports(path: Path) -> set[str]:
     """Every module a file imports, at any depth (function-level imports included),
     relative imports resolved against the file's package."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    pkg = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    pkg = ".".join(["profdiff", *path.relative_to(ROOT).with_suffix("").parts[:-1]])
     out = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -156,23 +156,23 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_qt_free_modules_never_import_cli_or_qt():
-    launcher = ROOT / "viewer/cli.py"
+    launchers = {ROOT / "viewer/cli.py", ROOT / "viewer/package/__main__.py"}  # python -m
     files = [*ROOT.glob("parsers/**/*.py"),
              *(p for p in ROOT.glob("viewer/**/*.py") if "qt" not in p.relative_to(ROOT).parts)]
     assert len(files) > 30
     for f in files:
-        if f == launcher:
+        if f in launchers:
             continue
-        bad = {m for m in _imports(f) if m == "viewer.cli" or m.startswith(("viewer.qt",
+        bad = {m for m in _imports(f) if m == "profdiff.viewer.cli" or m.startswith(("profdiff.viewer.qt",
                                                                            "PySide6"))}
         if f.is_relative_to(ROOT / "parsers"):
-            bad |= {m for m in _imports(f) if m.startswith("viewer")}
+            bad |= {m for m in _imports(f) if m.startswith("profdiff.viewer")}
         assert not bad, f"{f.relative_to(ROOT)} imports {sorted(bad)}"
 
 
 def test_help_imports_nothing_heavy():
     """``profdiff --help`` must not import numpy/pandas/Qt (issue 23's start-up target)."""
-    code = ("import sys; from viewer.cli import main\n"
+    code = ("import sys; from profdiff.viewer.cli import main\n"
             "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in ('numpy', 'pandas', 'PySide6') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -181,7 +181,7 @@ def test_help_imports_nothing_heavy():
 
 
 def test_subcommand_registry_lists_every_command():
-    from viewer.cli import COMMANDS
+    from profdiff.viewer.cli import COMMANDS
 
     p = build_parser()
     sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))

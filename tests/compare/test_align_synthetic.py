@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from parsers.builder import TreeBuilder
-from parsers.model import Kind, Metric, Unit
-from viewer.compare import Status, align
+from profdiff.parsers.builder import TreeBuilder
+from profdiff.parsers.model import Kind, Metric, Unit
+from profdiff.viewer.compare import Status, align
 
 METRICS = [
     Metric("own", Unit.COUNT, Kind.SELF),
@@ -65,8 +65,8 @@ def test_equal_siblings_kept_apart():
 def test_incomparable_warnings_on_real_headers():
     from pathlib import Path
 
-    from parsers import load
-    from viewer.compare import incomparable_warnings
+    from profdiff.parsers import load
+    from profdiff.viewer.compare import incomparable_warnings
 
     hs = Path(__file__).parents[1] / "data/hs-ad"
     p, big_p = load(hs / "v1/ad.prof"), load(hs / "v2/ad.P.prof")

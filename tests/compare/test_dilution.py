@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-import parsers
-from viewer import flame_layout as fl
-from viewer.compare import align
-from viewer.view_state import colour_change
+from profdiff import parsers
+from profdiff.viewer import flame_layout as fl
+from profdiff.viewer.compare import align
+from profdiff.viewer.view_state import colour_change
 
 HS = Path(__file__).parents[1] / "data" / "hs-ad"
 

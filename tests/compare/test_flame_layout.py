@@ -4,11 +4,11 @@ a vectorised layout equal to a plain recursive one on a 10^5-node tree, search s
 import numpy as np
 import pytest
 
-from parsers.builder import TreeBuilder, profile_from_arrays
-from parsers.model import Kind, Metric, Unit, make_frame_table
-from viewer.colors import ADDED, REMOVED, DivergingScale
-from viewer.compare import Status, align
-from viewer.flame_layout import (
+from profdiff.parsers.builder import TreeBuilder, profile_from_arrays
+from profdiff.parsers.model import Kind, Metric, Unit, make_frame_table
+from profdiff.viewer.colors import ADDED, REMOVED, DivergingScale
+from profdiff.viewer.compare import Status, align
+from profdiff.viewer.flame_layout import (
     ancestors,
     color_changes,
     compute_layout,
@@ -146,7 +146,7 @@ def test_layout_matches_recursive_reference_on_1e5_nodes():
     parent[3:] = np.minimum(parent[3:], i - 1)
     own = rng.integers(0, 50, n).astype(float)
     own[rng.random(n) < 0.2] = 0.0  # zero-cost rows (common in GHC profiles)
-    from parsers.model import inclusive_from_self
+    from profdiff.parsers.model import inclusive_from_self
 
     inc = inclusive_from_self(parent, own)
     lay = compute_layout(parent, inc)

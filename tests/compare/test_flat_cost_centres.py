@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import parsers
-from parsers.errors import ProfdiffError
-from viewer.compare import align
+from profdiff import parsers
+from profdiff.parsers.errors import ProfdiffError
+from profdiff.viewer.compare import align
 
 DATA = Path(__file__).parents[1] / "data"
 PROFS = sorted((DATA / "ghc-prof").glob("*.prof*")) + sorted((DATA / "hs-ad").rglob("ad*.prof"))

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-import parsers
-from parsers.model import Kind, Unit
-from viewer.view_state import ViewState, metric_pairs
+from profdiff import parsers
+from profdiff.parsers.model import Kind, Unit
+from profdiff.viewer.view_state import ViewState, metric_pairs
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -38,7 +38,7 @@ def test_percent_metrics_name_their_absolute_twin(rel, expected):
 
 
 def test_unit_toggle_uses_the_pairing():
-    from viewer.compare import align
+    from profdiff.viewer.compare import align
 
     p = parsers.load(DATA / "hs-ad/v1/ad.prof")
     cmp = align([p, parsers.load(DATA / "hs-ad/v2/ad.prof")], mode="flat")

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from parsers import load
-from viewer.compare import align
-from viewer.noise import benjamini_hochberg, group_comparison, single_run_noise
+from profdiff.parsers import load
+from profdiff.viewer.compare import align
+from profdiff.viewer.noise import benjamini_hochberg, group_comparison, single_run_noise
 
 HS = Path(__file__).parents[1] / "data/hs-ad"
 

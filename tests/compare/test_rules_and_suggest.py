@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from parsers import load
-from viewer.compare import MATCHED_BY, Status, align
-from viewer.rules import (
+from profdiff.parsers import load
+from profdiff.viewer.compare import MATCHED_BY, Status, align
+from profdiff.viewer.rules import (
     KeyMap,
     ModuleRename,
     NameRename,
@@ -21,7 +21,7 @@ from viewer.rules import (
     preset_rules,
     save_rules_file,
 )
-from viewer.suggest import auto_match, suggest_matches
+from profdiff.viewer.suggest import auto_match, suggest_matches
 
 DATA = Path(__file__).parents[1] / "data"
 

@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from parsers import load
-from parsers.builder import TreeBuilder
-from parsers.model import Kind, Metric, Unit
-from viewer.cli import main
-from viewer.compare import align
-from viewer.export.csv_export import export_csv
-from viewer.export.speedscope import ExportError
+from profdiff.parsers import load
+from profdiff.parsers.builder import TreeBuilder
+from profdiff.parsers.model import Kind, Metric, Unit
+from profdiff.viewer.cli import main
+from profdiff.viewer.compare import align
+from profdiff.viewer.export.csv_export import export_csv
+from profdiff.viewer.export.speedscope import ExportError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "export"
 PERF_V1, PERF_V2 = DATA / "c-vm-v1.perf.script.txt.gz", DATA / "c-vm-v2.perf.script.txt.gz"

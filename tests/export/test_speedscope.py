@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 from tool_requirements import require
 
-from parsers import load
-from parsers.builder import TreeBuilder
-from parsers.model import Kind, Metric, Unit
-from viewer import __version__
-from viewer.cli import main
-from viewer.compare import align
-from viewer.export.speedscope import (
+from profdiff.parsers import load
+from profdiff.parsers.builder import TreeBuilder
+from profdiff.parsers.model import Kind, Metric, Unit
+from profdiff.viewer import __version__
+from profdiff.viewer.cli import main
+from profdiff.viewer.compare import align
+from profdiff.viewer.export.speedscope import (
     SCHEMA_URL,
     ExportError,
     build_speedscope,

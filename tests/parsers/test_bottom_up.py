@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from parsers import perf_script
-from parsers.bottom_up import bottom_up
-from parsers.builder import TreeBuilder, self_and_total
-from parsers.model import Kind, Unit
+from profdiff.parsers import perf_script
+from profdiff.parsers.bottom_up import bottom_up
+from profdiff.parsers.builder import TreeBuilder, self_and_total
+from profdiff.parsers.model import Kind, Unit
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "perf"
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from parsers import folded
-from parsers.detect import detect, load, read_bytes
-from parsers.errors import ParseError
-from parsers.model import Kind
-from viewer.cli import main
-from viewer.compare import align
+from profdiff.parsers import folded
+from profdiff.parsers.detect import detect, load, read_bytes
+from profdiff.parsers.errors import ParseError
+from profdiff.parsers.model import Kind
+from profdiff.viewer.cli import main
+from profdiff.viewer.compare import align
 
 DATA = Path(__file__).parent.parent / "data"
 FOLDED = DATA / "folded"

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from parsers import detect, ghc_heap, load
-from parsers.errors import ParseError
-from parsers.model import Kind, Unit
+from profdiff.parsers import detect, ghc_heap, load
+from profdiff.parsers.errors import ParseError
+from profdiff.parsers.model import Kind, Unit
 
 HP = Path(__file__).resolve().parents[1] / "data" / "ghc-hp"
 ALL_HP = sorted(p.name for p in HP.iterdir())

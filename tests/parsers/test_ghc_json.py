@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import parsers
-from parsers import ParseError, ghc_json, ghc_prof
+from profdiff import parsers
+from profdiff.parsers import ParseError, ghc_json, ghc_prof
 
 DATA = Path(__file__).parent.parent / "data"
 JSON_FILES = sorted((DATA / "ghc-prof-json").glob("*")) + sorted((DATA / "hs-ad").rglob("*.json"))

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import parsers
-from parsers import ParseError, ghc_prof
-from parsers.model import Kind, flat_aggregate
+from profdiff import parsers
+from profdiff.parsers import ParseError, ghc_prof
+from profdiff.parsers.model import Kind, flat_aggregate
 
 DATA = Path(__file__).parent.parent / "data"
 GHC = DATA / "ghc-prof"

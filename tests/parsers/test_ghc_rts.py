@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from parsers import ghc_rts_machine, ghc_rts_summary, load
-from parsers.detect import read_head
-from parsers.errors import ParseError, UnknownFormatError
-from parsers.ghc_rts import snake_key
-from parsers.model import Unit
+from profdiff.parsers import ghc_rts_machine, ghc_rts_summary, load
+from profdiff.parsers.detect import read_head
+from profdiff.parsers.errors import ParseError, UnknownFormatError
+from profdiff.parsers.ghc_rts import snake_key
+from profdiff.parsers.model import Unit
 
 RTS = Path(__file__).resolve().parents[1] / "data" / "ghc-rts"
 V1_S, V2_S = RTS / "hs-ad-v1.stats.txt", RTS / "hs-ad-v2.stats.txt"

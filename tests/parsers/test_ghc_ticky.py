@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import parsers
-from parsers import ParseError, ghc_ticky
-from parsers.detect import detect
-from parsers.ghc_ticky import parse_arg_info, parse_stg_name
+from profdiff import parsers
+from profdiff.parsers import ParseError, ghc_ticky
+from profdiff.parsers.detect import detect
+from profdiff.parsers.ghc_ticky import parse_arg_info, parse_stg_name
 
 ALL_FILES = [
     "ghc-7.x-haskell-opengl-Modern-Main.ticky",

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from parsers import julia_mem
-from parsers.detect import detect, load
-from parsers.errors import ParseError
-from parsers.model import Kind, Unit
+from profdiff.parsers import julia_mem
+from profdiff.parsers.detect import detect, load
+from profdiff.parsers.errors import ParseError
+from profdiff.parsers.model import Kind, Unit
 
 DATA = Path(__file__).parent.parent / "data" / "julia-mem"
 FILES = sorted(p.name for p in DATA.glob("*.mem"))

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from parsers import julia_profile_print as jpp
-from parsers.detect import detect, load
-from parsers.errors import ParseError
-from parsers.model import Kind, Unit
-from viewer.compare import Status, align
+from profdiff.parsers import julia_profile_print as jpp
+from profdiff.parsers.detect import detect, load
+from profdiff.parsers.errors import ParseError
+from profdiff.parsers.model import Kind, Unit
+from profdiff.viewer.compare import Status, align
 
 DATA = Path(__file__).parent.parent / "data" / "julia-profile-print"
 GRASS = DATA / "julia-1.10-grass-eclipse-Profile.print.txt"

@@ -1,8 +1,15 @@
 import numpy as np
 import pytest
 
-from parsers.builder import TreeBuilder
-from parsers.model import Kind, Metric, Unit, children_csr, depth_from_parent, inclusive_from_self
+from profdiff.parsers.builder import TreeBuilder
+from profdiff.parsers.model import (
+    Kind,
+    Metric,
+    Unit,
+    children_csr,
+    depth_from_parent,
+    inclusive_from_self,
+)
 
 
 def test_stack_builder_merges_and_sums():
@@ -49,7 +56,7 @@ def test_depth_and_inclusive_on_random_tree():
 
 
 def test_preorder_and_outermost_recursion():
-    from parsers.model import outermost_mask, preorder_and_size
+    from profdiff.parsers.model import outermost_mask, preorder_and_size
     # 0:a -> 1:b -> 2:a -> 3:c ; 0:a -> 4:c
     parent = np.array([-1, 0, 1, 2, 0], dtype=np.int32)
     pre, size = preorder_and_size(parent)

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from tool_requirements import require, require_tool
 
-import parsers
-from parsers import perf_data, perf_script
-from parsers.errors import ExternalToolError, ParseError
+from profdiff import parsers
+from profdiff.parsers import perf_data, perf_script
+from profdiff.parsers.errors import ExternalToolError, ParseError
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "perf"
 pytestmark = pytest.mark.perf

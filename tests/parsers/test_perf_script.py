@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from tool_requirements import require
 
-import parsers
-from parsers import perf_script
-from parsers.errors import ParseError
-from parsers.model import Kind
+from profdiff import parsers
+from profdiff.parsers import perf_script
+from profdiff.parsers.errors import ParseError
+from profdiff.parsers.model import Kind
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "perf"
 SCRIPTS = sorted((DATA / "script").iterdir())

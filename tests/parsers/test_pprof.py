@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from parsers import pprof
-from parsers.detect import detect, load
-from parsers.errors import ParseError
-from parsers.model import Kind, Unit, flat_aggregate
-from parsers.proto import profile_pb2
+from profdiff.parsers import pprof
+from profdiff.parsers.detect import detect, load
+from profdiff.parsers.errors import ParseError
+from profdiff.parsers.model import Kind, Unit, flat_aggregate
+from profdiff.parsers.proto import profile_pb2
 
 DATA = Path(__file__).parent.parent / "data" / "pprof"
 ALL = sorted(p.name for p in DATA.iterdir() if p.name != "SOURCES.md")

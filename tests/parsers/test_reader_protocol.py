@@ -2,8 +2,8 @@
 
 import inspect
 
-from parsers.detect import readers
-from parsers.reader import Reader
+from profdiff.parsers.detect import readers
+from profdiff.parsers.reader import Reader
 
 
 def test_every_reader_follows_the_protocol():

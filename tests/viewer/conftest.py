@@ -17,7 +17,7 @@ def make_window(qtbot, tmp_path):
     waits), sized ``width x height`` and optionally shown."""
     from PySide6.QtCore import QSettings
 
-    from viewer.qt.main_window import MainWindow
+    from profdiff.viewer.qt.main_window import MainWindow
 
     def make(width: int = 1400, height: int = 900, show: bool = False) -> MainWindow:
         w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),

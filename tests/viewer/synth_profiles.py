@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from parsers.builder import TreeBuilder
-from parsers.model import Kind, Metric, Unit
+from profdiff.parsers.builder import TreeBuilder
+from profdiff.parsers.model import Kind, Metric, Unit
 
 VIEWER_DATA = Path(__file__).parent.parent / "data" / "viewer"
 
@@ -64,8 +64,8 @@ NEW_STACKS = [
 
 def random_profile(n: int, seed: int = 0, path: str = "big.prof", n_names: int = 5000):
     """A random tree of ``n`` nodes (parents precede children) with GHC-like metrics."""
-    from parsers.builder import profile_from_arrays
-    from parsers.model import make_frame_table
+    from profdiff.parsers.builder import profile_from_arrays
+    from profdiff.parsers.model import make_frame_table
 
     rng = np.random.default_rng(seed)
     parent = np.empty(n, dtype=np.int32)

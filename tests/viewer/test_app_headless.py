@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from viewer.qt import app
+from profdiff.viewer.qt import app
 
 HS = Path(__file__).parents[1] / "data/hs-ad"
 

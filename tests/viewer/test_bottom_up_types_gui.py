@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from viewer.qt.alloc_types_view import AllocTypesView
-from viewer.qt.bottom_up_view import BottomUpView
+from profdiff.viewer.qt.alloc_types_view import AllocTypesView
+from profdiff.viewer.qt.bottom_up_view import BottomUpView
 
 DATA = Path(__file__).parents[1] / "data"
 PERF = [DATA / f"perf/c-vm/v{i}/perf.script.txt.gz" for i in (1, 2)]
@@ -197,8 +197,8 @@ def test_bottom_up_follows_changed_only_and_threshold(win, tmp_path):
     win.threshold_spin.setValue(2.0)
     shown = _visible_rows(view)
     assert 0 < len(shown) < cmp.n_rows
-    from viewer.compare import Status
-    from viewer.qt.bottom_up_view import pp_factor
+    from profdiff.viewer.compare import Status
+    from profdiff.viewer.qt.bottom_up_view import pp_factor
 
     def big(r: int) -> bool:
         if cmp.status[r] in (Status.ADDED, Status.REMOVED):

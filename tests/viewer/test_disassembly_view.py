@@ -12,8 +12,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTabWidget
 from tool_requirements import require_tool
 
-from viewer.annotate import compare_function
-from viewer.qt.disassembly_view import (
+from profdiff.viewer.annotate import compare_function
+from profdiff.viewer.qt.disassembly_view import (
     A_TEXT,
     B_PCT,
     B_TEXT,
@@ -99,7 +99,7 @@ def test_window_hook_on_perf_rows(make_window, qtbot, tmp_path, monkeypatch) -> 
     pane = w.flat.table  # "By cost centre": every function is a root row
     model = pane.model()
     cmp = model.cmp
-    from viewer.qt.models import ROW_ID_ROLE
+    from profdiff.viewer.qt.models import ROW_ID_ROLE
     rows = [r for r in range(cmp.n_rows) if str(cmp.name[r]) == "vm_run.constprop.0"]
     assert perf_row_target(cmp, rows[0]) == ("vm_run.constprop.0", str(V1), str(V2))
     kernel = [r for r in range(cmp.n_rows) if str(cmp.name[r]).startswith("[")]
@@ -115,7 +115,7 @@ def test_window_hook_on_perf_rows(make_window, qtbot, tmp_path, monkeypatch) -> 
 
 
 def test_jump_column_counts_incoming_sites(cvm_cmp) -> None:
-    from viewer.qt.disassembly_view import A_JUMP, B_JUMP
+    from profdiff.viewer.qt.disassembly_view import A_JUMP, B_JUMP
 
     model = InstructionPairsModel(cvm_cmp)
     for col, k, row_of in ((A_JUMP, 0, model.rows.row_of_a), (B_JUMP, 1, model.rows.row_of_b)):
@@ -125,7 +125,7 @@ def test_jump_column_counts_incoming_sites(cvm_cmp) -> None:
 
 
 def test_arrows_are_painted(qtbot, cvm_cmp) -> None:
-    from viewer.qt.disassembly_view import A_ARROWS, B_ARROWS
+    from profdiff.viewer.qt.disassembly_view import A_ARROWS, B_ARROWS
 
     view = DisassemblyView("vm_run")
     qtbot.addWidget(view)

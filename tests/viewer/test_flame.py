@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 from tool_requirements import require_module
 
-from parsers.builder import TreeBuilder
-from parsers.model import Kind, Metric, Unit
-from viewer import flame_layout as fl
-from viewer.compare import Status, align
+from profdiff.parsers.builder import TreeBuilder
+from profdiff.parsers.model import Kind, Metric, Unit
+from profdiff.viewer import flame_layout as fl
+from profdiff.viewer.compare import Status, align
 
 require_module("PySide6", "pip install PySide6-Essentials")
 from PySide6.QtCore import QPoint, Qt  # noqa: E402
 
-from viewer.qt.flame_view import HATCH, OUTLINE, ROW_H, FlameView, render_flame_png  # noqa: E402
+from profdiff.viewer.qt.flame_view import HATCH, OUTLINE, ROW_H, FlameView, render_flame_png  # noqa: E402
 
 METRICS = [
     Metric("own", Unit.TICKS, Kind.SELF, "self ticks"),
@@ -151,7 +151,7 @@ def test_removed_frames_are_visible_hatched_and_outlined(view, cmp):
     assert HATCH in line
     assert img.pixelColor(a, y).getRgb()[:3] == OUTLINE
     # the added frame is in the "added" colour
-    from viewer.colors import ADDED
+    from profdiff.viewer.colors import ADDED
 
     na, nb, nd = rects[r["newhelper"]]
     assert img.pixelColor(na + 2, nd * ROW_H + 3).getRgb()[:3] == ADDED
@@ -241,7 +241,7 @@ def test_single_run_flame_graph(qtbot):
 
 def test_ghc_pair_hs_ad(qtbot, data_dir, tmp_path):
     """The real pair: v2 adds addGrad (0 % -> 24.7 % inherited time); sigmoidD was removed."""
-    import parsers
+    from profdiff import parsers
 
     a = parsers.load(data_dir / "flame" / "ad-v1.prof")
     b = parsers.load(data_dir / "flame" / "ad-v2.prof")

@@ -16,8 +16,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtCore import QModelIndex, QPointF, Qt  # noqa: E402
 
-from parsers import ghc_heap, ghc_rts_machine, ghc_rts_summary, ghc_ticky  # noqa: E402
-from viewer.compare import align  # noqa: E402
+from profdiff.parsers import ghc_heap, ghc_rts_machine, ghc_rts_summary, ghc_ticky  # noqa: E402
+from profdiff.viewer.compare import align  # noqa: E402
 
 DATA = Path(__file__).parent.parent / "data" / "format-views"
 
@@ -59,7 +59,7 @@ def _row_by_name(model, name: str) -> list:
 # entry points
 # ------------------------------------------------------------------------------------------
 def test_entry_points_by_format(qtbot, heap_runs, rts_runs, ticky_runs):
-    from viewer.qt.format_views import extra_views, primary_view
+    from profdiff.viewer.qt.format_views import extra_views, primary_view
 
     heap = extra_views(align(heap_runs))
     assert [t for t, _ in heap] == ["Heap over time"]
@@ -79,7 +79,7 @@ def test_entry_points_by_format(qtbot, heap_runs, rts_runs, ticky_runs):
 
 
 def test_no_special_views_for_mixed_formats(heap_runs, ticky_runs):
-    from viewer.qt.format_views import extra_views, primary_view
+    from profdiff.viewer.qt.format_views import extra_views, primary_view
 
     cmp = align([heap_runs[0], ticky_runs[0]], mode="flat")
     assert extra_views(cmp) == []
@@ -91,7 +91,7 @@ def test_no_special_views_for_mixed_formats(heap_runs, ticky_runs):
 # ------------------------------------------------------------------------------------------
 @pytest.fixture
 def heap_view(qtbot, heap_runs):
-    from viewer.qt.heap_view import HeapView
+    from profdiff.viewer.qt.heap_view import HeapView
 
     w = HeapView(align(heap_runs, mode="flat"), top_n=6)
     qtbot.addWidget(w)
@@ -101,7 +101,7 @@ def heap_view(qtbot, heap_runs):
 
 
 def test_heap_stacks_equal_reader_series(heap_view, heap_runs):
-    from viewer.qt.heap_view import OTHER
+    from profdiff.viewer.qt.heap_view import OTHER
 
     cmp = heap_view.cmp
     assert len(heap_view.charts) == 2
@@ -206,8 +206,8 @@ def test_heap_table_values_and_model(heap_view, model_tester):
 # RTS
 # ------------------------------------------------------------------------------------------
 def test_rts_view_values_and_warning(qtbot, rts_runs, model_tester):
-    from viewer.qt.rts_view import RtsView
-    from viewer.qt.totals_table import KEY_ROLE
+    from profdiff.viewer.qt.rts_view import RtsView
+    from profdiff.viewer.qt.totals_table import KEY_ROLE
 
     w = RtsView(align(rts_runs, mode="flat"))
     qtbot.addWidget(w)
@@ -241,7 +241,7 @@ def test_rts_view_values_and_warning(qtbot, rts_runs, model_tester):
 
 
 def test_totals_model_flat_and_three_runs(qtbot, rts_runs, model_tester):
-    from viewer.qt.totals_table import TotalsTable, totals_data
+    from profdiff.viewer.qt.totals_table import TotalsTable, totals_data
 
     third = ghc_rts_summary.read(DATA / "hs-ad-v1.stats.txt")
     cmp = align([rts_runs[0], rts_runs[1], third], mode="flat")
@@ -261,7 +261,7 @@ def test_totals_model_flat_and_three_runs(qtbot, rts_runs, model_tester):
 # ticky
 # ------------------------------------------------------------------------------------------
 def test_ticky_closures_first_row_and_identical(qtbot, ticky_runs, model_tester):
-    from viewer.qt.ticky_view import NOTE_ROLE, TickyClosuresView
+    from profdiff.viewer.qt.ticky_view import NOTE_ROLE, TickyClosuresView
 
     w = TickyClosuresView(align(ticky_runs, mode="flat"))
     qtbot.addWidget(w)
@@ -296,7 +296,7 @@ def test_ticky_closures_first_row_and_identical(qtbot, ticky_runs, model_tester)
 
 
 def test_ticky_ambiguous_and_sum_duplicates(qtbot, model_tester):
-    from viewer.qt.ticky_view import NOTE_ROLE, TickyClosuresView, ambiguous_keys
+    from profdiff.viewer.qt.ticky_view import NOTE_ROLE, TickyClosuresView, ambiguous_keys
 
     runs = [ghc_ticky.read(DATA / f) for f in ("ghc-7.x-haskell-opengl-Modern-Main.ticky",
                                                "ghc-7.x-haskell-opengl-src-Main.ticky")]
@@ -328,7 +328,7 @@ def test_ticky_ambiguous_and_sum_duplicates(qtbot, model_tester):
 
 
 def test_ticky_counters_panel(qtbot, ticky_runs, model_tester):
-    from viewer.qt.ticky_view import TickyCountersView
+    from profdiff.viewer.qt.ticky_view import TickyCountersView
 
     w = TickyCountersView(align(ticky_runs, mode="flat"))
     qtbot.addWidget(w)
@@ -355,7 +355,7 @@ def test_ticky_counters_panel(qtbot, ticky_runs, model_tester):
 
 
 def test_row_index_missing_key(qtbot, rts_runs):
-    from viewer.qt.totals_table import TotalsTable, totals_data
+    from profdiff.viewer.qt.totals_table import TotalsTable, totals_data
 
     t = TotalsTable(totals_data(align(rts_runs, mode="flat")))
     qtbot.addWidget(t)

@@ -18,9 +18,9 @@ os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from parsers import ghc_heap, ghc_rts_summary, ghc_ticky  # noqa: E402
-from viewer.compare import align  # noqa: E402
-from viewer.ticky_groups import NO_MODULE, group_by_module  # noqa: E402
+from profdiff.parsers import ghc_heap, ghc_rts_summary, ghc_ticky  # noqa: E402
+from profdiff.viewer.compare import align  # noqa: E402
+from profdiff.viewer.ticky_groups import NO_MODULE, group_by_module  # noqa: E402
 
 DATA = Path(__file__).parent.parent / "data"
 TICKY = DATA / "ghc-ticky"
@@ -69,7 +69,7 @@ def test_group_by_module_profile_sums(ticky_runs):
 
 
 def test_ticky_grouped_view_module_delta_is_sum_of_closures(qtbot, ticky_runs, model_tester):
-    from viewer.qt.ticky_view import TickyClosuresView
+    from profdiff.viewer.qt.ticky_view import TickyClosuresView
 
     w = TickyClosuresView(align(ticky_runs, mode="flat"))
     qtbot.addWidget(w)
@@ -112,7 +112,7 @@ def test_ticky_grouped_view_module_delta_is_sum_of_closures(qtbot, ticky_runs, m
 def test_ticky_grouped_sum_duplicates_matches_flat(qtbot, model_tester):
     """With *sum duplicates*, every closure row of the grouped tree has the flat
     alignment's summed values (reports with ambiguous keys)."""
-    from viewer.qt.ticky_view import TickyClosuresView
+    from profdiff.viewer.qt.ticky_view import TickyClosuresView
 
     runs = [ghc_ticky.read(TICKY / n) for n in ("ghc-7.x-haskell-opengl-Modern-Main.ticky",
                                                  "ghc-7.x-haskell-opengl-src-Main.ticky")]
@@ -142,7 +142,7 @@ def test_ticky_grouped_sum_duplicates_matches_flat(qtbot, model_tester):
 
 def test_ticky_grouped_colours_on_run_scale(qtbot, ticky_runs):
     """Δ colours use the flat table's scale (share of the run), not the largest module."""
-    from viewer.qt.ticky_view import TickyClosuresView
+    from profdiff.viewer.qt.ticky_view import TickyClosuresView
 
     w = TickyClosuresView(align(ticky_runs, mode="flat"))
     qtbot.addWidget(w)
@@ -179,7 +179,7 @@ def _with_marks(src: Path, dst: Path, marks: tuple[float, ...]) -> Path:
 
 
 def test_heap_marks_drawn_in_each_chart(qtbot, tmp_path):
-    from viewer.qt.heap_view import HeapView, run_marks
+    from profdiff.viewer.qt.heap_view import HeapView, run_marks
 
     a = _with_marks(DATA / "ghc-hp" / "hs-ad-v1.hp", tmp_path / "a.hp", (1.0, 2.5))
     runs = [ghc_heap.read(a), ghc_heap.read(DATA / "ghc-hp" / "hs-ad-v2.hp")]
@@ -219,7 +219,7 @@ def _scaled_s_log(dst: Path, factor: float) -> Path:
 
 
 def test_rts_gc_log_plot_one_curve_per_run(qtbot, tmp_path):
-    from viewer.qt.format_views import primary_view
+    from profdiff.viewer.qt.format_views import primary_view
 
     runs = [ghc_rts_summary.read(S_LOG),
             ghc_rts_summary.read(_scaled_s_log(tmp_path / "scaled.txt", 2.0))]
@@ -247,7 +247,7 @@ def test_rts_gc_log_plot_one_curve_per_run(qtbot, tmp_path):
 
 
 def test_rts_view_without_gc_log_has_no_plot(qtbot):
-    from viewer.qt.rts_view import RtsView
+    from profdiff.viewer.qt.rts_view import RtsView
 
     runs = [ghc_rts_summary.read(DATA / "ghc-rts" / f"hs-ad-v{i}.stats.txt") for i in (1, 2)]
     w = RtsView(align(runs, mode="flat"))
@@ -256,7 +256,7 @@ def test_rts_view_without_gc_log_has_no_plot(qtbot):
 
 
 def test_rts_gc_log_plot_only_for_runs_with_a_log(qtbot):
-    from viewer.qt.rts_view import RtsView
+    from profdiff.viewer.qt.rts_view import RtsView
 
     runs = [ghc_rts_summary.read(DATA / "ghc-rts" / "hs-ad-v1.stats.txt"),
             ghc_rts_summary.read(S_LOG)]
@@ -269,7 +269,7 @@ def test_rts_gc_log_plot_only_for_runs_with_a_log(qtbot):
 # column widths survive metric changes
 # ------------------------------------------------------------------------------------------
 def test_diff_tree_keeps_user_widths_on_metric_toggle(qtbot, pair):
-    from viewer.qt.views import DiffTreeView
+    from profdiff.viewer.qt.views import DiffTreeView
 
     v = DiffTreeView()
     qtbot.addWidget(v)
@@ -298,7 +298,7 @@ def test_diff_tree_keeps_user_widths_on_metric_toggle(qtbot, pair):
 
 
 def test_side_by_side_keeps_user_widths_on_metric_toggle(qtbot, pair):
-    from viewer.qt.views import SideBySideView
+    from profdiff.viewer.qt.views import SideBySideView
 
     v = SideBySideView()
     qtbot.addWidget(v)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-import viewer.qt.window_noise as window_noise
-from viewer.qt.models import FADED_TEXT, fade_rgb
+import profdiff.viewer.qt.window_noise as window_noise
+from profdiff.viewer.qt.models import FADED_TEXT, fade_rgb
 
 DATA = Path(__file__).parent.parent / "data"
 HS = DATA / "hs-ad"
@@ -176,7 +176,7 @@ def test_big_comparisons_get_their_noise_in_the_background(win, monkeypatch):
 
 
 def test_app_command_line_groups(tmp_path, capsys):
-    from viewer.qt.app import main
+    from profdiff.viewer.qt.app import main
 
     out = tmp_path / "g.png"
     assert main(["--base", str(V1), str(RUN1), str(RUN2), "--new", str(V2), "--screenshot",

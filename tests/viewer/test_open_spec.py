@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from viewer.options import build_app_parser, spec_from_args, view_from_args
+from profdiff.viewer.options import build_app_parser, spec_from_args, view_from_args
 
 HS = Path(__file__).parents[1] / "data/hs-ad"
 

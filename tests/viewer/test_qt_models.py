@@ -5,9 +5,9 @@ import pytest
 from PySide6.QtCore import Qt
 from synth_profiles import METRICS
 
-from viewer.compare import Status, align
-from viewer.qt.layout import RowLayout, map_rows, path_hashes
-from viewer.qt.models import (
+from profdiff.viewer.compare import Status, align
+from profdiff.viewer.qt.layout import RowLayout, map_rows, path_hashes
+from profdiff.viewer.qt.models import (
     PLACEHOLDER_TEXT,
     ComparisonTreeModel,
     diff_columns,
@@ -136,9 +136,9 @@ def test_one_switch_colours_every_view_by_baseline_total_or_share(qtbot, tmp_pat
 
     from PySide6.QtCore import QSettings
 
-    import parsers
-    from viewer.compare import align
-    from viewer.qt.main_window import MainWindow
+    from profdiff import parsers
+    from profdiff.viewer.compare import align
+    from profdiff.viewer.qt.main_window import MainWindow
 
     hs = Path(__file__).parents[1] / "data" / "hs-ad"
     runs = [parsers.load(hs / "v1" / "ad.P.prof"), parsers.load(hs / "v2" / "ad.P.prof")]

@@ -10,7 +10,7 @@ from PySide6.QtCore import QMimeData, QPointF, QSettings, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from synth_profiles import VIEWER_DATA
 
-from viewer.qt.main_window import MainWindow
+from profdiff.viewer.qt.main_window import MainWindow
 
 V1 = VIEWER_DATA / "hs-ad-v1.prof"
 V2 = VIEWER_DATA / "hs-ad-v2.prof"
@@ -192,7 +192,7 @@ def test_expand_hottest_delta_reaches_addgrad(loaded):
 
 
 def test_screenshot_writes_png(tmp_path):
-    from viewer.qt.app import main
+    from profdiff.viewer.qt.app import main
 
     out = tmp_path / "shot.png"
     rc = main([str(V1), str(V2), "--screenshot", str(out), "--view", "diff", "--size", "900x600"])

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from viewer.compare import Status
-from viewer.qt.models import MATCH_MARK
-from viewer.qt.rules_editor import split_presets
-from viewer.rules import PRESETS, KeyMap, ModuleRename, NameRename, load_rules_file
+from profdiff.viewer.compare import Status
+from profdiff.viewer.qt.models import MATCH_MARK
+from profdiff.viewer.qt.rules_editor import split_presets
+from profdiff.viewer.rules import PRESETS, KeyMap, ModuleRename, NameRename, load_rules_file
 
 DATA = Path(__file__).parent.parent / "data"
 V1 = DATA / "hs-ad" / "v1" / "ad.prof"
@@ -196,7 +196,7 @@ def test_editor_apply_realigns_in_place_keeping_selection(win, tmp_path):
 
 
 def test_app_command_line_opens_suggestions_panel(tmp_path):
-    from viewer.qt.app import main
+    from profdiff.viewer.qt.app import main
 
     out = tmp_path / "s.png"
     assert main([str(V1), str(V2), "--screenshot", str(out), "--show-suggestions",

@@ -9,8 +9,8 @@ from pathlib import Path
 from PySide6.QtCore import QSettings
 from synth_profiles import VIEWER_DATA
 
-from parsers import load
-from viewer.qt.main_window import MainWindow
+from profdiff.parsers import load
+from profdiff.viewer.qt.main_window import MainWindow
 
 V1 = VIEWER_DATA / "hs-ad-v1.prof"
 V2 = VIEWER_DATA / "hs-ad-v2.prof"

@@ -10,7 +10,7 @@ from PySide6.QtGui import QDragEnterEvent, QDragLeaveEvent
 from PySide6.QtWidgets import QApplication
 from synth_profiles import VIEWER_DATA
 
-from viewer.qt.main_window import MainWindow
+from profdiff.viewer.qt.main_window import MainWindow
 
 V1 = VIEWER_DATA / "hs-ad-v1.prof"
 V2 = VIEWER_DATA / "hs-ad-v2.prof"
@@ -171,7 +171,7 @@ def test_choose_the_baseline_among_three_runs(three):
 
 
 def test_baseline_choice_keeps_the_rename_rules(three):
-    from viewer.rules import name_rule
+    from profdiff.viewer.rules import name_rule
 
     w = three
     w.set_rules([name_rule(RENAME)])

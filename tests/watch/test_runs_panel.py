@@ -11,7 +11,7 @@ require_module("pytestqt", "pip install pytest-qt")
 
 from PySide6.QtCore import QSettings, Qt  # noqa: E402
 
-from viewer.qt.runs_panel import (  # noqa: E402
+from profdiff.viewer.qt.runs_panel import (  # noqa: E402
     RunsPanel,
     install_watch_action,
     is_watch_folder,
@@ -84,7 +84,7 @@ def test_runs_panel_rows_modes_notification_and_plots(qtbot, tmp_path, panel):
 
 @pytest.fixture
 def window(qtbot, tmp_path):
-    from viewer.qt.main_window import MainWindow
+    from profdiff.viewer.qt.main_window import MainWindow
 
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     win = MainWindow(settings=settings, synchronous=True)
@@ -146,7 +146,7 @@ def test_watch_folder_menu_action(qtbot, window):
 def test_landing_runs_align_in_a_worker(qtbot, tmp_path):
     """A window that loads in the thread pool: a landing run is aligned there too, and the
     note with the top changes comes once the views have swapped."""
-    from viewer.qt.main_window import MainWindow
+    from profdiff.viewer.qt.main_window import MainWindow
 
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     win = MainWindow(settings=settings, synchronous=False)

@@ -15,14 +15,14 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QSettings  # noqa: E402
 
-from viewer.rules import regex_rule  # noqa: E402
+from profdiff.viewer.rules import regex_rule  # noqa: E402
 
 DATA = Path(__file__).parents[1] / "data"
 
 
 @pytest.fixture
 def window(qtbot, tmp_path):
-    from viewer.qt.main_window import MainWindow
+    from profdiff.viewer.qt.main_window import MainWindow
 
     w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
                    synchronous=True)
@@ -73,7 +73,7 @@ def test_ticky_closures_view_uses_the_rules(window, grouped):
 
 
 def test_runs_view_uses_the_rules(qtbot, tmp_path, window):
-    from viewer.qt.runs_panel import open_watch
+    from profdiff.viewer.qt.runs_panel import open_watch
 
     window.set_rules([regex_rule("^sigmoidD=logisticD")])  # before any run: kept
     folder = tmp_path / "runs"

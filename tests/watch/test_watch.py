@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from watch_helpers import SETTLE, WATCH_DATA, copy, wait_for, write_chunks
 
-from parsers import load
-from viewer.compare import align
-from viewer.runs import RunsTable, run_stem, top_changes
-from viewer.watch import FolderWatcher, Landed
+from profdiff.parsers import load
+from profdiff.viewer.compare import align
+from profdiff.viewer.runs import RunsTable, run_stem, top_changes
+from profdiff.viewer.watch import FolderWatcher, Landed
 
 V1_ALLOC = 4291393792  # "total alloc = 4,291,393,792 bytes" in v1/ad.prof
 V2_ALLOC = 6560334592

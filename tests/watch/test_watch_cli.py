@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from watch_helpers import SETTLE, WATCH_DATA, copy, wait_for
 
-from viewer.cli import main
+from profdiff.viewer.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -26,7 +26,7 @@ class Proc:
     def __init__(self, *args: str) -> None:
         env = dict(os.environ, PYTHONUNBUFFERED="1", NO_COLOR="1")
         self.p = subprocess.Popen(
-            [sys.executable, "-m", "viewer.cli", "watch", *args],
+            [sys.executable, "-m", "profdiff.viewer.cli", "watch", *args],
             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             encoding="utf-8")
         self.lines: list[str] = []

@@ -15,7 +15,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from parsers.errors import ProfdiffError
+from profdiff.parsers.errors import ProfdiffError
 
 PT_NOTE = 4
 NT_GNU_BUILD_ID = 3

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from parsers.errors import ProfdiffError
-from viewer.rules import PRESETS
+from profdiff.parsers.errors import ProfdiffError
+from profdiff.viewer.rules import PRESETS
 
 from .align import Pair, align
 from .binaries import BinaryError, Located, locate_binary

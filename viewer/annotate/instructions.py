@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from parsers.errors import ExternalToolError, ProfdiffError
-from viewer.rules import SEP
+from profdiff.parsers.errors import ExternalToolError, ProfdiffError
+from profdiff.viewer.rules import SEP
 
 OTHER, JUMP, CJUMP, IJUMP, CALL, ICALL, RET = range(7)
 KIND_NAMES = ("other", "jump", "conditional jump", "indirect jump", "call", "indirect call",

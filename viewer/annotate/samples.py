@@ -19,8 +19,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from parsers import perf_data
-from parsers.errors import ExternalToolError, ParseError
+from profdiff.parsers import perf_data
+from profdiff.parsers.errors import ExternalToolError, ParseError
 
 from .binaries import recorded_build_ids
 

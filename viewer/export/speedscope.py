@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from parsers.errors import ProfdiffError
-from parsers.model import Kind, Metric, Unit, preorder_and_size
+from profdiff.parsers.errors import ProfdiffError
+from profdiff.parsers.model import Kind, Metric, Unit, preorder_and_size
 
 from .. import __version__
 from ..compare import Comparison

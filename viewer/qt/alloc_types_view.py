@@ -13,11 +13,11 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from viewer.by_type import BYTES, COUNT, has_by_type
-from viewer.colors import DivergingScale
-from viewer.compare import Comparison
-from viewer.session import Session
-from viewer.units import format_delta, format_value
+from profdiff.viewer.by_type import BYTES, COUNT, has_by_type
+from profdiff.viewer.colors import DivergingScale
+from profdiff.viewer.compare import Comparison
+from profdiff.viewer.session import Session
+from profdiff.viewer.units import format_delta, format_value
 
 from .flat_view import FlatView
 from .models import Column

@@ -15,8 +15,14 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from parsers.errors import ProfdiffError
-from viewer.options import auto_match_value, build_app_parser, spec_from_args, view_from_args
+from profdiff.parsers.errors import ProfdiffError
+from profdiff.viewer.bundled import resource
+from profdiff.viewer.options import (
+    auto_match_value,
+    build_app_parser,
+    spec_from_args,
+    view_from_args,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,7 +40,9 @@ def _size(spec: str) -> tuple[int, int]:
 
 
 def _stylesheet() -> str:
-    qss = Path(__file__).resolve().parent.parent.parent / "resources" / "profdiff.qss"
+    qss = resource("profdiff.qss")
+    if qss is None:
+        return ""
     try:
         return qss.read_text(encoding="utf-8")
     except OSError:
@@ -192,7 +200,7 @@ def _no_display(args, missing: list[str] | None = None) -> int:
         print("profdiff: no display found (DISPLAY/WAYLAND_DISPLAY unset); showing the "
               "comparison in the terminal. Use --screenshot OUT.png to render the window to a "
               "file.", file=sys.stderr)
-    from viewer.diff_cli import print_for_app
+    from profdiff.viewer.diff_cli import print_for_app
 
     return print_for_app(args)
 

@@ -23,12 +23,12 @@ import numpy as np
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from parsers.model import Kind, Profile, Unit
-from viewer.colors import DivergingScale
-from viewer.compare import Comparison, Status
-from viewer.noise import ensure_noise
-from viewer.session import Session
-from viewer.view_state import ViewState, metric_pairs
+from profdiff.parsers.model import Kind, Profile, Unit
+from profdiff.viewer.colors import DivergingScale
+from profdiff.viewer.compare import Comparison, Status
+from profdiff.viewer.noise import ensure_noise
+from profdiff.viewer.session import Session
+from profdiff.viewer.view_state import ViewState, metric_pairs
 
 from .layout import precompute
 from .views import DiffTreeView

@@ -44,12 +44,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from parsers.errors import ProfdiffError
-from viewer.annotate import FunctionComparison, compare_function
-from viewer.annotate.instructions import KIND_NAMES
-from viewer.annotate.rows import AlignedRows, aligned_rows, side_lanes
-from viewer.colors import ADDED, REMOVED, DivergingScale
-from viewer.compare import Comparison
+from profdiff.parsers.errors import ProfdiffError
+from profdiff.viewer.annotate import FunctionComparison, compare_function
+from profdiff.viewer.annotate.instructions import KIND_NAMES
+from profdiff.viewer.annotate.rows import AlignedRows, aligned_rows, side_lanes
+from profdiff.viewer.colors import ADDED, REMOVED, DivergingScale
+from profdiff.viewer.compare import Comparison
 
 from .models import ROW_ID_ROLE
 

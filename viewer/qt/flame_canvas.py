@@ -13,8 +13,8 @@ from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from viewer.colors import ADDED, REMOVED
-from viewer.compare import Status
+from profdiff.viewer.colors import ADDED, REMOVED
+from profdiff.viewer.compare import Status
 
 if TYPE_CHECKING:
     from .flame_view import FlameView

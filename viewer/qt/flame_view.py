@@ -45,11 +45,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from parsers.model import Unit
-from viewer import flame_layout as fl
-from viewer.colors import DivergingScale
-from viewer.compare import Comparison, Status
-from viewer.units import format_delta, format_rel, format_value
+from profdiff.parsers.model import Unit
+from profdiff.viewer import flame_layout as fl
+from profdiff.viewer.colors import DivergingScale
+from profdiff.viewer.compare import Comparison, Status
+from profdiff.viewer.units import format_delta, format_rel, format_value
 
 from .flame_canvas import (  # noqa: F401 - constants re-exported for tests
     BACKGROUND,

@@ -19,9 +19,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from viewer.colors import DivergingScale
-from viewer.compare import Comparison
-from viewer.units import format_delta, format_value
+from profdiff.viewer.colors import DivergingScale
+from profdiff.viewer.compare import Comparison
+from profdiff.viewer.units import format_delta, format_value
 
 from .layout import RowLayout
 from .models import ComparisonTreeModel, diff_columns

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QWidget
 
-from viewer.compare import Comparison
-from viewer.session import Session
+from profdiff.viewer.compare import Comparison
+from profdiff.viewer.session import Session
 
 RTS_FORMATS = frozenset({"ghc-rts-s", "ghc-rts-t"})
 HEAP_FORMATS = frozenset({"ghc-hp"})

@@ -43,10 +43,10 @@ from PySide6.QtWidgets import (  # noqa: E402
     QWidget,
 )
 
-from viewer.colors import DivergingScale  # noqa: E402
-from viewer.compare import Comparison  # noqa: E402
-from viewer.session import Session  # noqa: E402
-from viewer.units import format_value, human_bytes  # noqa: E402
+from profdiff.viewer.colors import DivergingScale  # noqa: E402
+from profdiff.viewer.compare import Comparison  # noqa: E402
+from profdiff.viewer.session import Session  # noqa: E402
+from profdiff.viewer.units import format_value, human_bytes  # noqa: E402
 
 from .models import ROW_ID_ROLE, Column, ComparisonTreeModel, diff_columns  # noqa: E402
 from .totals_table import run_labels  # noqa: E402

@@ -1,20 +1,14 @@
-"""Where the app finds its icons and the bundled sample comparison."""
+"""The app's icons, from the installed package's resources (:mod:`viewer.bundled`)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from PySide6.QtGui import QIcon
 
-REPO_ROOT = Path(__file__).resolve().parent.parent.parent
-RESOURCES = REPO_ROOT / "resources"
-SAMPLE_PAIR = ("hs-ad-v1.prof", "hs-ad-v2.prof")
+from profdiff.viewer.bundled import SAMPLE_PAIR, resource, sample_pair
 
-
-def samples_dir() -> Path:
-    return REPO_ROOT / "samples"
+__all__ = ["SAMPLE_PAIR", "icon", "sample_pair"]
 
 
 def icon(name: str) -> QIcon:
-    p = RESOURCES / f"{name}.svg"
-    return QIcon(str(p)) if p.exists() else QIcon()
+    p = resource(f"{name}.svg")
+    return QIcon(str(p)) if p is not None else QIcon()

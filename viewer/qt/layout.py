@@ -22,8 +22,8 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from parsers.model import level_order
-from viewer.compare import Comparison
+from profdiff.parsers.model import level_order
+from profdiff.viewer.compare import Comparison
 
 _NAME_CODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, QRunnable, Signal
 
-from parsers.errors import ProfdiffError
-from parsers.model import Profile
-from viewer.compare import Comparison
-from viewer.session import (  # noqa: F401 - Slot, Cancelled, describe_error re-exported
+from profdiff.parsers.errors import ProfdiffError
+from profdiff.parsers.model import Profile
+from profdiff.viewer.compare import Comparison
+from profdiff.viewer.session import (  # noqa: F401 - Slot, Cancelled, describe_error re-exported
     Cancelled,
     Session,
     SessionSpec,

@@ -21,16 +21,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from parsers.model import Profile
-from viewer.colors import DivergingScale
-from viewer.compare import Comparison, Status
-from viewer.session import Session, SessionSpec
-from viewer.view_state import ViewState, available_metrics, change_scale_factor
+from profdiff.parsers.model import Profile
+from profdiff.viewer.colors import DivergingScale
+from profdiff.viewer.compare import Comparison, Status
+from profdiff.viewer.session import Session, SessionSpec
+from profdiff.viewer.view_state import ViewState, available_metrics, change_scale_factor
 
 from .actions import build_actions
 from .flame_view import FlameView
 from .flat_view import FlatView
-from .icons import REPO_ROOT, RESOURCES, SAMPLE_PAIR, icon, samples_dir  # noqa: F401
+from .icons import icon
 from .layout import map_rows
 from .loader import LoadTask, Slot
 from .rules_editor import RulesEditor, describe_rules

@@ -23,10 +23,17 @@ import pandas as pd
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QIcon
 
-from viewer.colors import ADDED, PALETTES, PLACEHOLDER, REMOVED, DivergingScale, text_color_for
-from viewer.compare import MATCHED_BY, Comparison, Status
-from viewer.units import format_delta, format_rel, format_value
-from viewer.view_state import (  # noqa: F401 - re-exported for the views
+from profdiff.viewer.colors import (
+    ADDED,
+    PALETTES,
+    PLACEHOLDER,
+    REMOVED,
+    DivergingScale,
+    text_color_for,
+)
+from profdiff.viewer.compare import MATCHED_BY, Comparison, Status
+from profdiff.viewer.units import format_delta, format_rel, format_value
+from profdiff.viewer.view_state import (  # noqa: F401 - re-exported for the views
     change_scale_factor,
     colour_change,
     default_metric,

@@ -37,9 +37,9 @@ from PySide6.QtWidgets import (  # noqa: E402
     QWidget,
 )
 
-from viewer.colors import DivergingScale  # noqa: E402
-from viewer.compare import Comparison, incomparable_warnings  # noqa: E402
-from viewer.units import format_rel, format_value  # noqa: E402
+from profdiff.viewer.colors import DivergingScale  # noqa: E402
+from profdiff.viewer.compare import Comparison, incomparable_warnings  # noqa: E402
+from profdiff.viewer.units import format_rel, format_value  # noqa: E402
 
 from .totals_table import TotalsTable, better_of, run_labels, totals_data  # noqa: E402
 

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from viewer.rules import (
+from profdiff.viewer.rules import (
     PRESETS,
     KeyMap,
     ModuleRename,

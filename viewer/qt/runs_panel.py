@@ -40,11 +40,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from parsers.model import Profile, Unit
-from viewer.runs import MODES, Run, RunsTable, top_changes
-from viewer.session import Session, SessionSpec
-from viewer.units import format_value
-from viewer.watch import DEFAULT_SETTLE, Landed
+from profdiff.parsers.model import Profile, Unit
+from profdiff.viewer.runs import MODES, Run, RunsTable, top_changes
+from profdiff.viewer.session import Session, SessionSpec
+from profdiff.viewer.units import format_value
+from profdiff.viewer.watch import DEFAULT_SETTLE, Landed
 
 from .watch_bridge import WatchBridge
 
@@ -66,8 +66,8 @@ def is_watch_folder(path: str | os.PathLike) -> bool:
     p = Path(path)
     if not p.is_dir():
         return False
-    from parsers.detect import detect
-    from parsers.errors import ProfdiffError
+    from profdiff.parsers.detect import detect
+    from profdiff.parsers.errors import ProfdiffError
 
     try:
         detect(p)

@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from viewer.compare import Comparison, Status
-from viewer.suggest import DEFAULT_THRESHOLD, Suggestion, suggest_matches
+from profdiff.viewer.compare import Comparison, Status
+from profdiff.viewer.suggest import DEFAULT_THRESHOLD, Suggestion, suggest_matches
 
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)

@@ -48,11 +48,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from parsers.model import Kind, Metric, Unit
-from viewer.colors import DivergingScale
-from viewer.compare import Comparison
-from viewer.session import Session
-from viewer.units import format_delta, format_value
+from profdiff.parsers.model import Kind, Metric, Unit
+from profdiff.viewer.colors import DivergingScale
+from profdiff.viewer.compare import Comparison
+from profdiff.viewer.session import Session
+from profdiff.viewer.units import format_delta, format_value
 
 from .models import Column, ComparisonTreeModel, diff_columns
 from .totals_table import TotalsData, TotalsTable, group_keys, run_labels

@@ -24,10 +24,10 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QHeaderView, QTreeView, QVBoxLayout, QWidget
 
-from parsers.model import Kind, Metric, Unit
-from viewer.colors import DivergingScale, text_color_for
-from viewer.compare import Comparison
-from viewer.units import format_delta, format_rel, format_value
+from profdiff.parsers.model import Kind, Metric, Unit
+from profdiff.viewer.colors import DivergingScale, text_color_for
+from profdiff.viewer.compare import Comparison
+from profdiff.viewer.units import format_delta, format_rel, format_value
 
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)

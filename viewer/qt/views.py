@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from viewer.colors import DivergingScale
-from viewer.compare import Comparison
+from profdiff.viewer.colors import DivergingScale
+from profdiff.viewer.compare import Comparison
 
 from . import bulk_ops
 from .layout import RowLayout, path_to_max

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
-from viewer.watch import DEFAULT_SETTLE, FolderWatcher, Landed
+from profdiff.viewer.watch import DEFAULT_SETTLE, FolderWatcher, Landed
 
 
 class WatchBridge(QObject):

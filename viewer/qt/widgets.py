@@ -19,10 +19,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from parsers.model import Unit
-from viewer.colors import ADDED, REMOVED, DivergingScale
-from viewer.compare import Comparison, Status, incomparable_warnings
-from viewer.units import format_delta, format_rel, format_value, human_bytes
+from profdiff.parsers.model import Unit
+from profdiff.viewer.colors import ADDED, REMOVED, DivergingScale
+from profdiff.viewer.compare import Comparison, Status, incomparable_warnings
+from profdiff.viewer.units import format_delta, format_rel, format_value, human_bytes
 
 
 def run_role(cmp: Comparison, i: int) -> str:

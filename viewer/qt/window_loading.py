@@ -14,11 +14,11 @@ from PySide6.QtWidgets import (
     QFileDialog,
 )
 
-from parsers.model import Profile
-from viewer.compare import Comparison
-from viewer.session import Session
+from profdiff.parsers.model import Profile
+from profdiff.viewer.compare import Comparison
+from profdiff.viewer.session import Session
 
-from .icons import SAMPLE_PAIR, samples_dir
+from .icons import sample_pair
 from .layout import precompute
 from .loader import LoadResult, LoadTask, Slot, load_and_align
 
@@ -82,13 +82,12 @@ class LoadingMixin:
             self._start(slots, list(self.paths))
 
     def open_sample(self) -> None:
-        d = samples_dir()
-        files = [d / n for n in SAMPLE_PAIR]
-        missing = [str(f) for f in files if not f.exists()]
+        files, missing = sample_pair()
         if missing:
             self.message_bar.show_message(
                 "Sample comparison not found: " + ", ".join(missing)
-                + " (the samples/ folder ships with the source tree).", "warning")
+                + " (it ships as package data of profdiff.samples; reinstall profdiff).",
+                "warning")
             return
         self.load_paths([str(f) for f in files])
 

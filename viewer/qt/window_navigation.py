@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from viewer.view_state import change_scale_factor, inclusive_of
+from profdiff.viewer.view_state import change_scale_factor, inclusive_of
 
 
 class NavigationMixin:
@@ -79,7 +79,7 @@ class NavigationMixin:
     def _culprit_key(self, cmp) -> np.ndarray | None:
         """Per-row culprit score (own regression against the baseline's total, beyond
         precision and noise; :mod:`viewer.ranking`), or None when no row has one."""
-        from viewer.ranking import rank_changes
+        from profdiff.viewer.ranking import rank_changes
 
         session = getattr(self, "session", None)
         ranking = session.culprits(cmp) if session is not None else rank_changes(cmp)

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from viewer.compare import Comparison
-from viewer.noise import ensure_noise, single_run_noise
+from profdiff.viewer.compare import Comparison
+from profdiff.viewer.noise import ensure_noise, single_run_noise
 
 NOISE_SYNC_ROWS = 200_000
 """Comparisons up to this many rows get their noise estimate at once; bigger ones in a

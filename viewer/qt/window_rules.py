@@ -14,9 +14,15 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
 )
 
-from viewer.rules import RULES_FILE, RuleError, find_rules_file, load_rules_file, save_rules_file
-from viewer.session import Session
-from viewer.suggest import accept as accept_suggestions
+from profdiff.viewer.rules import (
+    RULES_FILE,
+    RuleError,
+    find_rules_file,
+    load_rules_file,
+    save_rules_file,
+)
+from profdiff.viewer.session import Session
+from profdiff.viewer.suggest import accept as accept_suggestions
 
 from .layout import precompute
 from .rules_editor import RulesEditor, split_presets

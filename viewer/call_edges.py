@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from parsers.call_graph import CallGraph
-from parsers.model import Profile
+from profdiff.parsers.call_graph import CallGraph
+from profdiff.parsers.model import Profile
 
 
 def has_call_edges(p: Profile) -> bool:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from .options import UsageError, add_reading_options, spec_from_args
 
 if TYPE_CHECKING:
-    from parsers.model import Profile
+    from profdiff.parsers.model import Profile
 
 DESCRIPTION = ("Callers and callees of FUNCTION (exact name, else a unique substring) "
                "with the calls count and inclusive cost of each call edge.")
@@ -55,7 +55,7 @@ def find_function(p: Profile, text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from parsers.call_graph import CallGraph, edges_json
+    from profdiff.parsers.call_graph import CallGraph, edges_json
 
     from .session import load_run
 

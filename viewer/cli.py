@@ -40,7 +40,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("watch", "profdiff.viewer.watch_cli", "follow a folder: every new profile is compared as it lands"),
     ("annotate", "profdiff.viewer.annotate_cli",
      "one function's instructions in two perf.data runs, aligned: which got hot"),
-    ("calls", "viewer.calls_cli", "callers and callees of a function (callgrind call edges)"),
+    ("calls", "profdiff.viewer.calls_cli", "callers and callees of a function (callgrind call edges)"),
 )
 """Subcommands: (name, module, help).  See the module docstring."""
 

@@ -24,7 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
-from parsers import callgrind  # noqa: E402
+from profdiff.parsers import callgrind  # noqa: E402
 
 _NAMES = ["parse", "größe_berechnen", "日本語::処理", "Vec<T>::push", "ßpecial_fn", "hash_map",
           "rayon::iter::ξ", "core::fmt::write", "compute_дерево", "std::sort<int*>"]

@@ -45,7 +45,7 @@ def main() -> None:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from viewer.qt.main_window import MainWindow
+    from profdiff.viewer.qt.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([])
     parent = random_tree(args.nodes, 0)

@@ -33,7 +33,7 @@ sys.path.insert(0, str(HERE))
 
 from alternate import alternate, summary  # noqa: E402
 
-PROFDIFF = [sys.executable, "-m", "viewer.cli"]
+PROFDIFF = [sys.executable, "-m", "profdiff.viewer.cli"]
 UNICODE = ["λ", "⊕", "öß"]
 
 
@@ -96,7 +96,7 @@ def write_pj(dst: Path, n: int) -> None:
 
 
 def write_pprof(dst: Path, n_samples: int, n_stacks: int = 9800) -> None:
-    from parsers.proto import profile_pb2
+    from profdiff.parsers.proto import profile_pb2
 
     rng = np.random.default_rng(2)
     p = profile_pb2.Profile()
@@ -131,7 +131,7 @@ def write_pprof(dst: Path, n_samples: int, n_stacks: int = 9800) -> None:
 PPROF_FLOOR = """
 import gzip, sys
 sys.path.insert(0, {root!r})
-from parsers.proto import profile_pb2
+from profdiff.parsers.proto import profile_pb2
 p = profile_pb2.Profile()
 p.ParseFromString(gzip.decompress(open({path!r}, "rb").read()))
 for s in p.sample:
@@ -213,7 +213,7 @@ def bench_app(d: Path, mb: float, rounds: int) -> None:
     a, b = d / "a.prof", d / "b.prof"
     build_large(a, mb)
     build_large(b, mb * 0.97)
-    app = [*PROFDIFF[:-2], "-m", "viewer.qt.app"]  # same interpreter (and --code tree)
+    app = [*PROFDIFF[:-2], "-m", "profdiff.viewer.qt.app"]  # same interpreter (and --code tree)
     env_app = ["env", "QT_QPA_PLATFORM=offscreen", *app, str(a), str(b), "--view", "diff",
                "--expand", "hot", "--screenshot", str(d / "shot.png")]
     res = alternate({"app first paint": env_app,

@@ -38,7 +38,7 @@ from perf_recordings import perf_available, recording  # noqa: E402
 
 from profdiff.parsers import perf_data, perf_script  # noqa: E402
 
-PROFDIFF = [sys.executable, "-m", "viewer.cli"]
+PROFDIFF = [sys.executable, "-m", "profdiff.viewer.cli"]
 
 
 def _report(path: Path, *extra: str) -> list[str]:

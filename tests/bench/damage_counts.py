@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from mutants import CORPUS, DATA, fingerprint, judge, make, write  # noqa: E402
 
-from parsers import load  # noqa: E402
+from profdiff.parsers import load  # noqa: E402
 
 
 def main() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from tool_requirements import require_tool
 
-from viewer.cli import main
+from profdiff.viewer.cli import main
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "callgrind"
 MALLOC = DATA / "malloc-KGuzikowski-mdriver-xterm.callgrind.out"

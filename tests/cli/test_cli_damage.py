@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from viewer.cli import main
-from viewer.report import PATH_LIMIT
+from profdiff.viewer.cli import main
+from profdiff.viewer.report import PATH_LIMIT
 
 DATA = Path(__file__).parents[1] / "data"
 V1 = DATA / "hs-ad" / "v1" / "ad.prof"

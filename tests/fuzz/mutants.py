@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from parsers import load
-from parsers.errors import ProfdiffError
+from profdiff.parsers import load
+from profdiff.parsers.errors import ProfdiffError
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -26,8 +26,8 @@ from mutants import (
     write,
 )
 
-from parsers import load
-from parsers.errors import ProfdiffError
+from profdiff.parsers import load
+from profdiff.parsers.errors import ProfdiffError
 
 EXAMPLES = int(os.environ.get("PROFDIFF_FUZZ_EXAMPLES", "0")) or None
 FUZZ = settings(max_examples=EXAMPLES or 8, deadline=None, derandomize=EXAMPLES is None,

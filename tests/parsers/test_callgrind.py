@@ -12,10 +12,10 @@ import pytest
 from callgrind_annotate import annotate, function_name
 from tool_requirements import require_tool
 
-import parsers
-from parsers import callgrind
-from parsers.call_graph import CallGraph
-from parsers.errors import ParseError
+from profdiff import parsers
+from profdiff.parsers import callgrind
+from profdiff.parsers.call_graph import CallGraph
+from profdiff.parsers.errors import ParseError
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "callgrind"
 CORPUS = sorted(p.name for p in DATA.iterdir() if p.name != "SOURCES.md")

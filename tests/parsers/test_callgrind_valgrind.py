@@ -14,9 +14,9 @@ import pytest
 from callgrind_annotate import annotate, function_name
 from tool_requirements import require_tool
 
-import parsers
-from parsers import callgrind
-from viewer.cli import main as cli_main
+from profdiff import parsers
+from profdiff.parsers import callgrind
+from profdiff.viewer.cli import main as cli_main
 
 PROGRAM = r"""
 #include <stdio.h>

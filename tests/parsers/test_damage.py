@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from parsers import load
-from parsers.detect import detect
-from parsers.errors import ParseError
+from profdiff.parsers import load
+from profdiff.parsers.detect import detect
+from profdiff.parsers.errors import ParseError
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 AD_P = DATA / "hs-ad" / "v1" / "ad.prof"

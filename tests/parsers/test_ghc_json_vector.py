@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from parsers import ghc_json
-from parsers.errors import ParseError
+from profdiff.parsers import ghc_json
+from profdiff.parsers.errors import ParseError
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 FILES = [DATA / "hs-ad" / "v1" / "ad.prof.json",

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from parsers import ghc_prof
+from profdiff.parsers import ghc_prof
 
 SRC = Path(__file__).resolve().parent.parent / "data" / "hs-ad" / "v1" / "ad.P.prof"
 SWAP = str.maketrans({"a": "λ", "o": "ö", "s": "ß", "e": "⊕"})  # one char for one char

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from parsers import perf_script
-from parsers.builder import TreeBuilder
-from parsers.errors import ParseError
+from profdiff.parsers import perf_script
+from profdiff.parsers.builder import TreeBuilder
+from profdiff.parsers.errors import ParseError
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "perf"
 CVM = DATA / "c-vm" / "v1" / "perf.script.txt.gz"
@@ -43,7 +43,7 @@ def _reference(text: str) -> dict[tuple[str, ...], int]:
             sym = sym.split("+0x")[0] or "[unknown]"
             frames.append(tb.frame(sym, dso[:-1].rsplit("/", 1)[-1]))
         tb.add_stack(frames, self_samples=1)
-    from parsers.model import Kind, Metric, Unit
+    from profdiff.parsers.model import Kind, Metric, Unit
     prof = tb.build(path="ref", format="ref",
                     metrics=[Metric("self_samples", Unit.SAMPLES, Kind.SELF)])
     return _paths(prof)

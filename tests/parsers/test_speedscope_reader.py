@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import parsers
-from parsers import speedscope
-from parsers.errors import ParseError
+from profdiff import parsers
+from profdiff.parsers import speedscope
+from profdiff.parsers.errors import ParseError
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "speedscope"
 CORPUS = sorted(p.name for p in DATA.iterdir() if ".json" in p.name)
@@ -158,7 +158,7 @@ def test_choose_a_profile_by_index_or_name() -> None:
 def test_run_pair_diff_aligns_threads(tmp_path: Path) -> None:
     a = parsers.load(DATA / "pyspy-0.4.1-self-driving-sim-run-a.speedscope.json.gz")
     b = parsers.load(DATA / "pyspy-0.4.1-self-driving-sim-run-b.speedscope.json.gz")
-    from viewer.compare import align
+    from profdiff.viewer.compare import align
 
     cmp = align([a, b], mode="flat")
     assert cmp.n_rows < a.n_nodes + b.n_nodes  # most functions match across the runs

@@ -12,9 +12,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 
-import parsers  # noqa: E402
-from viewer.call_edges import edge_rows, has_call_edges  # noqa: E402
-from viewer.compare import align  # noqa: E402
+from profdiff import parsers  # noqa: E402
+from profdiff.viewer.call_edges import edge_rows, has_call_edges  # noqa: E402
+from profdiff.viewer.compare import align  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "callgrind"
 A = DATA / "malloc-KGuzikowski-mdriver-xterm.callgrind.out"
@@ -46,8 +46,8 @@ def test_edge_rows_match_the_files(runs) -> None:
 
 
 def test_tab_lists_callers_of_the_selected_function(qtbot, runs) -> None:
-    from viewer.qt.call_graph_view import CallGraphView, wants_call_graph
-    from viewer.qt.format_views import extra_views
+    from profdiff.viewer.qt.call_graph_view import CallGraphView, wants_call_graph
+    from profdiff.viewer.qt.format_views import extra_views
 
     cmp = align(list(runs), mode="flat")
     assert wants_call_graph(cmp)

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from watch_helpers import SETTLE, WATCH_DATA, wait_for
 
-from parsers import load
-from viewer.runs import RunsTable
-from viewer.watch import FolderWatcher, Landed
-from viewer.watch_cli import _Printer
+from profdiff.parsers import load
+from profdiff.viewer.runs import RunsTable
+from profdiff.viewer.watch import FolderWatcher, Landed
+from profdiff.viewer.watch_cli import _Printer
 
 HP = Path(__file__).resolve().parent.parent / "data" / "ghc-hp" / "hs-ad-v1.hp"
 

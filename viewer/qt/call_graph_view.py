@@ -21,9 +21,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from viewer.call_edges import edge_rows, has_call_edges
-from viewer.compare import Comparison
-from viewer.units import format_delta, format_value
+from profdiff.viewer.call_edges import edge_rows, has_call_edges
+from profdiff.viewer.compare import Comparison
+from profdiff.viewer.units import format_delta, format_value
 
 MAX_FUNCTIONS = 2000  # rows in the function list (largest |Δ| first; the filter finds others)
 

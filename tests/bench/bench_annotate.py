@@ -42,11 +42,11 @@ from profdiff.viewer.annotate.binaries import Located  # noqa: E402
 from profdiff.viewer.annotate.compare import (  # noqa: E402
     FunctionComparison,
     FunctionRun,
+    compare_runs,
     load_function,
     symbol_rules,
 )
 from profdiff.viewer.annotate.instructions import disassemble, function_symbols  # noqa: E402
-from profdiff.viewer.annotate.summary import largest_increase, summarise  # noqa: E402
 
 
 def c_source(cases: int, guarded: bool) -> str:
@@ -142,17 +142,7 @@ def display(cmp: FunctionComparison) -> float:
 
 
 def compare(runs: list[FunctionRun]) -> FunctionComparison:
-    a, b = runs
-    pairs = align(a.instructions.norm.tolist(), b.instructions.norm.tolist(),
-                  filler=frozenset(("nop",)))
-    summaries = [summarise(r.instructions, r.samples, r.total) for r in runs]
-    base_of_new = np.full(len(b.instructions), -1, dtype=np.int64)
-    for i, j in pairs:
-        if i is not None and j is not None:
-            base_of_new[j] = i
-    summaries[1]["largest_increase_block"] = largest_increase(
-        b.instructions, b.samples, b.total, a.samples, a.total, base_of_new)
-    return FunctionComparison(runs, pairs, summaries)
+    return compare_runs(runs)
 
 
 def main() -> None:

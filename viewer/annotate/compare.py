@@ -66,6 +66,12 @@ def compare_function(path_a: str | Path, path_b: str | Path, symbol: str, *,
                      rules: Sequence = (), event: str | None = None) -> FunctionComparison:
     """Everything ``profdiff annotate`` prints, for ``symbol`` in runs A and B."""
     runs = [load_function(Path(p), symbol, rules=rules, event=event) for p in (path_a, path_b)]
+    return compare_runs(runs)
+
+
+def compare_runs(runs: list[FunctionRun]) -> FunctionComparison:
+    """Align two loaded runs of one function and summarise both (the part that needs no
+    perf or objdump: the benchmark times exactly this)."""
     a, b = runs
     pairs = align(a.instructions.norm.tolist(), b.instructions.norm.tolist(),
                   filler=frozenset(("nop",)))

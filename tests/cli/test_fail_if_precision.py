@@ -66,3 +66,29 @@ def test_diff_of_two_formats_is_an_error_naming_both(capsys) -> None:
     code = main(["diff", str(a), str(b), "--json", "--allow-mixed-formats"])
     doc = json.loads(capsys.readouterr().out)
     assert code == 0 and any("different formats" in w for w in doc["warnings"])
+
+
+@pytest.mark.parametrize("name", ["ad.prof", "ad.P.prof", "ad.prof.json"])
+def test_culprit_is_the_first_row_of_every_ghc_output(capsys, name: str) -> None:
+    """addGrad (0 -> 2.2 GB, 0 -> 0.9 s) leads the default table in -p, -P and -pj: ranked
+    by own change against the baseline's total, not by its callers' inherited %time, nor
+    by the RTS's GC cost centre (-pj) that grows with the allocation."""
+    code = main(["diff", str(HS / "v1" / name), str(HS / "v2" / name), "--json", "--top", "5"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert doc["rows"][0]["name"] == "addGrad"
+    assert doc["sort"]["by"] == "rank" and doc["rows"][0]["score"] > 0.4
+    assert {"time_s", "alloc_bytes"} <= set(doc["metrics"])  # the columns that changed
+
+
+def test_pj_total_gate_sees_the_program_not_the_profiler(capsys) -> None:
+    """-pj v1 -> v2: the header's total alloc grows by 60.4 %, of which 325 MB is the RTS's
+    SYSTEM cost centre; the program's own total grows by exactly what the text reports of
+    the same binaries print (+2,268,940,800 B, +52.9 %)."""
+    code = main(["diff", str(HS / "v1" / "ad.prof.json"), str(HS / "v2" / "ad.prof.json"),
+                 "--json", "--fail-if", "total.total_alloc_bytes>+55%"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and not doc["fail_if"]["failed"]
+    assert doc["totals"]["total_alloc_bytes"]["delta"] == 6_560_334_592 - 4_291_393_792
+    head = doc["totals"]["header_total_alloc_bytes"]["values"]
+    assert (head[1] - head[0]) / head[0] > 0.6

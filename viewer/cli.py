@@ -4,6 +4,7 @@
     profdiff show FILE [--json]                      one run: header facts, top of the tree
     profdiff diff BASE NEW [MORE...] [...]           ranked comparison, --json, --fail-if
     profdiff export BASE [NEW...] -o OUT.json        speedscope export (viewer.export)
+    profdiff report BASE NEW -o OUT.html             one-file HTML (or Markdown) report
     profdiff watch DIR --no-gui                      one line per landed run (viewer.watch)
 
 Exit codes: 0 success, 1 a ``--fail-if`` gate was crossed, 2 usage or input error.
@@ -37,6 +38,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("export", "viewer.export.cli",
      "write a speedscope flame-graph file (runs, grew, shrank) and/or a CSV table"),
     ("watch", "viewer.watch_cli", "follow a folder: every new profile is compared as it lands"),
+    ("report", "viewer.report_cli",
+     "the comparison as one self-contained HTML page (or Markdown) for CI and review"),
     ("annotate", "viewer.annotate_cli",
      "one function's instructions in two perf.data runs, aligned: which got hot"),
 )

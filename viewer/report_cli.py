@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .options import UsageError, add_session_options, spec_from_args
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def write_report(session: Session, out: str | None, gates: "list[Gate]", *,
+def write_report(session: Session, out: str | None, gates: Sequence[Gate], *,
                  markdown: bool = False, max_frames: int = 20_000) -> bool:
     """Write the report of ``session`` to ``out`` (None/"-": stdout); True when a gate
     was crossed.  ``profdiff diff --report`` calls this too."""

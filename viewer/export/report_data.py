@@ -133,8 +133,13 @@ def _keep_rows(widths: np.ndarray, max_frames: int, min_width: float) -> tuple[n
 def flame_json(cmp: Comparison, metric: str, *, max_frames: int = MAX_FRAMES,
                min_width: float = MIN_FRAME_WIDTH) -> dict[str, Any]:
     """The tree comparison laid out and coloured (see the module docstring)."""
-    from viewer.flame_layout import (default_width_metric, inclusive_values, layout_comparison,
-                                     row_colors, scale_for)
+    from viewer.flame_layout import (
+        default_width_metric,
+        inclusive_values,
+        layout_comparison,
+        row_colors,
+        scale_for,
+    )
 
     width_metric = default_width_metric(cmp, metric)
     lay = layout_comparison(cmp, width_metric, "current")
@@ -158,7 +163,7 @@ def flame_json(cmp: Comparison, metric: str, *, max_frames: int = MAX_FRAMES,
         "parent": parent.tolist(), "depth": cmp.depth[keep].tolist(),
         "x0": np.round(lay.x0[keep], 9).tolist(), "w": np.round(lay.width[keep], 9).tolist(),
         "name": [str(x) for x in cmp.name[keep]], "module": [str(x) for x in cmp.module[keep]],
-        "colour": ["#%02x%02x%02x" % tuple(x) for x in rgb.tolist()],
+        "colour": [f"#{r:02x}{g:02x}{b_:02x}" for r, g, b_ in rgb.tolist()],
         "status": [Status(int(s)).label for s in np.asarray(cmp.status)[keep]],
         "base": [format_value(v, unit) for v in b.tolist()],
         "new": [format_value(v, unit) for v in c.tolist()],

@@ -43,6 +43,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--fail-if", action="append", metavar="EXPR",
                    help="exit 1 when a change crosses EXPR, e.g. 'alloc_bytes>+10%%' or "
                    "'total.total_alloc_bytes>+5%%'; may be repeated")
+    g.add_argument("--report", metavar="OUT",
+                   help="also write the report (profdiff report) to OUT: .html, or .md "
+                   "for Markdown")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,8 +67,13 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"errors": [{"message": msg, "formats": formats}]}, indent=1))
         raise UsageError(msg)
-    return print_comparison(session, view_from_args(args), sort=args.sort, top=args.top,
-                            as_json=args.json, all_metrics=args.all_metrics, gates=gates)
+    rc = print_comparison(session, view_from_args(args), sort=args.sort, top=args.top,
+                          as_json=args.json, all_metrics=args.all_metrics, gates=gates)
+    if getattr(args, "report", None):  # the same session: read and judged once
+        from .report_cli import write_report
+
+        write_report(session, args.report, gates, markdown=args.report.lower().endswith(".md"))
+    return rc
 
 
 def parse_sort(spec: str | None, cmp: Comparison, view: ViewState | None = None

@@ -82,5 +82,5 @@ def _num(v: Any) -> str:
 def _change(v: dict) -> str:
     c = v.get("change")
     if c is None:
-        return ""
+        return "new" if not v.get("base") else ""
     return f"{c:+.2f} %" if v.get("relative") else f"{c:+,.6g}"

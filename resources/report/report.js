@@ -28,7 +28,7 @@
   function totals() {
     const t = $("totals");
     const h = el("tr");
-    ["total"].concat(D.runs.map((r, i) => i === D.baseline ? "baseline" : "run " + i), ["Δ", "Δ %"])
+    ["total"].concat(D.runs.map((r, i) => i === D.baseline ? "baseline" : i === D.current ? "new" : "run " + i), ["Δ", "Δ %"])
       .forEach((x, i) => h.appendChild(el("th", { class: i ? "" : "name" }, x)));
     t.appendChild(h);
     D.totals.forEach((r) => {

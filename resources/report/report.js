@@ -148,7 +148,7 @@
       if (b <= view.x0 || a >= view.x1) continue;
       const l = Math.max(a, view.x0), r = Math.min(b, view.x1);
       const px = (r - l) / span * W;
-      if (px < 0.5) continue;
+      if (px < 1) continue;  // sub-pixel frames: drawn on zoom
       const d = F.depth[i];
       const div = document.createElement("div");
       div.className = "fr" + (matches ? (matches[i] ? " match" : " dim") : "");
@@ -195,9 +195,10 @@
     const byWidth = (a, b) => F.w[b] - F.w[a];
     roots.sort(byWidth);
     kids.forEach((k) => k.sort(byWidth));
-    const list = (ids, depth) => {
+    const PAGE = 100;  // children listed per click: a node may have thousands
+    const list = (ids, depth, from = 0) => {
       const ul = el("ul");
-      ids.forEach((i) => {
+      ids.slice(from, from + PAGE).forEach((i) => {
         const li = el("li", { "data-i": i });
         const tw = el("span", { class: "tw" }, kids[i].length ? "▸" : "");
         li.appendChild(tw);
@@ -209,9 +210,14 @@
           const sub = li.querySelector("ul");
           if (sub) { sub.remove(); tw.textContent = "▸"; } else open();
         });
-        if (kids[i].length && depth < 2) open();
+        if (kids[i].length && kids[i].length <= PAGE && depth < 2) open();
         ul.appendChild(li);
       });
+      if (ids.length > from + PAGE) {
+        const more = el("li", { class: "more" }, "▸ " + (ids.length - from - PAGE) + " more");
+        more.addEventListener("click", () => more.replaceWith(...list(ids, depth, from + PAGE).childNodes));
+        ul.appendChild(more);
+      }
       return ul;
     };
     const head = el("div", {}, "frame — base / new / Δ of " + F.label);
@@ -220,5 +226,6 @@
   }
 
   header(); totals(); changesTable(); flame(); tree();
+  document.body.dataset.readyMs = performance.now().toFixed(0);
   document.body.dataset.ready = "1";
 })();

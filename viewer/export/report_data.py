@@ -115,6 +115,30 @@ def changes_json(cmp: Comparison, ranking: Ranking, limit: int = MAX_CHANGES
             "rows": out, "total_rows": int(cmp.n_rows), "verdict_counts": counts}
 
 
+def format_many(values: np.ndarray, unit: Any, delta: bool = False) -> list[str]:
+    """:func:`~viewer.units.format_value` (or ``format_delta``) of every value: whole
+    byte/count/tick values and ordinary seconds take a fast path (the same text); the
+    rest go through the shared formatter one by one."""
+    from parsers.model import Unit
+
+    u = Unit(unit)
+    v = np.asarray(values, dtype=np.float64)
+    sfx = {Unit.BYTES: " B", Unit.SECONDS: " s", Unit.NANOSECONDS: " ns"}.get(u, "")
+    fast = None
+    if u in (Unit.BYTES, Unit.COUNT, Unit.TICKS, Unit.SAMPLES, Unit.NANOSECONDS):
+        if np.all(np.abs(v - np.round(v)) < 1e-6):
+            fast = ",.0f"
+    elif u is Unit.SECONDS and np.all(np.isfinite(v)) and np.all((np.abs(v) >= 0.001) | (v == 0)):
+        fast = ",.3f"
+    if fast is None:
+        one = format_delta if delta else format_value
+        return [one(x, u) for x in v.tolist()]
+    if not delta:
+        return [f"{x:{fast}}{sfx}" for x in v.tolist()]
+    return ["0" if x == 0 else f"{'+' if x > 0 else '−'}{abs(x):{fast}}{sfx}"
+            for x in v.tolist()]
+
+
 def _keep_rows(widths: np.ndarray, max_frames: int, min_width: float) -> tuple[np.ndarray, float]:
     """Every row when there are at most ``max_frames``; else the rows at least
     ``min_width`` wide (fractions), the threshold raised so at most ``max_frames`` stay.
@@ -164,10 +188,10 @@ def flame_json(cmp: Comparison, metric: str, *, max_frames: int = MAX_FRAMES,
         "x0": np.round(lay.x0[keep], 9).tolist(), "w": np.round(lay.width[keep], 9).tolist(),
         "name": [str(x) for x in cmp.name[keep]], "module": [str(x) for x in cmp.module[keep]],
         "colour": [f"#{r:02x}{g:02x}{b_:02x}" for r, g, b_ in rgb.tolist()],
-        "status": [Status(int(s)).label for s in np.asarray(cmp.status)[keep]],
-        "base": [format_value(v, unit) for v in b.tolist()],
-        "new": [format_value(v, unit) for v in c.tolist()],
-        "delta": [format_delta(v, unit) for v in (c - b).tolist()],
+        "status": np.array([s.label for s in Status], dtype=object)[
+            np.asarray(cmp.status)[keep]].tolist(),
+        "base": format_many(b, unit), "new": format_many(c, unit),
+        "delta": format_many(c - b, unit, delta=True),
     }
 
 

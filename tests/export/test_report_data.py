@@ -1,0 +1,47 @@
+"""The report's document: verdicts and the fast value formatter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from parsers.model import Unit
+from viewer.export.report_data import REAL, ROUNDING, format_many, verdicts
+from viewer.session import Session, SessionSpec
+from viewer.units import format_delta, format_value
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+
+@pytest.mark.parametrize("unit", list(Unit))
+def test_format_many_writes_what_format_value_writes(unit):
+    rng = np.random.default_rng(7)
+    for v in (np.round(rng.normal(0, 1e6, 500)), rng.normal(0, 3, 500),
+              np.array([0.0, 0.0005, 1234.5678, -2.0, 1e-9, np.nan])):
+        assert format_many(v, unit) == [format_value(x, unit) for x in v.tolist()]
+        assert format_many(v, unit, delta=True) == [format_delta(x, unit) for x in v.tolist()]
+
+
+def test_verdicts_of_the_bundled_pair():
+    s = Session.open(SessionSpec(files=(str(SAMPLES / "hs-ad-v1.prof"),
+                                        str(SAMPLES / "hs-ad-v2.prof"))))
+    cmp = s.main
+    rk = s.culprits(cmp)
+    v = verdicts(cmp, rk.metrics)
+    names = list(cmp.name)
+    assert v[names.index("evalDelta")] == REAL  # +87 % alloc, beyond every rounding
+    # "within rounding": no ranked metric changed beyond its precision, yet some Δ is
+    # nonzero (the printed percentages moved within their rounding)
+    moved = np.zeros(cmp.n_rows, bool)
+    nonzero = np.zeros(cmp.n_rows, bool)
+    for m in rk.metrics:
+        moved |= cmp.changed_mask(m)
+        nonzero |= np.nan_to_num(cmp.delta(m)) != 0
+    both = cmp.present.all(axis=1)
+    expected = both & ~moved & nonzero
+    assert expected.sum() > 5
+    assert list(v[expected]) == [ROUNDING] * int(expected.sum())
+    assert ROUNDING not in set(v[~expected])
+    assert v[names.index("dotD")] == "within noise"  # time −18 % on one run per side

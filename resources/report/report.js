@@ -104,6 +104,10 @@
       });
       tb.appendChild(tr);
     });
+    if (!C.rows.length) {
+      $("change-count").textContent = "no per-row costs in these runs (run totals only)";
+      return;
+    }
     $("change-count").textContent = rows.length + " of " + C.rows.length + " listed rows" +
       (C.total_rows > C.rows.length ? " (" + C.total_rows + " rows in the comparison; the top " +
         C.rows.length + " are listed)" : "");

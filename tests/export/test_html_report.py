@@ -182,3 +182,60 @@ def test_report_of_unreadable_file_is_one_line(tmp_path, capsys):
     rc = main(["report", str(A), str(bad), "-o", str(tmp_path / "r.html")])
     err = capsys.readouterr().err
     assert rc == 2 and "cut.prof" in err and "Traceback" not in err
+
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+FORMAT_PAIRS = {
+    "ghc-rts": ["ghc-rts/hs-ad-v1.stats.txt", "ghc-rts/hs-ad-v2.stats.txt"],
+    "ghc-ticky": ["ghc-ticky/hs-ad-v1.ticky.txt", "ghc-ticky/hs-ad-v2.ticky.txt"],
+    "ghc-prof -P, auto-match": ["hs-ad/v1/ad.P.prof", "hs-ad/v2/ad.P.prof", "--auto-match"],
+    "ghc-prof-json": ["hs-ad/v1/ad.prof.json", "hs-ad/v2/ad.prof.json"],
+    "groups": ["--base", "hs-ad/noise-v1/run1/ad.prof", "hs-ad/noise-v1/run2/ad.prof",
+               "hs-ad/noise-v1/run3/ad.prof", "--new", "hs-ad/v2/ad.prof"],
+    "pprof": ["pprof/go-1.18-wordcount-amd64-B4KO-cpu.pprof",
+              "pprof/go-1.18-wordcount-arm64-Andreaswiv-cpu.pprof"],
+    "folded": ["folded/flamegraph-perf-numa-stacks-01-collapsed-all.txt",
+               "folded/flamegraph-perf-numa-stacks-01-collapsed-tid.txt"],
+    "ghc-hp": ["ghc-hp/ghc-7.10.3-startstopfrp-example-h-2016-09-26.hp.gz",
+               "ghc-hp/ghc-7.10.3-startstopfrp-example-h-2016-09-27.hp.gz"],
+    "julia-mem": ["julia-mem/gvfn-LinearRL.jl.mem", "julia-mem/gvfn-test.jl.mem"],
+    "perf script": ["perf/script/firefox-profiler-simple-perf.txt.gz",
+                    "perf/script/firefox-profiler-test.perf.gz"],
+}
+
+
+@pytest.mark.slow
+def test_report_of_every_format_renders_without_errors(tmp_path):
+    sync_api = _browser()
+    pages = {}
+    for label, args in FORMAT_PAIRS.items():
+        out = tmp_path / (label.replace(" ", "_").replace(",", "") + ".html")
+        argv = [a if a.startswith("--") else str(DATA / a) for a in args]
+        assert main(["report", *argv, "-o", str(out)]) == 0, label
+        pages[label] = (out, embedded(out.read_text(encoding="utf-8")))
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            for label, (out, doc) in pages.items():
+                page = browser.new_page()
+                errors: list[str] = []
+                page.on("console", lambda m, e=errors: e.append(m.text)
+                        if m.type == "error" else None)
+                page.on("pageerror", lambda x, e=errors: e.append(str(x)))
+                page.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file:")
+                           else r.abort())
+                page.goto(out.as_uri())
+                page.wait_for_selector("body[data-ready='1']")
+                rows = doc["changes"]["rows"]
+                if rows:
+                    first = page.locator("#changes tbody tr").first.locator("td").nth(2)
+                    assert first.inner_text() == rows[0]["name"], label
+                else:  # run statistics: totals only
+                    assert "no per-row costs" in page.inner_text("#change-count"), label
+                assert page.locator("#totals tr").count() == len(doc["totals"]) + 1, label
+                frames = page.locator("#flame .fr").count()
+                assert (frames > 0) == (doc["flame"] is not None), label
+                assert errors == [], (label, errors)
+                page.close()
+        finally:
+            browser.close()

@@ -67,12 +67,14 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"errors": [{"message": msg, "formats": formats}]}, indent=1))
         raise UsageError(msg)
-    rc = print_comparison(session, view_from_args(args), sort=args.sort, top=args.top,
-                          as_json=args.json, all_metrics=args.all_metrics, gates=gates)
+    view = view_from_args(args)
+    rc = print_comparison(session, view, sort=args.sort, top=args.top, as_json=args.json,
+                          all_metrics=args.all_metrics, gates=gates)
     if getattr(args, "report", None):  # the same session: read and judged once
         from .report_cli import write_report
 
-        write_report(session, args.report, gates, markdown=args.report.lower().endswith(".md"))
+        write_report(session, args.report, gates, view,
+                     markdown=args.report.lower().endswith(".md"))
     return rc
 
 

@@ -12,11 +12,12 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .options import UsageError, add_session_options, spec_from_args
+from .options import UsageError, add_session_options, spec_from_args, view_from_args
 
 if TYPE_CHECKING:
     from .gate import Gate
     from .session import Session
+    from .view_state import ViewState
 
 DESCRIPTION = ("Write the comparison of BASE with NEW (and more runs) as one self-contained "
                "HTML file (totals, ranked changes with verdicts, differential flame graph, "
@@ -53,18 +54,19 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"runs have different formats ({', '.join(formats)}); give "
                          "--allow-mixed-formats to compare them anyway")
     markdown = args.markdown or bool(args.output and args.output.lower().endswith(".md"))
-    failed = write_report(session, args.output, gates, markdown=markdown,
-                          max_frames=args.max_frames)
+    failed = write_report(session, args.output, gates, view_from_args(args),
+                          markdown=markdown, max_frames=args.max_frames)
     return 1 if failed else 0
 
 
-def write_report(session: Session, out: str | None, gates: Sequence[Gate], *,
-                 markdown: bool = False, max_frames: int = 20_000) -> bool:
+def write_report(session: Session, out: str | None, gates: Sequence[Gate],
+                 view: ViewState | None = None, *, markdown: bool = False,
+                 max_frames: int = 20_000) -> bool:
     """Write the report of ``session`` to ``out`` (None/"-": stdout); True when a gate
     was crossed.  ``profdiff diff --report`` calls this too."""
     from .export.report_data import report_document
 
-    doc = report_document(session, gates, max_frames=max_frames)
+    doc = report_document(session, gates, view, max_frames=max_frames)
     if markdown:
         from .export.markdown_report import render_markdown
 

@@ -45,3 +45,25 @@ def test_verdicts_of_the_bundled_pair():
     assert list(v[expected]) == [ROUNDING] * int(expected.sum())
     assert ROUNDING not in set(v[~expected])
     assert v[names.index("dotD")] == "within noise"  # time −18 % on one run per side
+
+
+def test_report_takes_the_display_options_of_diff(tmp_path, capsys):
+    import json
+    import re
+
+    from viewer.cli import main
+
+    a, b = str(SAMPLES / "hs-ad-v1.prof"), str(SAMPLES / "hs-ad-v2.prof")
+    out = tmp_path / "r.html"
+    assert main(["report", a, b, "-o", str(out), "--filter", "Model.",
+                 "--metrics", "entries,alloc_bytes"]) == 0
+    m = re.search(r'id="profdiff-data">(.*?)</script>', out.read_text(encoding="utf-8"), re.S)
+    doc = json.loads(m.group(1))
+    rows = doc["changes"]["rows"]
+    assert rows and all(r["module"].startswith("Model.") for r in rows)
+    assert doc["changes"]["metrics"] == ["entries", "alloc_bytes"]
+    # the same rows, in the same order, as 'diff --json' with the same options
+    assert main(["diff", a, b, "--json", "--top", "0", "--filter", "Model.",
+                 "--metrics", "entries,alloc_bytes"]) == 0
+    diff_rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [r["name"] for r in rows] == [r["name"] for r in diff_rows]

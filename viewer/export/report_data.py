@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from viewer.gate import Gate
     from viewer.ranking import Ranking
     from viewer.session import Session
+    from viewer.view_state import ViewState
 
 MAX_CHANGES = 500  # ranked rows kept in the page (the table filters these)
 MAX_FRAMES = 20_000  # flame/tree rows kept; below that the smallest are pruned
@@ -88,12 +89,16 @@ def totals_json(cmp: Comparison) -> list[dict[str, Any]]:
     return out
 
 
-def changes_json(cmp: Comparison, ranking: Ranking, limit: int = MAX_CHANGES
+def changes_json(cmp: Comparison, ranking: Ranking, limit: int = MAX_CHANGES,
+                 rows: np.ndarray | None = None, metrics: Sequence[str] | None = None
                  ) -> dict[str, Any]:
-    """The ranked rows (culprit first) with values, Δ and verdicts of the ranked metrics."""
-    metrics = [m for m in ranking.metrics if m in cmp.values]
-    verdict = verdicts(cmp, metrics)
-    rows = ranking.order[:limit] if limit > 0 else ranking.order
+    """The ranked rows (culprit first; ``rows``: the ones the view keeps, in that order)
+    with values and Δ of ``metrics`` (default: the ranked ones) and each row's verdict
+    over the ranked metrics."""
+    verdict = verdicts(cmp, [m for m in ranking.metrics if m in cmp.values])
+    metrics = [m for m in (metrics or ranking.metrics) if m in cmp.values]
+    rows = ranking.order if rows is None else rows
+    rows = rows[:limit] if limit > 0 else rows
     units = {m: cmp.metric_by_name[m].unit for m in metrics}
     out = []
     for rank, i in enumerate(rows.tolist(), 1):
@@ -232,24 +237,32 @@ def gates_json(cmp: Comparison, gates: Sequence[Gate]) -> dict[str, Any] | None:
             "text": violations_text(violations, cmp)}
 
 
-def report_document(session: Session, gates: Sequence[Gate] = (), *,
-                    max_frames: int = MAX_FRAMES, min_width: float = MIN_FRAME_WIDTH,
+def report_document(session: Session, gates: Sequence[Gate] = (), view: ViewState | None = None,
+                    *, max_frames: int = MAX_FRAMES, min_width: float = MIN_FRAME_WIDTH,
                     max_changes: int = MAX_CHANGES) -> dict[str, Any]:
-    """Everything the report shows (see the module docstring)."""
+    """Everything the report shows (see the module docstring).  ``view``: the display
+    options of ``diff`` (``--metrics``, ``--filter``, ``--changed-only``, ...) choose the
+    columns and rows of the ranked changes, exactly as ``diff`` prints them."""
+    from viewer.diff_cli import shown_rows, table_metrics
     from viewer.noise import run_level_notes
     from viewer.ranking import main_metrics
+    from viewer.view_state import ViewState
 
     cmp = session.main
     if cmp.n_runs == 2:  # every metric judged once, as ``diff`` does
         session.noise(cmp, [*cmp.values, *(g.metric for g in gates if not g.total)])
     ranking = session.culprits(cmp)
+    view = view or ViewState()
+    top = (ranking.changed_metrics() or list(ranking.metrics) or [""])[0]
+    metrics = table_metrics(cmp, view, top, ranking) if cmp.values else []
+    rows = shown_rows(session, cmp, view, top, "rank", True, metrics, order=ranking.order)
     doc: dict[str, Any] = {
         "profdiff": __version__, "mode": cmp.mode,
         "runs": [{"path": p.path, "format": p.format, "incomplete": p.incomplete}
                  for p in cmp.runs],
         "baseline": cmp.baseline, "current": cmp.current,
         "totals": totals_json(cmp),
-        "changes": changes_json(cmp, ranking, max_changes),
+        "changes": changes_json(cmp, ranking, max_changes, rows, metrics),
         "notes": [*cmp.notes, *run_level_notes(cmp)],
         "warnings": warnings_json(session, cmp),
         "fail_if": gates_json(cmp, gates),

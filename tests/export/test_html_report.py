@@ -121,6 +121,16 @@ def test_report_in_chromium(tmp_path):
             assert page.locator("#tree li").count() < n_open
             page.fill("#flame-search", "")
             page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+            # a pruned report says so in the page
+            small = tmp_path / "pruned"
+            small.mkdir()
+            pruned = write_report(small, "--max-frames", "30")
+            doc = embedded(pruned.read_text(encoding="utf-8"))
+            page.goto(pruned.as_uri())
+            page.wait_for_selector("body[data-ready='1']")
+            note = page.inner_text("#flame-note")
+            assert f"Pruned: {doc['flame']['pruned']} of {doc['flame']['total_rows']}" in note
+            assert page.locator("#tree li[data-i]").count() <= 30
         finally:
             browser.close()
     assert (tmp_path / "report.png").stat().st_size > 10_000

@@ -270,9 +270,9 @@ def report_document(session: Session, gates: Sequence[Gate] = (), view: ViewStat
     }
     try:
         tree = session.tree
-        metrics = main_metrics(tree)
-        if tree.n_rows and metrics and (tree.parent >= 0).any():
-            colour = (session.culprits(tree).changed_metrics() or list(metrics))[0]
+        ranked = main_metrics(tree)
+        if tree.n_rows and ranked and (tree.parent >= 0).any():
+            colour = (session.culprits(tree).changed_metrics() or list(ranked))[0]
             doc["flame"] = flame_json(tree, colour, max_frames=max_frames,
                                       min_width=min_width)
     except (KeyError, ValueError) as e:

@@ -175,7 +175,8 @@
     if (i === undefined) { tip.hidden = true; return; }
     tip.textContent = "";
     tip.appendChild(el("b", {}, label(i)));
-    [["base", F.base[i]], ["new", F.new[i]], ["Δ", F.delta[i]], ["status", F.status[i]]]
+    [["base", F.base[i]], ["new", F.new[i]], ["Δ", F.delta[i]], ["own Δ", F.self_delta[i]],
+      ["status", F.status[i]]]
       .forEach(([k, v]) => tip.appendChild(el("div", {}, k + ": " + v)));
     tip.hidden = false;
     tip.style.left = (e.clientX + 12) + "px";

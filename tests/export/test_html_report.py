@@ -43,7 +43,14 @@ def test_report_is_self_contained_and_ranks_the_culprit(tmp_path):
     # GHC's header of the two files: total alloc 4,291,393,792 and 6,560,334,592 bytes
     assert totals["total_alloc_bytes"]["values"] == [4291393792, 6560334592]
     assert any("sigmoidD" in w and "logisticD" in w for w in doc["warnings"])
-    assert doc["flame"]["pruned"] == 0 and doc["flame"]["name"][0] == "MAIN"
+    f = doc["flame"]
+    assert f["pruned"] == 0 and f["name"][0] == "MAIN"
+    # widths: inherited alloc; MAIN's is the header's total alloc of each run
+    assert f["metric"] == "inherited_alloc_bytes"
+    assert (f["base"][0], f["new"][0]) == ("4,291,393,792 B", "6,560,334,592 B")
+    grad = f["name"].index("addGrad")
+    # in v1 addGrad ran (same entries) without allocating: a change, not an addition
+    assert f["status"][grad] == "changed" and f["base"][grad] == "0 B" != f["new"][grad]
 
 
 def test_report_prunes_big_trees_and_says_so(tmp_path):
@@ -109,7 +116,7 @@ def test_report_in_chromium(tmp_path):
             assert after is not None and after["width"] > width * 0.95
             page.hover(f"#flame .fr[data-i='{zoomed}']")
             tip = page.locator("#tooltip").inner_text()
-            assert "base:" in tip and "new:" in tip and "Δ:" in tip
+            assert "base:" in tip and "new:" in tip and "Δ:" in tip and "own Δ:" in tip
             page.click("#flame-reset")
             page.fill("#flame-search", "addGrad")
             hits = page.locator("#flame .fr.match")

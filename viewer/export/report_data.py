@@ -168,6 +168,7 @@ def flame_json(cmp: Comparison, metric: str, *, max_frames: int = MAX_FRAMES,
         layout_comparison,
         row_colors,
         scale_for,
+        self_values,
     )
 
     width_metric = default_width_metric(cmp, metric)
@@ -179,6 +180,7 @@ def flame_json(cmp: Comparison, metric: str, *, max_frames: int = MAX_FRAMES,
     parent = np.where(par >= 0, remap[np.maximum(par, 0)], -1)
     rgb = row_colors(cmp, metric, "self_pct", scale_for(cmp, metric, "self_pct"))[keep]
     inc = inclusive_values(cmp, width_metric)[keep]
+    own = self_values(cmp, width_metric)[keep]
     unit = cmp.metric_by_name[width_metric].unit
     b, c = inc[:, cmp.baseline], inc[:, cmp.current]
     shown_share = float(lay.width[keep][parent < 0].sum()) if len(keep) else 0.0
@@ -197,6 +199,7 @@ def flame_json(cmp: Comparison, metric: str, *, max_frames: int = MAX_FRAMES,
             np.asarray(cmp.status)[keep]].tolist(),
         "base": format_many(b, unit), "new": format_many(c, unit),
         "delta": format_many(c - b, unit, delta=True),
+        "self_delta": format_many(own[:, cmp.current] - own[:, cmp.baseline], unit, delta=True),
     }
 
 

@@ -18,20 +18,19 @@ Detection never reads more than :data:`HEAD_BYTES` of a file.
 
 from __future__ import annotations
 
-import gzip
 import importlib
 import pkgutil
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from .errors import ParseError, UnknownFormatError
+from . import gzip_io
+from .errors import ParseError, UnknownFormatError, UnreadableFileError
 from .model import Profile
 
 HEAD_BYTES = 64 * 1024
 
-_SKIP = {"model", "builder", "detect", "errors", "textio"}
+_SKIP = {"model", "builder", "detect", "errors", "textio", "gzip_io", "values"}
 _readers: dict[str, ModuleType] | None = None
 
 
@@ -60,37 +59,26 @@ def supported_formats(long: bool = False) -> str:
 
 def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
     """First ``size`` bytes, transparently gunzipped (a truncated gzip still gives its start)."""
-    with open(path, "rb") as f:
-        raw = f.read(size)
-    if raw[:2] == b"\x1f\x8b":
-        d = zlib.decompressobj(wbits=31)
-        try:
-            return d.decompress(raw, size)
-        except zlib.error as e:
-            raise ParseError(path, "a readable gzip stream", found=str(e), offset=0) from e
-    return raw
+    return gzip_io.read_head(path, size)
 
 
 def is_gzip(path: Path) -> bool:
-    with open(path, "rb") as f:
-        return f.read(2) == b"\x1f\x8b"
+    return gzip_io.is_gzip(path)
 
 
 def open_text(path: Path):
-    """Open a possibly gzipped text file for streaming (UTF-8, undecodable bytes replaced)."""
-    if is_gzip(path):
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace", newline=None)
-    return open(path, encoding="utf-8", errors="replace", newline=None)
+    """Open a possibly gzipped text file for streaming (UTF-8, undecodable bytes replaced).
+
+    A cut gzip stream reads as a shorter text: ask ``gzip_io.cut_of(stream)`` afterwards."""
+    return gzip_io.open_text(path)
 
 
 def read_bytes(path: Path) -> bytes:
-    """Whole file, gunzipped; a truncated gzip raises a located ParseError."""
-    data = Path(path).read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        try:
-            return gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as e:
-            raise ParseError(path, "a complete gzip stream", found=str(e)) from e
+    """Whole file, gunzipped; a truncated gzip raises a located ParseError (readers use
+    :func:`parsers.gzip_io.read_all`, which keeps the readable part instead)."""
+    data, cut = gzip_io.read_all(path)
+    if cut:
+        raise ParseError(path, "a complete gzip stream", found=cut)
     return data
 
 
@@ -109,7 +97,10 @@ def detect(path: str | Path) -> ModuleType:
             p, "a profile file (folders are read only when they hold Julia .mem files)",
             found="a folder",
         )
-    head = read_head(p)
+    try:
+        head = read_head(p)
+    except PermissionError:
+        raise UnreadableFileError(p) from None
     if not head.strip():
         raise UnknownFormatError(p, "a profile, but the file is empty", line=None)
     best: tuple[float, ModuleType | None] = (0.0, None)
@@ -157,6 +148,9 @@ def load(
         return mod.read(p, lenient=lenient, progress=progress, **options)
     except ParseError:
         raise
-    except (UnicodeDecodeError, ValueError, IndexError, KeyError, EOFError, OSError) as e:
+    except PermissionError:
+        raise UnreadableFileError(p) from None
+    except (UnicodeDecodeError, ValueError, IndexError, KeyError, EOFError, OSError,
+            OverflowError) as e:
         # A reader bug or an input we did not foresee: still a located, readable message.
         raise ParseError(p, f"a valid {mod.DESCRIPTION}", found=f"{type(e).__name__}: {e}") from e

@@ -51,6 +51,16 @@ class ParseError(ProfdiffError):
         return msg
 
 
+class UnreadableFileError(ParseError):
+    """The file exists but may not be read (permissions)."""
+
+    def __init__(self, path: str | PathLike[str]) -> None:
+        super().__init__(path, "a readable file", found="permission denied")
+
+    def _message(self) -> str:
+        return f"{self.path}: permission denied (the file cannot be read)"
+
+
 class UnknownFormatError(ParseError):
     """No reader recognised the file; the message lists the supported formats."""
 

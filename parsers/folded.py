@@ -37,15 +37,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .builder import TreeBuilder, percent_of, self_and_total
-from .detect import open_text
 from .errors import ParseError
+from .gzip_io import cut_of, open_text
 from .model import FrameTable, Kind, Metric, Profile, Unit
+from .values import INT64_MAX
 
 FORMAT = "folded"
 DESCRIPTION = "collapsed/folded stacks (frame;frame;frame count)"
@@ -74,6 +76,8 @@ def sniff(head: bytes, path: Path) -> float:
     whitespace (perf script frames, GHC ``.prof`` rows and ``.mem`` lines do)."""
     lines = head.split(b"\n")
     if len(head) >= 4096:
+        if len(lines) == 1:
+            return _sniff_long_first_line(head)
         lines = lines[:-1]  # the last one may be cut
     lines = [ln for ln in lines[:500] if ln.strip() and not ln.startswith(b"#")]
     if not lines:
@@ -92,6 +96,18 @@ def sniff(head: bytes, path: Path) -> float:
     if any(s in name for s in (".folded", ".collapsed", "collapsed", "folded")):
         score += 0.1
     return score
+
+
+def _sniff_long_first_line(head: bytes) -> float:
+    """The head holds no newline at all: a first stack longer than the head (deep Java or
+    recursive stacks pass 64 KiB).  Its count is out of sight, so judge the frames: many
+    ``;``-separated, non-empty, no leading blank, nothing that marks JSON or XML."""
+    if head[:1] in (b" ", b"\t", b"{", b"[", b"<") or b"\t" in head or b"\x00" in head:
+        return 0.0
+    frames = head.split(b";")
+    if len(frames) < 32 or sum(1 for f in frames[:-1] if not f.strip()) > len(frames) // 10:
+        return 0.0
+    return 0.5
 
 
 def _frame_parts(text: str, austin: bool) -> tuple[str, str, str, int, str]:
@@ -119,6 +135,14 @@ def _count(token: str) -> float | None:
     return None
 
 
+def _in_range(value: float, total_int: int) -> bool:
+    """A weight (and the running sum of integer weights) that fits the int64/float64
+    columns: a larger one would overflow numpy far from any line number."""
+    if isinstance(value, int):
+        return value + total_int <= INT64_MAX
+    return value < 2.0**63
+
+
 def _with_match(frames: FrameTable) -> FrameTable:
     """Austin's ``P<pid>``/``T<tid>`` frames align across runs as ``P``/``T`` (the ids
     change every run); other frames keep their name as identity."""
@@ -135,10 +159,21 @@ def read(
     progress: Callable[[float], None] | None = None,
     **_options: Any,
 ) -> Profile:
-    """Read a folded-stacks file (plain or gzipped) into a call tree."""
+    """Read a folded-stacks file (plain or gzipped) into a call tree.
+
+    Steps: :func:`_lines` (input), :func:`_parse_stacks` (one stack per line),
+    :func:`_build` (columns, metadata, completeness)."""
     path = Path(path)
+    lines, ends_with_newline, gz_cut = _lines(path)
+    st = _parse_stacks(path, lines, ends_with_newline, lenient, progress)
+    return _build(path, st, gz_cut, progress)
+
+
+def _lines(path: Path) -> tuple[list[str], bool, str]:
+    """The lines, whether the file ends with a newline, and where a gzip stream ended."""
     with open_text(path) as f:
         text = f.read()
+        gz_cut = cut_of(f)
     if not text.strip():
         raise ParseError(path, "collapsed stacks 'frame;frame;... count'", found="an empty file")
     if "\x00" in text[:4096]:
@@ -148,14 +183,28 @@ def read(
     ends_with_newline = lines[-1] == ""
     if ends_with_newline:
         lines.pop()
-    tb = TreeBuilder(["self_samples"])
-    frame_ids: dict[str, int] = {}
-    meta: dict[str, Any] = {}
-    warnings: list[str] = []
-    austin = False
-    is_float = False
-    n_stacks = 0
-    incomplete = ""
+    return lines, ends_with_newline, gz_cut
+
+
+@dataclass
+class _Stacks:
+    """The stacks read so far, and what the lines said about the file."""
+
+    tb: TreeBuilder = field(default_factory=lambda: TreeBuilder(["self_samples"]))
+    frame_ids: dict[str, int] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    austin: bool = False
+    is_float: bool = False
+    n_stacks: int = 0
+    total_int: int = 0
+    incomplete: str = ""
+
+
+def _parse_stacks(path: Path, lines: list[str], ends_with_newline: bool, lenient: bool,
+                  progress: Callable[[float], None] | None) -> _Stacks:
+    """One ``frame;...;frame count`` per line; comments and austin metadata."""
+    st = _Stacks()
     n = len(lines)
     last = n - 1
     for idx, raw in enumerate(lines):
@@ -170,74 +219,98 @@ def read(
             if m:
                 key = m.group(1).strip().lower().replace(" ", "_")
                 val = m.group(2)
-                meta.setdefault(key, int(val) if val.isdigit() else val)
+                st.meta.setdefault(key, int(val) if val.isdigit() else val)
                 if key == "austin":
-                    austin = True
+                    st.austin = True
             continue
         stack, sep, token = line.rpartition(" ")
         value = _count(token) if sep else None
         stack = stack.rstrip()
+        if value is not None and stack and not _in_range(value, st.total_int):
+            if idx == last and not ends_with_newline:
+                st.incomplete = (f"the file ends inside line {no} (no final newline): that line "
+                              "was dropped")
+                break
+            if not lenient:
+                raise ParseError(path, "a stack count below 2^63 (and a sum of counts below "
+                                 "2^63)", line=no, found=token)
+            st.warnings.append(f"{path}:{no}: skipped line whose count {token[:40]!r} is out of "
+                            "range")
+            continue
         if value is None or not stack:
             if idx == last and not ends_with_newline:
-                incomplete = (f"the file ends inside line {no} (no final newline): that line "
+                st.incomplete = (f"the file ends inside line {no} (no final newline): that line "
                               "was dropped")
                 break
             if not lenient:
                 raise ParseError(path, "a collapsed stack line 'frame;frame;... <count>'",
                                  line=no, found=line)
-            warnings.append(f"{path}:{no}: skipped line that is not 'frame;...;frame count'")
+            st.warnings.append(f"{path}:{no}: skipped line that is not 'frame;...;frame count'")
             continue
-        if n_stacks == 0 and not austin and stack.startswith("P"):
+        if st.n_stacks == 0 and not st.austin and stack.startswith("P"):
             head = stack.split(";", 2)
-            austin = len(head) > 2 and bool(_AUSTIN_PT.match(head[0])) \
+            st.austin = len(head) > 2 and bool(_AUSTIN_PT.match(head[0])) \
                 and head[1].startswith("T") and bool(_AUSTIN_PT.match(head[1]))
         if idx == last and not ends_with_newline:
-            incomplete = (f"the file does not end with a newline: its last line ({no}) may be "
+            st.incomplete = (f"the file does not end with a newline: its last line ({no}) may be "
                           "cut short")
         ids = []
         for ftext in stack.split(";"):
-            fid = frame_ids.get(ftext)
+            fid = st.frame_ids.get(ftext)
             if fid is None:
-                fid = tb.frame(*_frame_parts(ftext, austin))
-                frame_ids[ftext] = fid
+                fid = st.tb.frame(*_frame_parts(ftext, st.austin))
+                st.frame_ids[ftext] = fid
             ids.append(fid)
-        is_float = is_float or isinstance(value, float)
-        tb.add_stack(ids, self_samples=value)
-        n_stacks += 1
-    if n_stacks == 0:
+        st.is_float = st.is_float or isinstance(value, float)
+        if isinstance(value, int):
+            st.total_int += value
+        st.tb.add_stack(ids, self_samples=value)
+        st.n_stacks += 1
+    if st.n_stacks == 0:
         raise ParseError(path, "at least one collapsed stack line 'frame;frame;... <count>'",
-                         found="only comments" if meta else "no stack line")
+                         found="only comments" if st.meta else "no stack line")
 
-    base = tb.build(path=str(path), format=FORMAT, metrics=[S_SAMPLES, T_SAMPLES],
+    return st
+
+
+def _build(path: Path, st: _Stacks, gz_cut: str,
+           progress: Callable[[float], None] | None) -> Profile:
+    """Self and total columns, percentages, metadata and the completeness verdict."""
+    base = st.tb.build(path=str(path), format=FORMAT, metrics=[S_SAMPLES, T_SAMPLES],
                     inclusive={"total_samples": "self_samples"})
-    dtype = np.float64 if is_float else np.int64
+    dtype = np.float64 if st.is_float else np.int64
     self_col = np.asarray(base.values["self_samples"]).astype(dtype)
     total_col = np.asarray(base.values["total_samples"]).astype(dtype)
     total = self_col.sum()
-    total = float(total) if is_float else int(total)
+    total = float(total) if st.is_float else int(total)
     cols = {"self_samples": self_col, "total_samples": total_col,
             "self_pct": percent_of(self_col, total), "total_pct": percent_of(total_col, total)}
-    if austin:
-        meta.setdefault("program", "austin")
-        mode = meta.get("mode", "")
-        meta["weight"] = "microseconds" if mode in ("wall", "cpu", "") else mode
-    meta["stacks"] = n_stacks
+    if st.austin:
+        st.meta.setdefault("program", "austin")
+        mode = st.meta.get("mode", "")
+        st.meta["weight"] = "microseconds" if mode in ("wall", "cpu", "") else mode
+    st.meta["stacks"] = st.n_stacks
+    st.meta["completeness"] = (
+        "cannot tell: folded stacks have no end marker; a file cut exactly at a line end "
+        "looks whole (only a missing final newline shows a cut)")
+    if gz_cut:
+        st.incomplete = f"{gz_cut}; {st.incomplete}" if st.incomplete else gz_cut
     if progress:
         progress(1.0)
     return Profile(
         path=str(path),
         format=FORMAT,
-        frames=_with_match(base.frames) if austin else base.frames,
+        frames=_with_match(base.frames) if st.austin else base.frames,
         parent=base.parent,
         frame=base.frame,
         metrics=METRICS,
         values=cols,
-        meta=meta,
+        meta=st.meta,
         totals={"total_samples": total},
         total_metrics={"total_samples": TOTAL},
-        incomplete=bool(incomplete),
-        incomplete_reason=incomplete,
-        warnings=tuple(warnings),
+        incomplete=bool(st.incomplete),
+        incomplete_reason=st.incomplete,
+        warnings=tuple(st.warnings),
         default_metric="self_samples",
         display_metrics=("self_samples", "total_samples", "self_pct", "total_pct"),
     )

@@ -32,15 +32,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .builder import flat_profile
-from .detect import read_bytes
 from .errors import ParseError
 from .ghc_rts import program_of
+from .gzip_io import read_all
 from .model import Kind, Metric, Profile, Unit, make_frame_table
 
 FORMAT = "ghc-hp"
@@ -90,6 +91,7 @@ _CLOSURE_TYPE_RE = re.compile(
 )
 _BIOGRAPHY = {"LAG", "DRAG", "VOID", "USE", "INHERENT_USE"}
 _HEADER_KEYS = ("JOB", "DATE", "SAMPLE_UNIT", "VALUE_UNIT")
+_MAX_BYTES = 2.0**63  # a band's residency is a machine word
 
 
 def sniff(head: bytes, path: Path) -> float:
@@ -158,42 +160,66 @@ def read(
 
     Strict mode raises :class:`ParseError` on the first malformed line; ``lenient``
     skips it and records a warning.  A file ending inside a sample is not an error.
+    Steps: :func:`_lines` (input), :func:`_parse_samples` (header and body),
+    :func:`_completeness`, :func:`_build`.
     """
     path = Path(path)
-    text = read_bytes(path).decode("utf-8", errors="replace")
+    lines, last_line_cut, gz_cut = _lines(path)
+    warnings: list[str] = []
+    st = _parse_samples(path, lines, lenient, warnings, progress)
+    incomplete, reason = _completeness(path, st, len(lines) + last_line_cut, last_line_cut,
+                                       gz_cut)
+    return _build(path, st, incomplete, reason, warnings, progress)
+
+
+def _lines(path: Path) -> tuple[list[str], bool, str]:
+    """The file's lines (gunzipped), whether the last one was cut, and any gzip cut.
+
+    A file still being written may end in the middle of a line.  That line is never
+    read: a number cut in half still parses ("END_SAMPLE 0.5" -> "END_SAMPLE 0."), so
+    only a line with its newline is trusted.
+    """
+    data, gz_cut = read_all(path)
+    text = data.decode("utf-8", errors="replace")
     if text.startswith("\ufeff"):
         text = text[1:]
     lines = text.splitlines()
-    warnings: list[str] = []
+    last_line_cut = bool(text) and not text.endswith(("\n", "\r"))
+    if last_line_cut:
+        lines.pop()
+    return lines, last_line_cut, gz_cut
+
+
+@dataclass
+class _Samples:
+    """What the body of a ``.hp`` holds: header keys, marks, sample times and the
+    (sample index, band id, value) triples (duplicates within a sample summed later)."""
+
+    header: dict[str, str] = field(default_factory=dict)
+    marks: list[float] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)
+    band_id: dict[str, int] = field(default_factory=dict)
+    s_idx: list[int] = field(default_factory=list)
+    b_idx: list[int] = field(default_factory=list)
+    vals: list[float] = field(default_factory=list)
+    in_sample: bool = False
+    begin_line: int = 0
+    cur_time: float = 0.0
+    cur_start: int = 0  # length of the triple lists when the current sample began
+    seen_job: bool = False
+
+
+def _parse_samples(path: Path, lines: list[str], lenient: bool, warnings: list[str],
+                   progress: Callable[[float], None] | None) -> _Samples:
+    """Header lines and BEGIN_SAMPLE ... END_SAMPLE blocks, line by line."""
+    st = _Samples()
     n_lines = len(lines)
-    # a file still being written may end in the middle of a line: that line is not corrupt
-    cut_last_line = bool(text) and not text.endswith(("\n", "\r"))
-    last_line_cut = False
+    step = max(n_lines // 50, 20000)
 
     def bad(lineno: int, expected: str, found: str) -> None:
-        nonlocal last_line_cut
-        if cut_last_line and lineno == n_lines:
-            last_line_cut = True
-            return
         if not lenient:
             raise ParseError(path, expected, line=lineno, found=found)
         warnings.append(f"line {lineno}: skipped ({expected}, found {found[:80]!r})")
-
-    header: dict[str, str] = {}
-    marks: list[float] = []
-    times: list[float] = []
-    band_id: dict[str, int] = {}
-    # (sample index, band id, value) triples; duplicates within a sample are summed later
-    s_idx: list[int] = []
-    b_idx: list[int] = []
-    vals: list[float] = []
-
-    step = max(n_lines // 50, 20000)
-    in_sample = False
-    begin_line = 0
-    cur_time = 0.0
-    cur_start = 0  # length of the triple lists when the current sample began
-    seen_job = False
 
     for i, line in enumerate(lines):
         lineno = i + 1
@@ -202,10 +228,10 @@ def read(
         tab = line.rfind("\t")
         if tab >= 0:
             # band line: "name<TAB>bytes" (split on the last tab; names may contain tabs)
-            if not seen_job:
+            if not st.seen_job:
                 raise ParseError(path, 'a GHC heap profile header line JOB "..."',
                                  line=lineno, found=line)
-            if not in_sample:
+            if not st.in_sample:
                 bad(lineno, "a band line inside BEGIN_SAMPLE/END_SAMPLE", line)
                 continue
             try:
@@ -213,13 +239,16 @@ def read(
             except ValueError:
                 bad(lineno, "a band line 'name<TAB>bytes'", line)
                 continue
+            if not (0.0 <= v < _MAX_BYTES):
+                bad(lineno, "a band's bytes: a finite number >= 0", line)
+                continue
             name = line[:tab]
-            bid = band_id.get(name)
+            bid = st.band_id.get(name)
             if bid is None:
-                bid = band_id[name] = len(band_id)
-            s_idx.append(len(times))
-            b_idx.append(bid)
-            vals.append(v)
+                bid = st.band_id[name] = len(st.band_id)
+            st.s_idx.append(len(st.times))
+            st.b_idx.append(bid)
+            st.vals.append(v)
             continue
         s = line.strip()
         if not s:
@@ -231,64 +260,86 @@ def read(
             except ValueError:
                 bad(lineno, "'BEGIN_SAMPLE <time>'", line)
                 continue
-            if in_sample:
-                bad(lineno, f"END_SAMPLE for the sample begun at line {begin_line}", line)
+            if not np.isfinite(t):
+                bad(lineno, "'BEGIN_SAMPLE <time>' with a finite time", line)
+                continue
+            if st.in_sample:
+                bad(lineno, f"END_SAMPLE for the sample begun at line {st.begin_line}", line)
                 # lenient: the unfinished sample is kept as if it had ended here
-                times.append(cur_time)
-            in_sample, begin_line, cur_time, cur_start = True, lineno, t, len(vals)
+                st.times.append(st.cur_time)
+            st.in_sample, st.begin_line, st.cur_time, st.cur_start = True, lineno, t, len(st.vals)
         elif key == "END_SAMPLE":
-            if not in_sample:
+            if not st.in_sample:
                 bad(lineno, "BEGIN_SAMPLE before END_SAMPLE", line)
                 continue
-            times.append(cur_time)
-            in_sample = False
+            st.times.append(st.cur_time)
+            st.in_sample = False
         elif key == "MARK":
             try:
-                marks.append(float(rest))
+                st.marks.append(float(rest))
             except ValueError:
                 bad(lineno, "'MARK <time>'", line)
         elif key in _HEADER_KEYS:
             if key == "JOB":
-                seen_job = True
-            header[key] = _unquote(rest)
-        elif not seen_job and not times and not in_sample:
+                st.seen_job = True
+            st.header[key] = _unquote(rest)
+        elif not st.seen_job and not st.times and not st.in_sample:
             raise ParseError(path, 'a GHC heap profile header line JOB "..."', line=lineno,
                              found=line)
         else:
             bad(lineno, "BEGIN_SAMPLE, END_SAMPLE, MARK or 'band<TAB>bytes'", line)
 
-    if not seen_job:
+    if not st.seen_job:
         raise ParseError(path, 'a GHC heap profile header line JOB "..."',
                          line=1 if lines else None,
                          found=lines[0] if lines else "an empty file")
 
+    return st
+
+
+def _completeness(path: Path, st: _Samples, n_lines: int, last_line_cut: bool,
+                  gz_cut: str) -> tuple[bool, str]:
+    """Complete when the last sample has its END_SAMPLE and the last line its newline;
+    a cut last sample is dropped here."""
     incomplete = False
     reason = ""
-    if in_sample:
+    cut_note = f"the last line ({n_lines}) is cut short (no newline); it was ignored"
+    if st.in_sample:
         # cut inside the last sample (a running program): drop the partial sample
-        del s_idx[cur_start:], b_idx[cur_start:], vals[cur_start:]
+        del st.s_idx[st.cur_start:], st.b_idx[st.cur_start:], st.vals[st.cur_start:]
         incomplete = True
-        reason = (f"file ends inside the sample begun at line {begin_line} "
-                  f"(BEGIN_SAMPLE {cur_time:g}) without END_SAMPLE - the program was "
-                  f"probably still running; loaded the {len(times)} complete samples")
+        reason = (f"file ends inside the sample begun at line {st.begin_line} "
+                  f"(BEGIN_SAMPLE {st.cur_time:g}) without END_SAMPLE - the program was "
+                  f"probably still running; loaded the {len(st.times)} complete samples")
+        if last_line_cut:
+            reason += f"; {cut_note}"
     elif last_line_cut:
         incomplete = True
-        reason = f"the last line ({n_lines}) is cut short; it was ignored"
-    if not times:
+        reason = cut_note
+    if gz_cut:
+        incomplete = True
+        reason = f"{gz_cut}; {reason}" if reason else gz_cut
+    if not st.times:
         raise ParseError(path, "at least one complete BEGIN_SAMPLE ... END_SAMPLE block",
                          line=n_lines or None, found="no complete sample")
 
-    names = list(band_id)
-    n_s, n_b = len(times), len(names)
-    t = np.asarray(times, dtype=np.float64)
+    return incomplete, reason
+
+
+def _build(path: Path, st: _Samples, incomplete: bool, reason: str, warnings: list[str],
+           progress: Callable[[float], None] | None) -> Profile:
+    """Band matrix, per-band statistics and run totals."""
+    names = list(st.band_id)
+    n_s, n_b = len(st.times), len(names)
+    t = np.asarray(st.times, dtype=np.float64)
     bands = np.zeros((n_s, n_b), dtype=np.float64)
-    if vals:
-        np.add.at(bands, (np.asarray(s_idx, dtype=np.int64), np.asarray(b_idx, dtype=np.int64)),
-                  np.asarray(vals, dtype=np.float64))
+    if st.vals:
+        np.add.at(bands, (np.asarray(st.s_idx, dtype=np.int64), np.asarray(st.b_idx, dtype=np.int64)),
+                  np.asarray(st.vals, dtype=np.float64))
     # only bands whose bytes survived (a band seen only in the dropped partial sample goes)
     if incomplete and n_b:
         seen = np.zeros(n_b, dtype=bool)
-        seen[np.asarray(b_idx, dtype=np.int64)] = True
+        seen[np.asarray(st.b_idx, dtype=np.int64)] = True
         if not seen.all():
             bands = bands[:, seen]
             names = [nm for nm, k in zip(names, seen.tolist(), strict=True) if k]
@@ -306,10 +357,10 @@ def read(
     tpeak, tmean, tint = _band_stats(t, total_series[:, None])
     ipeak = int(np.argmax(total_series)) if n_s else 0
 
-    job = header.get("JOB", "")
+    job = st.header.get("JOB", "")
     mode, mode_source = guess_heap_mode(job, names)
-    sample_unit = header.get("SAMPLE_UNIT", "")
-    value_unit = header.get("VALUE_UNIT", "")
+    sample_unit = st.header.get("SAMPLE_UNIT", "")
+    value_unit = st.header.get("VALUE_UNIT", "")
     if sample_unit and sample_unit != "seconds":
         warnings.append(f"SAMPLE_UNIT is {sample_unit!r}, treated as seconds")
     if value_unit and value_unit != "bytes":
@@ -324,12 +375,15 @@ def read(
         "program": program_of(job),
         "job": job,
         "command_line": job,
-        "date": header.get("DATE", ""),
+        "date": st.header.get("DATE", ""),
         "sample_unit": sample_unit,
         "value_unit": value_unit,
         "heap_mode": mode,
         "heap_mode_source": mode_source,
         "mean_kind": "time-weighted",
+        "completeness": "cannot tell: a .hp has no end marker; a cut inside a sample or a "
+                        "line shows, a cut exactly between two samples looks like the end "
+                        "of the run",
     }
     totals = {
         "peak_bytes": float(tpeak[0]),
@@ -353,7 +407,7 @@ def read(
         incomplete=incomplete,
         incomplete_reason=reason,
         warnings=tuple(warnings),
-        extras={"series": {"times": t, "bands": bands, "marks": marks}},
+        extras={"series": {"times": t, "bands": bands, "marks": st.marks}},
         default_metric="peak_bytes",
     )
 

@@ -24,9 +24,12 @@ Why it is read the way it is:
 
 from __future__ import annotations
 
+import gc
 import json
+import operator
 import re
 from collections.abc import Callable
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +58,7 @@ from .ghc_prof import (
     tree_from_depth,
 )
 from .model import Kind, Metric, Profile, Unit
+from .values import INT64_MAX
 
 FORMAT = "ghc-prof-json"
 DESCRIPTION = "GHC JSON cost-centre profile (+RTS -pj)"
@@ -97,6 +101,38 @@ def sniff(head: bytes, path: Path) -> float:
 
 _NODE_EVENT = re.compile(r'\{([^{}\[\]"]*(?:"\w+"\s*:\s*-?\d+\s*,\s*)*)"children"\s*:\s*\[|\]')
 _FIELD = re.compile(r'"(\w+)"\s*:\s*(-?\d+)')
+_NON_INT_COUNT = re.compile(r'"(entries|ticks|alloc)"\s*:\s*(-?[0-9.]+[eE][-+]?[0-9]+|'
+                            r'-?[0-9]*\.[0-9]+|-?Infinity|NaN)')
+
+
+def _check_counts(path: Path, text: str, name: str, col: list, lenient: bool,
+                  warnings: list[str]) -> None:
+    """Counts must be integers from 0 to 2^63-1 (int64 columns): otherwise a located
+    error naming the field and value (the line found by searching the value), or under
+    ``lenient`` the value is replaced by 0 and reported."""
+    if len(col) == 0:
+        return
+    if isinstance(col, np.ndarray):  # the vectorised reader: already int64
+        if col.dtype.kind in "iu" and (col.dtype.kind == "u" or col.min() >= 0):
+            return
+        hi, lo = col.max(), col.min()
+    else:
+        hi, lo = max(col), min(col)
+    if lo >= 0 and hi <= INT64_MAX:
+        return
+    for i, v in enumerate(col):
+        if 0 <= v <= INT64_MAX:
+            continue
+        at = text.find(f'"{name}":{v}')
+        at = text.find(str(v)) if at < 0 else at
+        line = text.count("\n", 0, at) + 1 if at >= 0 else None
+        if not lenient:
+            raise ParseError(path, f"'{name}' as an integer from 0 to 2^63-1", line=line,
+                             found=str(v))
+        warnings.append(f"{path}:{line}: '{name}' {v} out of range, read as 0")
+        col[i] = 0
+
+
 _CC = re.compile(
     r'\{\s*"id"\s*:\s*(\d+)\s*,\s*"label"\s*:\s*"(.*?)"\s*,\s*"module"\s*:\s*"(.*?)"\s*,'
     r'\s*"src_loc"\s*:\s*"(.*?)"\s*,\s*"is_caf"\s*:\s*(true|false)\s*\}', re.S)
@@ -152,16 +188,21 @@ def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None]
     warnings: list[str] = []
     incomplete_reason = cut_reason
     doc: dict[str, Any] | None
+    vec = _vector_tree(text)
+    tree = vec[1] if vec is not None else None
     try:
-        doc = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as e:
+        doc = vec[0] if vec is not None else _loads_without_gc(text)
+    except json.JSONDecodeError as e:
         doc = None
-        where = f" at line {e.lineno}" if isinstance(e, json.JSONDecodeError) else ""
         warnings.append(
-            f"not valid JSON{where} ({e.msg if isinstance(e, json.JSONDecodeError) else e}); "
-            "read with a tolerant parser (GHC 9.0's -pj does not escape quotes or control "
-            "characters in names)")
-        err_line = e.lineno if isinstance(e, json.JSONDecodeError) else None
+            f"not valid JSON at line {e.lineno} ({e.msg}); read with a tolerant parser "
+            "(GHC 9.0's -pj does not escape quotes or control characters in names)")
+        err_line = e.lineno
+    except RecursionError:
+        # valid JSON nested deeper than Python's parser recurses (a deep call chain):
+        # nothing is wrong with the file, so no warning about GHC's escaping
+        doc = None
+        err_line = None
     if progress:
         progress(0.3)
 
@@ -181,7 +222,15 @@ def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None]
             except (KeyError, TypeError, ValueError) as e:
                 raise ParseError(path, "cost_centres entries with id, label, module, src_loc",
                                  found=str(cc)[:100]) from e
-        ids, parent, entries, ticks, alloc, depth = _walk_dicts(path, doc["profile"])
+        try:
+            ids, parent, entries, ticks, alloc, depth = (
+                tree if tree is not None else _walk_fixed(path, doc["profile"]))
+        except OverflowError as e:  # a count like 1e400: JSON has it, int64 cannot
+            m = _NON_INT_COUNT.search(text, text.find('"profile"'))
+            raise ParseError(path, f"'{m.group(1) if m else 'count'}' as an integer from 0 "
+                             "to 2^63-1", line=text.count("\n", 0, m.start()) + 1 if m else
+                             None, found=m.group(2) if m else str(e)) from None
+        del doc  # the node dicts go now, by reference counting, before the GC runs again
     else:
         header = _tolerant_header(text)
         pstart = text.rfind('"profile"')
@@ -200,20 +249,13 @@ def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None]
                 f"{open_left} nodes were still open")
     if progress:
         progress(0.7)
-    if not ids:
+    if not len(ids):
         raise ParseError(path, "a 'profile' tree with at least one node", found="none")
 
-    frame = np.empty(len(ids), dtype=np.int32)
-    for i, cid in enumerate(ids):
-        f = cc_frame.get(cid)
-        if f is None:
-            if not lenient:
-                raise ParseError(path, f"cost centre id {cid} in the 'cost_centres' table",
-                                 found="an unknown id in the profile tree")
-            warnings.append(f"tree node with unknown cost-centre id {cid}")
-            f = interner(f"<unknown cost centre {cid}>", "", "", 0, "cc")
-            cc_frame[cid] = f
-        frame[i] = f
+    frame = _frames_of(path, np.asarray(ids, dtype=np.int64), cc_frame, interner, lenient,
+                       warnings)
+    for name, col in (("entries", entries), ("ticks", ticks), ("alloc", alloc)):
+        _check_counts(path, text, name, col, lenient, warnings)
     prof = _build(path, header, interner, np.asarray(parent, np.int32),
                   np.asarray(depth, np.int32), frame, np.asarray(entries, np.int64),
                   np.asarray(ticks, np.int64), np.asarray(alloc, np.int64), warnings,
@@ -221,6 +263,175 @@ def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None]
     if progress:
         progress(1.0)
     return prof
+
+
+_NODE_TOKEN = re.compile(r'\{"id": ([0-9]+), "entries": ([0-9]+), "alloc": ([0-9]+), '
+                         r'"ticks": ([0-9]+), "children": \[')
+_TOKEN_TEXT = '{"id": , "entries": , "alloc": , "ticks": , "children": ['  # without digits
+_TOKEN_FIXED, _TOKEN_SPACES, _TOKEN_COMMAS = (len(_TOKEN_TEXT), _TOKEN_TEXT.count(" "),
+                                              _TOKEN_TEXT.count(","))
+_NOT_STRUCTURAL = bytes(c for c in range(256) if c not in b"{}[]")
+_SLICE = 4 << 20  # characters of the tree section per findall
+
+
+def _vector_tree(text: str) -> tuple[dict[str, Any], tuple] | None:
+    """The tree section read as GHC writes it, without a dict per node.
+
+    GHC prints nodes in pre-order as ``{"id": N, "entries": N, "alloc": N, "ticks": N,
+    "children": [ ... ]}``.  One regex pass takes the numbers; a node's depth is ``2k -
+    p`` where ``p`` is the position of its ``[`` among the section's brackets.  The
+    section is accepted only if nothing but those tokens, ``]}`` pairs and separators
+    remain; the header and cost-centre table are parsed by ``json.loads``.  Returns
+    (document without the tree, tree columns) or None (then the whole text goes through
+    ``json.loads``: other spacing, a cut or invalid file, huge numbers).
+    """
+    pstart = text.rfind('"profile"')
+    colon = text.find(":", pstart)
+    if pstart < 0 or colon < 0:
+        return None
+    head = text[:pstart].rstrip()
+    try:
+        doc = _loads_without_gc(head + ' "profile": null}')
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    if not isinstance(doc, dict) or "cost_centres" not in doc:
+        return None
+    section = text[colon + 1 :].encode("utf-8")
+    if not section.isascii():
+        return None
+    enabled = gc.isenabled()
+    gc.disable()  # findall makes a tuple per node; nothing here is cyclic garbage
+    try:
+        return _vector_columns(doc, text, colon + 1, section)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _vector_columns(doc: dict[str, Any], text: str, start: int, section: bytes
+                    ) -> tuple[dict[str, Any], tuple] | None:
+    """The tree columns of :func:`_vector_tree` (None when the section is not as expected).
+
+    Acceptance, all by counting: every character of the section is either inside a node
+    token or one of ``] } , space newline``; in the order of the structural characters
+    each ``{`` is followed by ``[`` (its token) and each ``]`` by ``}``; the brackets
+    balance.  That is exactly the grammar GHC writes, so nothing ``json.loads`` would
+    reject (or read differently) passes.  The numbers are read in slices of the text so
+    the temporary strings stay small (memory <= a few times the file).
+    """
+    vals_parts: list[np.ndarray] = []
+    n = n_digits = 0
+    pos, end = start, len(text)
+    while pos < end:
+        cut = text.find("{", min(pos + _SLICE, end))
+        cut = end if cut < 0 else cut
+        nodes = _NODE_TOKEN.findall(text, pos, cut)
+        pos = cut
+        if not nodes:
+            continue
+        digits = list(chain.from_iterable(nodes))
+        if max(map(len, digits)) > 18:  # may not fit int64: the careful path says so
+            return None
+        n += len(nodes)
+        n_digits += sum(map(len, digits))
+        vals_parts.append(np.fromstring(" ".join(digits), dtype=np.int64, sep=" "))
+    if not n:
+        return None
+    seps = sum(section.count(c) for c in (b" ", b"\n", b"\r", b"\t", b","))
+    seps -= n * (_TOKEN_SPACES + _TOKEN_COMMAS)
+    if len(section) != n * _TOKEN_FIXED + n_digits + section.count(b"]") + \
+            section.count(b"}") + seps:
+        return None
+    struct = np.frombuffer(section.translate(None, _NOT_STRUCTURAL), dtype=np.uint8)
+    if len(struct) != 4 * n + 1 or struct[-1] != 125:
+        return None
+    opens_at = np.flatnonzero(struct == 123)
+    closes_at = np.flatnonzero(struct == 93)
+    if len(opens_at) != n or len(closes_at) != n or (struct[opens_at + 1] != 91).any() \
+            or (struct[closes_at + 1] != 125).any():
+        return None
+    brackets = struct[(struct == 91) | (struct == 93)]
+    balance = np.cumsum(np.where(brackets == 91, 1, -1))
+    if balance.min() < 0 or balance[-1] != 0:
+        return None
+    depth = 2 * np.arange(n, dtype=np.int64) - np.flatnonzero(brackets == 91)
+    vals = np.concatenate(vals_parts)
+    if len(vals) != 4 * n:
+        return None
+    vals = vals.reshape(n, 4)
+    return doc, (vals[:, 0], [], vals[:, 1], vals[:, 3], vals[:, 2], depth.astype(np.int32))
+
+
+def _loads_without_gc(text: str) -> Any:
+    """``json.loads`` with the cyclic GC paused: a 10^6-node tree makes ~10^6 dicts, and
+    the collections they trigger cost 2.5x the parse itself (none of them is garbage)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return json.loads(text)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _frames_of(path: Path, ids: np.ndarray, cc_frame: dict[int, int],
+               interner: FrameInterner, lenient: bool, warnings: list[str]) -> np.ndarray:
+    """Frame id per node from its cost-centre id, by one table look-up for all nodes."""
+    known = np.array(sorted(cc_frame), dtype=np.int64)
+    pos = np.searchsorted(known, ids)
+    ok = pos < len(known)
+    ok[ok] = known[pos[ok]] == ids[ok]
+    if not ok.all():
+        for cid in dict.fromkeys(ids[~ok].tolist()):
+            if not lenient:
+                raise ParseError(path, f"cost centre id {cid} in the 'cost_centres' table",
+                                 found="an unknown id in the profile tree")
+            warnings.append(f"tree node with unknown cost-centre id {cid}")
+            cc_frame[cid] = interner(f"<unknown cost centre {cid}>", "", "", 0, "cc")
+        return _frames_of(path, ids, cc_frame, interner, lenient, [])
+    table = np.array([cc_frame[k] for k in known.tolist()], dtype=np.int32)
+    return table[pos] if len(ids) else np.zeros(0, dtype=np.int32)
+
+
+_NODE_FIELDS = operator.itemgetter("id", "entries", "alloc", "ticks", "children")
+
+
+def _walk_fixed(path: Path, root: Any) -> tuple[Any, ...]:
+    """Pre-order walk for nodes with all five keys GHC writes: one C-level item fetch per
+    node, no per-node try.  Anything else (a missing key, a non-dict) goes to
+    :func:`_walk_dicts`, which applies the defaults and reports bad nodes."""
+    ids: list[int] = []
+    entries: list[int] = []
+    alloc: list[int] = []
+    ticks: list[int] = []
+    depth: list[int] = []
+    stack = [root]
+    dstack = [0]
+    pop, dpop = stack.pop, dstack.pop
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        while stack:
+            i, e, a, t, kids = _NODE_FIELDS(pop())
+            d = dpop()
+            ids.append(i)
+            entries.append(e)
+            alloc.append(a)
+            ticks.append(t)
+            depth.append(d)
+            if kids:
+                stack.extend(reversed(kids))
+                dstack.extend([d + 1] * len(kids))
+    except (KeyError, TypeError):
+        return _walk_dicts(path, root)
+    finally:
+        if enabled:
+            gc.enable()
+    try:  # the columns as int64 at once; odd values (strings, None) take the careful walk
+        cols = [np.array(c, dtype=np.int64) for c in (ids, entries, ticks, alloc)]
+    except (TypeError, ValueError, OverflowError):
+        return _walk_dicts(path, root)
+    return cols[0], [], cols[1], cols[2], cols[3], depth
 
 
 def _walk_dicts(path: Path, root: Any) -> tuple[list[int], ...]:
@@ -300,7 +511,9 @@ def _build(path: Path, header: dict[str, Any], interner: FrameInterner, parent: 
         "rts_arguments": rts,
     }
     totals, tt, ta, scale = _program_totals(header, interner, frame, ticks, alloc, procs)
-    _, end = tree_from_depth(depth)
+    tree_parent, end = tree_from_depth(depth)
+    if len(parent) != len(depth):  # the fast walk leaves parents to the depths
+        parent = tree_parent
     iticks = subtree_sums(ticks, end)
     ialloc = subtree_sums(alloc, end)
     tpc = 100.0 / tt if tt > 0 else 0.0

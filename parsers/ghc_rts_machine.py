@@ -31,9 +31,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .detect import read_bytes
 from .errors import ParseError
 from .ghc_rts import fill_derived, program_of, rts_profile, snake_key
+from .gzip_io import read_all
 from .model import Profile
 
 FORMAT = "ghc-rts-t"
@@ -123,7 +123,8 @@ def read(
 ) -> Profile:
     """Parse the key/value list; map keys onto the shared RTS statistics keys."""
     path = Path(path)
-    text = read_bytes(path).decode("utf-8", errors="replace")
+    data, gz_cut = read_all(path)
+    text = data.decode("utf-8", errors="replace")
     lines = text.splitlines()
     warnings: list[str] = []
     meta: dict[str, Any] = {"kind": "rts-machine-readable", "program": "", "command_line": ""}
@@ -185,6 +186,9 @@ def read(
     incomplete = not closed
     reason = ("the key/value list has no closing ']' (file cut short?); "
               f"loaded the {len(rts_keys)} pairs read") if incomplete else ""
+    if gz_cut:
+        incomplete = True
+        reason = f"{gz_cut}; {reason}" if reason else gz_cut
     if not rts_keys:
         raise ParseError(path, "at least one '(\"key\", \"value\")' pair", line=start + 1,
                          found=lines[start][:80])

@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from .detect import read_bytes
 from .errors import ParseError
 from .ghc_rts import fill_derived, program_of, rts_profile
+from .gzip_io import read_all
 from .model import Profile
 
 FORMAT = "ghc-rts-s"
@@ -232,7 +232,8 @@ def read(
 ) -> Profile:
     """Find and parse the ``-s`` summary (and a preceding ``-S`` table) of ``path``."""
     path = Path(path)
-    text = read_bytes(path).decode("utf-8", errors="replace").replace("\r\n", "\n")
+    data, gz_cut = read_all(path)
+    text = data.decode("utf-8", errors="replace").replace("\r\n", "\n")
     warnings: list[str] = []
     meta: dict[str, Any] = {"kind": "rts-summary", "program": "", "command_line": ""}
 
@@ -309,6 +310,9 @@ def read(
             reason = (f"the RTS summary starting at line {line0} stops after line {last_line} "
                       f"without its 'Productivity' line (file cut short?); loaded what was there")
 
+    if gz_cut:
+        incomplete = True
+        reason = f"{gz_cut}; {reason}" if reason else gz_cut
     fill_derived(totals, meta, warnings)
     if progress is not None:
         progress(1.0)

@@ -87,9 +87,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .builder import flat_profile
-from .detect import read_bytes
 from .errors import ParseError
+from .gzip_io import LATIN1_FALLBACK, read_all
 from .model import Kind, Metric, Profile, Unit, make_frame_table
+from .values import BadValue, count
 
 FORMAT = "ghc-ticky"
 DESCRIPTION = "GHC ticky-ticky report (+RTS -r)"
@@ -395,14 +396,7 @@ def read(
 ) -> Profile:
     """Read a ticky report into a flat profile (see the module docstring for the model)."""
     path = Path(path)
-    data = read_bytes(path)
-    if not data.strip():
-        raise ParseError(path, "a GHC ticky-ticky report, but the file is empty")
-    if b"\x00" in data[:65536]:
-        raise ParseError(path, _EXPECTED, found="binary data", offset=data.index(b"\x00"))
-    text = data.decode("utf-8", errors="replace")
-    ends_cleanly = text.endswith(("\n", "\r"))
-    lines = text.splitlines()
+    lines, ends_cleanly, gz_cut = _lines(path)
     n_lines = len(lines)
 
     warnings: list[str] = []
@@ -450,8 +444,12 @@ def read(
             if _STARS.match(s):
                 state, table_closed = "counters", True
                 continue
-            if not _table_row(line, table, arg_width, old_layout):
-                fail(lineno, "a per-closure table row (Entries Alloc Alloc'd arity kinds STG-name)", s)
+            try:
+                if not _table_row(line, table, arg_width, old_layout):
+                    fail(lineno, "a per-closure table row (Entries Alloc Alloc'd arity kinds "
+                         "STG-name)", s)
+            except BadValue as e:
+                fail(lineno, f"{e.field} as {e.expected}", e.value)
             continue
 
         if state == "header":
@@ -459,8 +457,11 @@ def read(
                 state = "table"
                 continue
             state = "table"  # no dashes: tolerate and treat this line as a row
-            if s and not _table_row(line, table, arg_width, old_layout):
-                fail(lineno, "the dashed line under the table header", s)
+            try:
+                if s and not _table_row(line, table, arg_width, old_layout):
+                    fail(lineno, "the dashed line under the table header", s)
+            except BadValue as e:
+                fail(lineno, f"{e.field} as {e.expected}", e.value)
             continue
 
         if not s:
@@ -488,7 +489,11 @@ def read(
         cm = _COUNTER.match(line)
         if cm is not None:
             name = cm.group(2).replace("!", "")
-            counters[name] = int(cm.group(1))
+            try:
+                counters[name] = count(cm.group(1), f"counter {name}")
+            except BadValue as e:
+                fail(lineno, f"{e.field} as {e.expected}", e.value)
+                continue
             if cm.group(3):
                 counter_notes[name] = cm.group(3)
             last_counter = name
@@ -502,7 +507,12 @@ def read(
             continue
 
         # ---- summary ---------------------------------------------------------------
-        if _summary_line(s, summary, slow_apps, hist_pct, section, last_label):
+        try:
+            is_summary = _summary_line(s, summary, slow_apps, hist_pct, section, last_label)
+        except BadValue as e:
+            fail(lineno, f"{e.field} as {e.expected}", e.value)
+            continue
+        if is_summary:
             saw_summary = True
             head = s.split(":", 1)[0]
             if head != s and _HEADING.fullmatch(head):
@@ -531,26 +541,8 @@ def read(
         raise ParseError(path, _EXPECTED, line=ln, found=found)
 
     # ---- completeness ------------------------------------------------------------------
-    incomplete = False
-    reason = ""
-    if header_line and not table_closed:
-        incomplete = True
-        reason = (f"the file ends inside the per-closure table (after {len(table)} rows, "
-                  f"line {n_lines}); the raw counters are missing")
-    elif header_line and not counters:
-        incomplete = True
-        reason = f"the file ends after the per-closure table (line {n_lines}), without the raw counters"
-    elif not header_line and not counters:
-        incomplete = True
-        reason = f"the file ends in the summary (line {n_lines}), before the per-closure table"
-    elif counters and last_counter != _LAST_COUNTER:
-        incomplete = True
-        reason = (f"the raw counter block is cut short after {last_counter} "
-                  f"(line {n_lines}); {_LAST_COUNTER} was expected last")
-    if cut_line:
-        incomplete = True
-        reason = reason or f"the file ends in the middle of line {cut_line}"
-        warnings.append(f"line {cut_line}: cut short by the end of the file, not read")
+    incomplete, reason = _completeness(header_line, table_closed, len(table), bool(counters),
+                                       last_counter, n_lines, cut_line, gz_cut, warnings)
     if not header_line and counters:
         warnings.append("no per-closure table in the file: only the global counters were loaded")
     elif header_line and len(table) == 0 and table_closed:
@@ -561,29 +553,74 @@ def read(
                   old_layout, incomplete, reason, warnings)
 
 
+def _lines(path: Path) -> tuple[list[str], bool, str]:
+    """The report's lines, whether it ends with a newline, and where a gzip stream ended.
+
+    GHC prints STG names as the source's bytes: UTF-8 usually, Latin-1 in older code, so
+    bytes that are not UTF-8 are read as Latin-1 (``$wgröße``, not replacement marks)."""
+    data, gz_cut = read_all(path)
+    if not data.strip():
+        raise ParseError(path, "a GHC ticky-ticky report, but the file is empty")
+    if b"\x00" in data[:65536]:
+        raise ParseError(path, _EXPECTED, found="binary data", offset=data.index(b"\x00"))
+    text = data.decode("utf-8", errors=LATIN1_FALLBACK)
+    return text.splitlines(), text.endswith(("\n", "\r")), gz_cut
+
+
+def _completeness(header_line: int, table_closed: bool, n_rows: int, has_counters: bool,
+                  last_counter: str, n_lines: int, cut_line: int, gz_cut: str,
+                  warnings: list[str]) -> tuple[bool, str]:
+    """A whole report has its table closed and its raw counters up to the last one."""
+    incomplete = False
+    reason = ""
+    if header_line and not table_closed:
+        incomplete = True
+        reason = (f"the file ends inside the per-closure table (after {n_rows} rows, "
+                  f"line {n_lines}); the raw counters are missing")
+    elif header_line and not has_counters:
+        incomplete = True
+        reason = (f"the file ends after the per-closure table (line {n_lines}), without the "
+                  "raw counters")
+    elif not header_line and not has_counters:
+        incomplete = True
+        reason = f"the file ends in the summary (line {n_lines}), before the per-closure table"
+    elif has_counters and last_counter != _LAST_COUNTER:
+        incomplete = True
+        reason = (f"the raw counter block is cut short after {last_counter} "
+                  f"(line {n_lines}); {_LAST_COUNTER} was expected last")
+    if cut_line:
+        incomplete = True
+        reason = reason or f"the file ends in the middle of line {cut_line}"
+        warnings.append(f"line {cut_line}: cut short by the end of the file, not read")
+    if gz_cut:
+        incomplete = True
+        reason = f"{gz_cut}; {reason}" if reason else gz_cut
+    return incomplete, reason
+
+
 def _table_row(line: str, t: _Table, width: int, old: bool) -> bool:
     """Parse one table row into ``t``; False when the line is not a row."""
     if old:
         m = _ROW_OLD.match(line)
         if m is None:
             return False
-        arity = int(m.group(3))
+        arity = count(m.group(3), "arity")
         rest = m.group(5).lstrip()
         kinds, name = rest[:arity], rest[arity:].strip()
         if not name:
             return False
-        t.entries.append(int(m.group(1)))
-        t.alloc.append(int(m.group(2)))
+        t.entries.append(count(m.group(1), "Entries"))
+        t.alloc.append(count(m.group(2), "Allocs"))
         t.allocd.append(0)
         t.arity.append(arity)
-        t.stack.append(int(m.group(4)))
+        t.stack.append(count(m.group(4), "Stack"))
         t.args.append(kinds)
         t.info.append(None)
     else:
         m = _ROW_NEW.match(line)
         if m is None:
             return False
-        arity = int(m.group(4))
+        arity = count(m.group(4), "Arity")
         rest = m.group(5)
         info: dict[str, Any] | None = None
         if rest.startswith("{"):
@@ -605,9 +642,9 @@ def _table_row(line: str, t: _Table, width: int, old: bool) -> bool:
         name = name.strip()
         if not name:
             return False
-        t.entries.append(int(m.group(1)))
-        t.alloc.append(int(m.group(2)))
-        t.allocd.append(int(m.group(3)))
+        t.entries.append(count(m.group(1), "Entries"))
+        t.alloc.append(count(m.group(2), "Alloc"))
+        t.allocd.append(count(m.group(3), "Alloc'd"))
         t.arity.append(arity)
         t.args.append(kinds.strip())
         t.info.append(info)
@@ -628,71 +665,71 @@ def _summary_line(
         return True
     m = _ENTERS.match(s)
     if m:
-        summary["enters"] = int(m.group(1))
-        summary["enters_direct"] = int(m.group(2))
+        summary["enters"] = count(m.group(1), "a summary count")
+        summary["enters_direct"] = count(m.group(2), "a summary count")
         summary["enters_direct_pct"] = float(m.group(3))
         return True
     m = _TAIL.match(s)
     if m:
-        summary["tail_calls"] = int(m.group(1))
-        summary["known_tail_calls"] = int(m.group(2))
+        summary["tail_calls"] = count(m.group(1), "a summary count")
+        summary["known_tail_calls"] = count(m.group(2), "a summary count")
         summary["known_tail_calls_pct"] = float(m.group(3))
         return True
     m = _SLOW.match(s)
     if m:
-        summary["slow_apps_evaluated"] = int(m.group(1))
-        summary["slow_apps_unevaluated"] = int(m.group(2))
+        summary["slow_apps_evaluated"] = count(m.group(1), "a summary count")
+        summary["slow_apps_unevaluated"] = count(m.group(2), "a summary count")
         return True
     if s.startswith("Too few args"):
         return True
     m = _SLOW_ROW.match(s)
     if m:
-        slow_apps[m.group(1)] = {"too_few": int(m.group(2)), "correct": int(m.group(3)),
-                                 "too_many": int(m.group(4))}
+        slow_apps[m.group(1)] = {"too_few": count(m.group(2), "a summary count"), "correct": count(m.group(3), "a summary count"),
+                                 "too_many": count(m.group(4), "a summary count")}
         return True
     m = _UPDF.match(s)
     if m:
-        summary["update_frames"] = int(m.group(1))
-        summary["update_frames_omitted"] = int(m.group(2))
+        summary["update_frames"] = count(m.group(1), "a summary count")
+        summary["update_frames_omitted"] = count(m.group(2), "a summary count")
         return True
     m = _ALLOCS_HDR.match(s)
     if m:
-        summary["allocations"] = int(m.group(1))
-        summary["allocation_words"] = int(m.group(2))
+        summary["allocations"] = count(m.group(1), "a summary count")
+        summary["allocation_words"] = count(m.group(2), "a summary count")
         return True
     m = _GEN_UPD.match(s)
     if m:
-        summary[f"{m.group(1).lower()}_gen_updates"] = int(m.group(2))
+        summary[f"{m.group(1).lower()}_gen_updates"] = count(m.group(2), "a summary count")
         return True
     m = _HIST.match(s)
     if m and (m.group(1).startswith(("RET_", "UPD_"))):
         name = m.group(1).strip().replace(" ", "_")
         rest = m.group(3)
-        entry: dict[str, Any] = {"total": int(m.group(2))}
+        entry: dict[str, Any] = {"total": count(m.group(2), "a summary count")}
         if "%" in rest:
             entry["percent"] = [float(x) for x in re.findall(r"(-?[\d.]+)%", rest)]
         else:
-            entry["counts"] = [int(x) for x in rest.split()]
+            entry["counts"] = [count(x, "a summary count") for x in rest.split()]
         hist[name] = entry
         return True
     m = _BREAKDOWN.match(s)
     if m:
         label = m.group(3)
         key = _BREAKDOWN_KEYS.get((section, label)) or f"{section or 'summary'}_{_snake(label)}"
-        summary[key] = int(m.group(1))
+        summary[key] = count(m.group(1), "a summary count")
         summary[_PCT_KEYS.get(key, f"{key}_pct")] = float(m.group(2))
         return True
     m = _INPLACE.match(s)
     if m:
         base = _BREAKDOWN_KEYS.get((section, last_label)) or f"{section}_{_snake(last_label)}"
-        summary[f"{base}_in_place"] = int(m.group(1))
-        summary[f"{base}_new_space"] = int(m.group(2))
+        summary[f"{base}_in_place"] = count(m.group(1), "a summary count")
+        summary[f"{base}_new_space"] = count(m.group(2), "a summary count")
         return True
     if s.startswith("[the rest"):
         return True
     m = _GENERIC.match(s)
     if m:
-        summary[_snake(m.group(1))] = int(m.group(2))
+        summary[_snake(m.group(1))] = count(m.group(2), "a summary count")
         return True
     return False
 

@@ -51,12 +51,15 @@ import numpy as np
 
 from .builder import flat_profile
 from .errors import ParseError
+from .gzip_io import read_all
 from .model import Kind, Metric, Profile, Unit, make_frame_table
+from .values import INT64_MAX
 
 FORMAT = "julia-mem"
 DESCRIPTION = "Julia --track-allocation .mem file or folder"
 ACCEPTS_DIRECTORY = True
 
+_NEWLINE = re.compile(r"\r\n|\r|\n")
 _LINE = re.compile(r"^ *(-|\d+)(?: (.*))?$")
 _HEAD_LINE = re.compile(rb"^ *(-|\d+)(?: |$)")
 _MEM_NAME = re.compile(r"^(?P<src>.+?)(?:\.(?P<pid>\d+))?\.mem$")
@@ -125,26 +128,46 @@ def _source_name(mem: Path, base: Path | None) -> tuple[str, str | None]:
 
 def _parse_file(
     mem: Path, lenient: bool, warnings: list[str]
-) -> list[tuple[int, int, str]]:
-    """(line number, bytes, source text) for every line with a number."""
+) -> tuple[list[tuple[int, int, str]], str]:
+    """(line number, bytes, source text) for every line with a number, and why the file
+    is incomplete (``""``: it is whole).
+
+    Julia writes every line with its newline, so a last line without one was cut while
+    being written: its number may be cut in half (``23530432`` -> ``2353``), so the line
+    is dropped rather than read as a smaller number.
+    """
     rows: list[tuple[int, int, str]] = []
-    with open(mem, encoding="utf-8", errors="replace", newline=None) as f:
-        for no, raw in enumerate(f, 1):
-            text = raw.rstrip("\n")
-            m = _LINE.match(text)
-            if m is None:
-                # Julia writes "        - " even for blank source lines, so any other
-                # line (a bare empty one included) means an edited or foreign file.
-                if not lenient:
-                    raise ParseError(mem, "a .mem line: a 9-column byte count or '-', a "
-                                     "space, the source text", line=no, found=text)
-                warnings.append(f"{mem}:{no}: skipped line that is not '<bytes|-> source'")
-                continue
-            if m.group(1) != "-":
-                rows.append((no, int(m.group(1)), m.group(2) or ""))
-    if not rows and mem.stat().st_size == 0:
+    data, gz_cut = read_all(mem)
+    text_all = data.decode("utf-8", errors="replace")
+    lines = _NEWLINE.split(text_all)  # LF, CRLF or CR, like universal newlines
+    cut = ""
+    if lines[-1] == "":
+        lines.pop()
+    else:
+        lines.pop()
+        cut = (f"{mem.name}: the file ends inside line {len(lines) + 1} (no final newline): "
+               "that line was dropped")
+    for no, text in enumerate(lines, 1):
+        m = _LINE.match(text)
+        bad = ""
+        if m is None:
+            # Julia writes "        - " even for blank source lines, so any other
+            # line (a bare empty one included) means an edited or foreign file.
+            bad = "a .mem line: a 9-column byte count or '-', a space, the source text"
+        elif m.group(1) != "-" and int(m.group(1)) > INT64_MAX:
+            bad = "a .mem byte count below 2^63"
+        if bad:
+            if not lenient:
+                raise ParseError(mem, bad, line=no, found=text)
+            warnings.append(f"{mem}:{no}: skipped line, expected {bad}")
+            continue
+        if m.group(1) != "-":
+            rows.append((no, int(m.group(1)), m.group(2) or ""))
+    if not rows and not data:
         raise ParseError(mem, "a Julia .mem file", found="an empty file")
-    return rows
+    if gz_cut:
+        cut = f"{mem.name}: {gz_cut}" + (f"; {cut}" if cut else "")
+    return rows, cut
 
 
 def read(
@@ -190,10 +213,13 @@ def read(
     files: list[str] = []
     mem_read: list[str] = []
     todo = [item for k in chosen for item in by_pid[k]]
+    cuts: list[str] = []
     for i, (mem, src) in enumerate(todo):
         if progress:
             progress(i / len(todo))
-        rows = _parse_file(mem, lenient, warnings)
+        rows, cut = _parse_file(mem, lenient, warnings)
+        if cut:
+            cuts.append(cut)
         mem_read.append(mem.name if base is None else mem.relative_to(base).as_posix())
         if src not in files:
             files.append(src)
@@ -228,8 +254,10 @@ def read(
         )
     n = len(values)
     frames = make_frame_table(names, modules, srcs, lines, ["line"] * n, match=matches)
+    total = sum(values)
+    if total > INT64_MAX:
+        raise ParseError(path, "byte counts whose sum is below 2^63", found=str(total))
     col = np.asarray(values, dtype=np.int64)
-    total = int(col.sum())
     by_file: dict[str, list[int]] = {}
     for m, v in zip(modules, values, strict=True):
         cell = by_file.setdefault(m, [0, 0])
@@ -240,6 +268,8 @@ def read(
         "mem_files": mem_read,
         "pids": [int(p) for p in chosen if p is not None],
         "n_lines": n,
+        "completeness": "cannot tell: a .mem file is a copy of the source with no end "
+                        "marker; only a last line without its newline shows a cut",
     }
     extras = {"by_file": [
         {"file": f, "bytes": b, "lines": c}
@@ -259,4 +289,6 @@ def read(
         warnings=tuple(warnings),
         extras=extras,
         default_metric="bytes",
+        incomplete=bool(cuts),
+        incomplete_reason="; ".join(cuts),
     )

@@ -70,9 +70,10 @@ from typing import Any
 import numpy as np
 
 from .builder import TreeBuilder, flat_profile, percent_of, self_and_total
-from .detect import open_text
 from .errors import ParseError
+from .gzip_io import cut_of, open_text, with_cut
 from .model import FrameTable, Kind, Metric, Profile, Unit, make_frame_table
+from .values import INT64_MAX
 
 FORMAT = "julia-profile-print"
 DESCRIPTION = "Julia Profile.print() text report (tree or flat)"
@@ -182,6 +183,7 @@ def read(
     path = Path(path)
     with open_text(path) as f:
         lines = f.read().split("\n")
+        gz_cut = cut_of(f)
     complete_last = lines[-1] == ""  # the file ends with a newline
     if complete_last:
         lines.pop()
@@ -203,9 +205,11 @@ def read(
     if start < len(lines) and _UNDERLINE.match(lines[start]):
         start += 1
     if variant == "flat":
-        return _read_flat(path, lines, start, complete_last, lenient, warnings,
+        prof = _read_flat(path, lines, start, complete_last, lenient, warnings,
                           header=lines[header])
-    return _read_tree(path, lines, start, complete_last, lenient, warnings, progress)
+    else:
+        prof = _read_tree(path, lines, start, complete_last, lenient, warnings, progress)
+    return with_cut(prof, gz_cut)
 
 
 def _trailer(text: str) -> tuple[int, float | None] | None:
@@ -258,6 +262,10 @@ def _read_tree(path: Path, lines: list[str], start: int, complete_last: bool, le
                           "snapshots' trailer): that line was dropped")
             break
         row = _tree_line(text)
+        if row is not None and not (row[0] <= INT64_MAX and row[2] + root_sum <= INT64_MAX):
+            _bad(path, lenient, warnings, no, text,
+                 "a tree line whose Count and Overhead are below 2^63")
+            continue
         if row is not None:
             overhead, depth, count, ftext = row
             if depth > len(stack):
@@ -278,6 +286,9 @@ def _read_tree(path: Path, lines: list[str], start: int, complete_last: bool, le
             stack.append(nid)
             continue
         tr = _trailer(text)
+        if tr is not None and tr[0] > INT64_MAX:
+            _bad(path, lenient, warnings, no, text, "a 'Total snapshots' count below 2^63")
+            continue
         if tr is not None:
             n_trailers += 1
             if groups:
@@ -404,7 +415,7 @@ def _read_flat(path: Path, lines: list[str], start: int, complete_last: bool, le
             incomplete = f"the file ends inside line {no} (no newline): that line was dropped"
             break
         nums = text[:file_at].split()
-        if len(nums) != 2 or not all(x.isdigit() for x in nums):
+        if len(nums) != 2 or not all(x.isdigit() and int(x) <= INT64_MAX for x in nums):
             _bad(path, lenient, warnings, no, text,
                  "a Profile.print flat row '<count> <overhead> <file> <line> <function>'")
             continue

@@ -290,28 +290,22 @@ class Profile:
 # Vectorised tree helpers shared by readers, comparison and views.
 # --------------------------------------------------------------------------------------
 def depth_from_parent(parent: np.ndarray) -> np.ndarray:
-    """Exact depth per node (roots 0), vectorised level by level over the CSR children."""
+    """Exact depth per node (roots 0), by pointer jumping: O(n log depth) vectorised
+    steps, so a 10^4-deep chain (recursive Julia or Haskell code) costs ~14 passes
+    instead of one numpy round per level."""
     n = len(parent)
-    depth = np.full(n, -1, dtype=np.int32)
+    par = np.asarray(parent, dtype=np.int64)
+    depth = (par >= 0).astype(np.int64)
     if n == 0:
-        return depth
-    frontier = np.flatnonzero(parent < 0)
-    depth[frontier] = 0
-    off, ids = children_csr(parent)
-    level = 0
-    while frontier.size:
-        level += 1
-        starts = off[frontier]
-        counts = off[frontier + 1] - starts
-        total = int(counts.sum())
-        if total == 0:
-            break
-        # positions of all children of the frontier, gathered in one go
-        shift = np.repeat(starts - (np.cumsum(counts) - counts), counts)
-        kids = ids[np.arange(total) + shift]
-        depth[kids] = level
-        frontier = kids
-    return depth
+        return depth.astype(np.int32)
+    jump = par.copy()
+    live = np.flatnonzero(jump >= 0)
+    while live.size:
+        j = jump[live]
+        depth[live] += depth[j]
+        jump[live] = jump[j]
+        live = live[jump[live] >= 0]
+    return depth.astype(np.int32)
 
 
 def level_order(depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

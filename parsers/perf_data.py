@@ -14,10 +14,13 @@ binary is gone come out as ``[unknown]`` and a warning names the missing binarie
 
 from __future__ import annotations
 
+import codecs
 import io
 import os
+import queue
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -119,6 +122,20 @@ def _private_home(tmp: Path) -> dict[str, str]:
     return env
 
 
+def _cache_beside(perf: str, beside: list[Path], env: dict[str, str],
+                  warnings: list[str]) -> None:
+    """Offer the binaries beside the recording to perf's (private) build-id cache: one
+    ``perf buildid-cache -a a,b,c`` run for all of them (a perf start costs ~0.1 s, which
+    was most of the time on a small recording); names with commas go one by one."""
+    listed = [b for b in beside if "," not in str(b)]
+    batches = ([listed] if listed else []) + [[b] for b in beside if b not in listed]
+    for batch in batches:
+        try:
+            _run_limited([perf, "buildid-cache", "-a", ",".join(map(str, batch))], env, 60)
+        except subprocess.TimeoutExpired:
+            warnings.append("perf buildid-cache timed out on " + ", ".join(b.name for b in batch))
+
+
 def recording_env(perf: str, recording: Path, tmp: Path, warnings: list[str]) -> dict[str, str]:
     """Environment for running perf on ``recording`` without touching the user's HOME.
 
@@ -129,11 +146,7 @@ def recording_env(perf: str, recording: Path, tmp: Path, warnings: list[str]) ->
     env = _private_home(tmp)
     env["LC_ALL"] = "C"
     env.pop("PAGER", None)
-    for b in _elf_beside(recording):
-        try:
-            _run_limited([perf, "buildid-cache", "-a", str(b)], env, 60)
-        except subprocess.TimeoutExpired:
-            warnings.append(f"perf buildid-cache timed out on {b.name}")
+    _cache_beside(perf, _elf_beside(recording), env, warnings)
     return env
 
 
@@ -198,6 +211,9 @@ def read(
         if "has no samples" in err or (rc == 0 and not first):
             raise ParseError(p, "a recording with at least one sample",
                              found="no samples (perf script printed none)")
+        if rc < 0:
+            raise ExternalToolError(f"{p}: {_killed(rc)} while reading this file"
+                                    + (f" ({first})" if first else ""))
         if "incompatible file format" in err:
             first = _verbose_reason(perf, p, env_plain()) or first
         raise ParseError(p, "a perf.data this perf can read", offset=0,
@@ -210,7 +226,10 @@ def read(
     if rc != 0:
         incomplete = True
         msg = next((ln for ln in err.splitlines() if ln.strip()), f"exit status {rc}")
-        reason = f"perf script stopped with an error ({msg}); the samples before it were loaded"
+        if rc < 0:
+            reason = f"{_killed(rc)}; the samples it printed before were loaded"
+        else:
+            reason = f"perf script stopped with an error ({msg}); the samples before it were loaded"
     unknown = _unknown_share(prof)
     meta["unresolved_pct"] = round(unknown, 2)
     if missing:
@@ -251,13 +270,13 @@ def _stream(
         prof: Profile | None = None
         parse_error: ParseError | None = None
         try:
-            text = io.TextIOWrapper(proc.stdout, encoding="utf-8", errors="replace")  # type: ignore[arg-type]
+            text = _PipeText(proc.stdout)  # type: ignore[arg-type]
             try:
                 prof = perf_script.read_stream(text, p, format=FORMAT, warnings=warnings,
                                                meta={"source": "perf.data"}, **opts)
             except ParseError as e:
                 parse_error = e
-            text.read()  # drain so perf can exit
+            text.drain()  # so perf can exit
             rc = proc.wait()
         finally:
             timer.cancel()
@@ -272,6 +291,70 @@ def _stream(
     if parse_error is not None and "no samples" not in (parse_error.found or ""):
         raise parse_error
     return prof, rc, err
+
+
+class _PipeText:
+    """Text from a pipe, read ahead by a thread so perf keeps writing while we parse.
+
+    Why: with a plain ``TextIOWrapper`` perf blocks on the full 64 KiB pipe whenever
+    Python parses, so the load took perf's time *plus* the parse time.  The thread only
+    does ``os.read`` (which releases the GIL) into a bounded queue; decoding stays in
+    the caller.
+    """
+
+    BLOCK = 1 << 20
+    AHEAD = 64  # blocks buffered at most (64 MiB)
+
+    def __init__(self, raw: io.BufferedReader) -> None:
+        self._fd = raw.fileno()
+        self._q: queue.Queue[bytes | BaseException] = queue.Queue(self.AHEAD)
+        self._dec = codecs.getincrementaldecoder("utf-8")("replace")
+        self._eof = False
+        self._thread = threading.Thread(target=self._pump, daemon=True)
+        self._thread.start()
+
+    def _pump(self) -> None:
+        try:
+            while True:
+                b = os.read(self._fd, self.BLOCK)
+                self._q.put(b)
+                if not b:
+                    return
+        except BaseException as e:  # noqa: BLE001 - handed to the reading thread
+            self._q.put(e)
+
+    def read(self, n: int) -> str:
+        out: list[str] = []
+        got = 0
+        while got < n and not self._eof:
+            b = self._q.get()
+            if isinstance(b, BaseException):
+                raise OSError(f"reading perf script output failed ({b})")
+            if not b:
+                self._eof = True
+                out.append(self._dec.decode(b"", final=True))
+                break
+            s = self._dec.decode(b)
+            out.append(s)
+            got += len(s)
+        return "".join(out)
+
+    def drain(self) -> None:
+        """Discard the rest so the writer can finish (after a parse error)."""
+        while not self._eof:
+            b = self._q.get()
+            if not b or isinstance(b, BaseException):
+                self._eof = True
+        self._thread.join()
+
+
+def _killed(rc: int) -> str:
+    """'perf script was killed by signal 7 (SIGBUS)' for a negative return code."""
+    try:
+        name = f" ({signal.Signals(-rc).name})"
+    except ValueError:
+        name = ""
+    return f"perf script was killed by signal {-rc}{name}"
 
 
 def env_plain() -> dict[str, str]:

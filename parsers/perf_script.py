@@ -27,26 +27,38 @@ used by :mod:`parsers.perf_data` on ``perf script``'s stdout).
 
 from __future__ import annotations
 
-import codecs
 import re
-import zlib
 from array import array
 from collections.abc import Callable
+from itertools import repeat
 from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
 
 from . import perf_kernel
-from .builder import TreeBuilder, percent_of, self_and_total
-from .detect import is_gzip, open_text
+from .builder import (
+    FrameInterner,
+    inclusive_by_levels,
+    percent_of,
+    profile_from_arrays,
+    self_and_total,
+    tree_from_paths,
+)
 from .errors import ParseError
+from .gzip_io import cut_of, open_text, with_cut
 from .model import FrameTable, Kind, Metric, Profile, Unit
 
 FORMAT = "perf-script"
 DESCRIPTION = "Linux perf script text"
 
 CHUNK_CHARS = 8 << 20
+CHAIN_CACHE_CHARS = 64 << 20  # callchain texts remembered whole (one hash per repeat)
+SHORT_STACK = 8  # stacks up to this depth are deduplicated by their frame ids
+# the parts of a usual sample header that change from sample to sample: time and period
+_VARYING_RE = re.compile(r"(?m)\s(\d+\.\d+):(\s+)(\d+)(\s+[A-Za-z_]\S*:)[ \t]*$")
+_TIME_PERIOD_RE = re.compile(r"(?m)\s\d+\.\d+:\s+\d+(?=\s+[A-Za-z_]\S*:[ \t]*$)")
+_BLANK, _UNSEEN, _IGNORED = -1, -2, -3  # line codes besides frame ids (see _feed_chunk)
 
 # comm [pid/]tid [cpu] [time:] [period] event: [rest]   - comm is lazy so it may hold spaces;
 # the event must start with a letter so a timestamp is never taken for it.
@@ -110,10 +122,16 @@ class _Parser:
         # frames: (name, module, kind) -> id
         self.frame_ids: dict[tuple[str, str, str], int] = {}
         self.frame_rows: list[tuple[str, str, str]] = []
-        self.line_frame: dict[str, int] = {}  # raw frame text -> frame id
-        self.chain_sid: dict[str, int] = {}  # raw callchain text -> stack id
-        self.stack_sid: dict[tuple[int, ...], int] = {}
-        self.stacks: list[tuple[int, ...]] = []  # root-first frame ids
+        self.line_frame: dict[str, int] = {"": _BLANK}  # raw frame text -> frame id
+        self.chain_sid: dict[str, int] = {}  # raw callchain text -> stack id (bounded)
+        self.chain_budget = CHAIN_CACHE_CHARS
+        self.short_sid: dict[tuple[int, ...], int] = {}  # short stacks, deduplicated
+        # stacks, root-first frame ids one after the other: stack s is
+        # stack_frames[stack_off[s]:stack_off[s + 1]]
+        self.stack_frames = array("i")
+        self.stack_off = array("q", [0])
+        self.shape_ids: dict[str, int] = {}  # header without time and period -> shape
+        self.shapes: list[int] = []  # (event, comm, pid) ids, three per shape
         self.events: dict[str, int] = {}
         self.comms: dict[str, int] = {}
         self.pids: dict[tuple[str, str], int] = {}
@@ -172,18 +190,40 @@ class _Parser:
         return fid
 
     def _stack(self, leaf_first: list[int]) -> int:
-        key = tuple(reversed(leaf_first))
-        sid = self.stack_sid.get(key)
-        if sid is None:
-            sid = len(self.stacks)
-            self.stack_sid[key] = sid
-            self.stacks.append(key)
-        return sid
+        """Store a stack (given leaf first) and return its id.
+
+        Long stacks are not deduplicated here (a tuple per distinct stack cost half the
+        memory of a 10^6-sample recording); the tree build merges equal paths anyway.
+        """
+        if len(leaf_first) <= SHORT_STACK:
+            key = tuple(leaf_first)
+            sid = self.short_sid.get(key)
+            if sid is not None:
+                return sid
+            self.short_sid[key] = len(self.stack_off) - 1
+        leaf_first.reverse()
+        self.stack_frames.extend(leaf_first)
+        self.stack_off.append(len(self.stack_frames))
+        return len(self.stack_off) - 2
 
     def _chain(self, chain: str) -> int | None:
         """Stack id of a block's callchain text; None if a line is not a frame line."""
+        lines = chain.split("\n")
+        fids = list(map(self.line_frame.get, lines))
+        if None in fids or _BLANK in fids:
+            fids = self._chain_lines(lines)
+            if fids is None:
+                return None
+        sid = self._stack(fids)
+        if self.chain_budget > 0:
+            self.chain_sid[chain] = sid
+            self.chain_budget -= len(chain)
+        return sid
+
+    def _chain_lines(self, lines: list[str]) -> list[int] | None:
+        """Frame ids of callchain lines, parsing the ones not seen before."""
         fids = []
-        for ln in chain.split("\n"):
+        for ln in lines:
             if not ln.strip():
                 return None
             if ln not in self.line_frame and _is_header(ln):
@@ -195,13 +235,12 @@ class _Parser:
                     continue
                 return None
             fids.append(fid)
-        sid = self._stack(fids)
-        self.chain_sid[chain] = sid
-        return sid
+        return fids
 
     # ----- samples -----------------------------------------------------------------
     def _sample(self, g: tuple, sid: int) -> None:
         comm, pid, tid, _cpu, time, period, event, _rest = g
+        per = _period(period) if period else -1
         ev = self.events.get(event)
         if ev is None:
             ev = self.events[event] = len(self.events)
@@ -211,7 +250,7 @@ class _Parser:
         self.s_stack.append(sid)
         self.s_event.append(ev)
         self.s_comm.append(c)
-        self.s_period.append(int(period) if period else -1)
+        self.s_period.append(per)
         if self.split_by == "pid":
             key = (comm, pid or tid)
             p = self.pids.get(key)
@@ -223,8 +262,164 @@ class _Parser:
                 self.t_first = time
             self.t_last = time
 
-    def feed_blocks(self, body: str, line_base: int) -> None:
-        """Parse complete sample blocks (``body`` ends at a blank-line boundary)."""
+    def feed_blocks(self, body: str, line_base: int) -> int:
+        """Parse complete sample blocks (``body`` ends at a blank-line boundary); returns
+        the number of lines in ``body``.
+
+        Leading comment blocks go to :meth:`_feed_each`; the rest takes the whole-chunk
+        path (:meth:`_feed_chunk`) unless that finds a line it does not understand.
+        """
+        lines_before = 0
+        if body.startswith("#"):
+            end = 0
+            while body.startswith("#", end):
+                nxt = body.find("\n\n", end)
+                if nxt < 0:
+                    self._feed_each(body[end:], line_base + body.count("\n", 0, end))
+                    return body.count("\n") + 1
+                end = nxt + 2
+            self._feed_each(body[: end - 2], line_base)
+            lines_before = body.count("\n", 0, end)
+            body = body[end:]
+        if not body:
+            return lines_before
+        n = self._feed_chunk(body, line_base + lines_before)
+        if n < 0:
+            self._feed_each(body, line_base + lines_before)
+            n = body.count("\n") + 1
+        return lines_before + n
+
+    def _feed_chunk(self, body: str, line_base: int) -> int:
+        """Parse a run of ordinary samples with one dict look-up per line and whole-array
+        steps; returns the number of lines, or -1 (nothing consumed) when a line needs
+        the careful path.
+
+        Why: deep recordings print ~100 callchain lines per sample and almost every
+        sample's stack is new, so any per-line Python work dominates.
+        """
+        lines = body.split("\n")
+        n = len(lines)
+        codes = np.fromiter(map(self.line_frame.get, lines, repeat(_UNSEEN, n)),
+                            dtype=np.int32, count=n)
+        blank = codes == _BLANK
+        is_hdr = np.zeros(n, dtype=bool)
+        is_hdr[0] = True
+        is_hdr[1:] = blank[:-1] & ~blank[1:]
+        unseen = np.flatnonzero((codes == _UNSEEN) & ~is_hdr)
+        if unseen.size and not self._learn(lines, unseen, codes):
+            return -1
+        heads = np.flatnonzero(is_hdr)
+        hdrs = [lines[i] for i in heads.tolist()]
+        shaped = self._headers(hdrs)
+        if shaped is None:
+            groups = list(map(_split_header, hdrs))
+            if None in groups or any(g[7] for g in groups):
+                return -1
+        keep = codes >= 0
+        keep[heads] = False
+        fl = np.flatnonzero(keep)
+        sample_of = np.cumsum(is_hdr)[fl] - 1
+        counts = np.bincount(sample_of, minlength=len(heads))
+        off = np.zeros(len(heads) + 1, dtype=np.int64)
+        np.cumsum(counts, out=off[1:])
+        # root first: element p of sample k goes to 2*off[k] + count[k] - 1 - p
+        seg = off[:-1][sample_of]
+        dest = 2 * seg + counts[sample_of] - 1 - np.arange(len(fl))
+        out = np.empty(len(fl), dtype=np.int32)
+        out[dest] = codes[fl]
+        base_sid = len(self.stack_off) - 1
+        base_len = len(self.stack_frames)
+        self.stack_frames.frombytes(out.tobytes())
+        self.stack_off.frombytes((off[1:] + base_len).astype(np.int64).tobytes())
+        if shaped is not None:
+            self._add_samples(shaped, base_sid)
+            return n
+        sample = self._sample
+        for k, g in enumerate(groups):
+            try:
+                sample(g, base_sid + k)
+            except _BadValue as e:
+                self._bad_value(e, line_base + int(heads[k]))
+        return n
+
+    def _headers(self, hdrs: list[str]) -> tuple | None:
+        """Sample headers of a chunk decoded without a Python step per sample.
+
+        Headers differ mostly in their time and period; with those cut out by one regex
+        pass, the rest (comm, pid/tid, event) takes a handful of distinct "shapes",
+        each split once.  Returns per-sample (event, comm, pid) ids, periods and the
+        first/last time, or None when a header is not of the usual
+        ``comm pid/tid time: period event:`` form (the caller then splits each one).
+        """
+        joined = "\n".join(hdrs)
+        found = _VARYING_RE.findall(joined)
+        if len(found) != len(hdrs):
+            return None
+        try:
+            period = np.array([f[2] for f in found]).astype(np.int64)
+        except (ValueError, OverflowError):
+            return None  # out-of-range values: the per-sample path locates them
+        if int(period.max(initial=0)) >= 1 << 62:  # let the careful path check the edge
+            return None
+        keys = _TIME_PERIOD_RE.sub("", joined).split("\n")
+        shape_get = self.shape_ids.get
+        sids = np.fromiter(map(shape_get, keys, repeat(-1)), dtype=np.int64, count=len(keys))
+        for i in np.flatnonzero(sids < 0).tolist():
+            key = keys[i]
+            sh = shape_get(key)
+            if sh is None:
+                g = _split_header(hdrs[i])
+                if g is None or g[7] or (g[4], g[5]) != (found[i][0], found[i][2]):
+                    return None
+                sh = self._shape(key, g)
+            sids[i] = sh
+        shapes = np.asarray(self.shapes, dtype=np.int32).reshape(-1, 3)
+        return shapes[sids], period, found[0][0], found[-1][0]
+
+    def _shape(self, key: str, g: tuple) -> int:
+        """Intern a header shape (its event, comm and pid/tid) and return its id."""
+        comm, pid, tid, _cpu, _time, _period, event, _rest = g
+        ev = self.events.setdefault(event, len(self.events))
+        c = self.comms.setdefault(comm, len(self.comms))
+        p = self.pids.setdefault((comm, pid or tid), len(self.pids)) if self.split_by == "pid" \
+            else -1
+        sh = len(self.shapes) // 3
+        self.shapes.extend((ev, c, p))
+        self.shape_ids[key] = sh
+        return sh
+
+    def _add_samples(self, shaped: tuple, base_sid: int) -> None:
+        ids, period, t_first, t_last = shaped
+        n = len(period)
+        self.s_stack.frombytes(np.arange(base_sid, base_sid + n, dtype=np.int32).tobytes())
+        self.s_event.frombytes(np.ascontiguousarray(ids[:, 0]).tobytes())
+        self.s_comm.frombytes(np.ascontiguousarray(ids[:, 1]).tobytes())
+        self.s_period.frombytes(period.tobytes())
+        if self.split_by == "pid":
+            self.s_pid.frombytes(np.ascontiguousarray(ids[:, 2]).tobytes())
+        if self.t_first is None:
+            self.t_first = t_first
+        self.t_last = t_last
+
+    def _learn(self, lines: list[str], idx: np.ndarray, codes: np.ndarray) -> bool:
+        """Parse callchain lines not seen before; False if one is not a frame line."""
+        for i in idx.tolist():
+            ln = lines[i]
+            fid = self.line_frame.get(ln)
+            if fid is None:
+                if not ln.strip() or _is_header(ln):
+                    return False  # samples without blank lines between them
+                fid = self._frame(ln)
+                if fid is None:
+                    if ln[:1] not in (" ", "\t"):
+                        return False
+                    self.ignored_lines += 1  # srcline / brstack extras under a frame
+                    fid = _IGNORED
+            codes[i] = fid
+        return True
+
+    def _feed_each(self, body: str, line_base: int) -> None:
+        """Block by block, for chunks with comments, odd lines or errors to locate."""
         fast = _split_header
         chain_get = self.chain_sid.get
         sample = self._sample
@@ -251,12 +446,15 @@ class _Parser:
                 else:
                     sid = self._stack([])
                 if sid is not None:
-                    sample(g, sid)
+                    try:
+                        sample(g, sid)
+                    except _BadValue as e:
+                        self._bad_value(e, line_base + _lines_before(blocks, bi))
                     continue
             if not blk.strip():
                 continue
             # slow path: exact line numbers
-            start = line_base + sum(b.count("\n") + 2 for b in blocks[:bi])
+            start = line_base + _lines_before(blocks, bi)
             self.feed_lines(blk.split("\n"), start)
 
     def _rest_stack(self, rest: str) -> int:
@@ -264,15 +462,30 @@ class _Parser:
         fid = self._frame(rest)
         return self._stack([] if fid is None else [fid])
 
+    def _bad_value(self, e: _BadValue, lineno: int) -> None:
+        """A header number out of range: a located error, or (lenient) a skipped sample."""
+        if not self.lenient:
+            raise ParseError(self.path, f"a {e.field} from 0 to 2^63-1 in the sample header",
+                             line=lineno, found=f"{e.field} {e.value}")
+        self.warnings.append(f"line {lineno}: skipped a sample whose {e.field} {e.value} "
+                             "is out of range")
+
+    def _sample_at(self, cur: tuple, fids: list[int], lineno: int) -> None:
+        try:
+            self._sample(cur, self._stack(fids))
+        except _BadValue as e:
+            self._bad_value(e, lineno)
+
     def feed_lines(self, lines: list[str], first_line: int) -> None:
         """Line-by-line state machine for everything the block path did not take."""
         cur: tuple | None = None
+        cur_line = first_line
         fids: list[int] = []
         for i, ln in enumerate(lines):
             lineno = first_line + i
             if not ln.strip():
                 if cur is not None:
-                    self._sample(cur, self._stack(fids))
+                    self._sample_at(cur, fids, cur_line)
                     cur = None
                 continue
             if ln[0] == "#":
@@ -281,8 +494,9 @@ class _Parser:
                     continue
             if ln not in self.line_frame and _is_header(ln):
                 if cur is not None:
-                    self._sample(cur, self._stack(fids))
+                    self._sample_at(cur, fids, cur_line)
                 cur = _HEADER_RE.match(ln).groups()  # type: ignore[union-attr]
+                cur_line = lineno
                 fids = []
                 if cur[7]:
                     fid = self._frame(cur[7])
@@ -304,7 +518,7 @@ class _Parser:
                 raise ParseError(self.path, what, line=lineno, found=ln.strip())
             self.warnings.append(f"line {lineno}: skipped unrecognised line {ln.strip()[:80]!r}")
         if cur is not None:
-            self._sample(cur, self._stack(fids))
+            self._sample_at(cur, fids, cur_line)
 
     def _comment(self, ln: str) -> None:
         body = ln[1:].strip()
@@ -325,6 +539,26 @@ class _Parser:
     @property
     def n_samples(self) -> int:
         return len(self.s_stack)
+
+
+class _BadValue(ValueError):
+    """A header number that does not fit the int64 columns (the caller adds the line)."""
+
+    def __init__(self, field: str, value: str) -> None:
+        super().__init__(f"{field} {value}")
+        self.field = field
+        self.value = value
+
+
+def _period(text: str) -> int:
+    """The sample period as an int64 (``str.isdigit`` also passes digits like '²')."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise _BadValue("period", text) from None
+    if v >= 1 << 63:
+        raise _BadValue("period", text)
+    return v
 
 
 def _split_header(hdr: str) -> tuple | None:
@@ -433,11 +667,12 @@ def read(
     """
     p = Path(path)
     size = p.stat().st_size
-    with (_GzipText(p) if is_gzip(p) else open_text(p)) as f:
-        return read_stream(
+    with open_text(p) as f:  # a cut gzip stream reads as a shorter text
+        prof = read_stream(
             f, p, size=size, lenient=lenient, progress=progress, event=event,
             group_by=group_by, split_by=split_by, demangle=demangle,
         )
+        return with_cut(prof, cut_of(f))
 
 
 def read_stream(
@@ -461,6 +696,7 @@ def read_stream(
     carry = ""
     line_base = 1
     done = 0
+    blank_seen = False  # samples are blank-line separated (they carry callchains)
     incomplete_reason = ""
     while True:
         try:
@@ -468,7 +704,6 @@ def read_stream(
         except (EOFError, OSError) as e:  # truncated gzip: keep what was read
             incomplete_reason = f"the compressed stream ends early ({e})"
             data = ""
-            carry = _drop_last_block(carry)
         if not data:
             break
         done += len(data)
@@ -477,23 +712,19 @@ def read_stream(
         if cut < 0:
             carry = buf
             continue
+        blank_seen = True
         body, carry = buf[:cut], buf[cut + 2 :]
-        ps.feed_blocks(body, line_base)
-        line_base += body.count("\n") + 2
+        line_base += ps.feed_blocks(body, line_base) + 1
         if progress is not None and size:
             progress(min(done / size, 1.0))
+    carry, reason = _unterminated_tail(carry, line_base, blank_seen, bool(incomplete_reason))
+    incomplete_reason = "; ".join(r for r in (incomplete_reason, reason) if r)
     if carry.strip():
-        if not carry.endswith("\n") and not incomplete_reason:
-            last = carry.rsplit("\n", 1)[-1]
-            if not (last.rstrip().endswith(")") and _FRAME_RE.match(last)):
-                n_lines = line_base + carry.count("\n")
-                incomplete_reason = (
-                    f"the file ends in the middle of a line (line {n_lines}); "
-                    "the last sample was dropped"
-                )
-                carry = _drop_last_block(carry)
-        if carry.strip():
-            ps.feed_lines(carry.split("\n"), line_base)
+        ps.feed_lines(carry.split("\n"), line_base)
+    if not incomplete_reason and format == FORMAT:
+        ps.meta["completeness"] = (
+            "cannot tell: the text ends with a whole sample, and a file cut exactly between "
+            "two samples looks the same")
     if ps.ignored_lines:
         ps.warnings.append(
             f"{ps.ignored_lines} indented lines that are not frames (srcline, branch info) "
@@ -509,50 +740,42 @@ def read_stream(
     return perf_kernel.collapse_unresolved(prof)
 
 
-class _GzipText:
-    """Streaming gunzip to text that keeps everything before a cut (gzip.open loses the
-    last buffer when the stream is truncated) and reports the cut as ``EOFError``."""
+def _lines_before(blocks: list[str], bi: int) -> int:
+    """Lines taken by ``blocks[:bi]`` and their blank separators (for error positions)."""
+    return sum(b.count("\n") + 2 for b in blocks[:bi])
 
-    def __init__(self, path: Path) -> None:
-        self._f = open(path, "rb")
-        self._d = zlib.decompressobj(wbits=31)
-        self._dec = codecs.getincrementaldecoder("utf-8")("replace")
-        self._done = False
 
-    def __enter__(self) -> _GzipText:
-        return self
+def _unterminated_tail(carry: str, line_base: int, blank_seen: bool,
+                       cut_stream: bool) -> tuple[str, str]:
+    """(text to parse, incomplete reason) for what follows the last blank line.
 
-    def __exit__(self, *exc: object) -> None:
-        self._f.close()
+    A perf script file with callchains is complete when every sample ends with its blank
+    line, so text after the last one is a cut sample and is dropped.  Without callchains
+    (one line per sample, no blank lines) only a missing final newline shows a cut.
+    """
+    if not carry.strip():
+        return "", ""
+    n_lines = line_base + carry.count("\n")
+    if blank_seen or cut_stream or _has_callchain(carry):
+        kept = _drop_last_block(carry)
+        if kept == carry:  # no sample header at all: let the line parser report it
+            return carry, ""
+        where = ("in the middle of a line" if not carry.endswith("\n")
+                 else "inside a sample (its blank line is missing)")
+        if not blank_seen and not kept.strip():  # the only sample: keep it, marked as cut
+            return carry, (f"the file ends {where} (line {n_lines}); its only sample may "
+                           "be cut short")
+        return kept, f"the file ends {where} (line {n_lines}); the last sample was dropped"
+    if carry.endswith("\n"):
+        return carry, ""
+    return carry[: carry.rfind("\n") + 1], (
+        f"the file ends in the middle of a line (line {n_lines}); the last sample was dropped")
 
-    def read(self, n: int) -> str:
-        out: list[str] = []
-        got = 0
-        while got < n and not self._done:
-            raw = self._f.read(1 << 20)
-            if not raw:
-                self._done = True
-                if not self._d.eof:
-                    if out:  # hand over what we have; report the cut on the next call
-                        self._done = False
-                        self._cut = True
-                        break
-                    raise EOFError("the compressed stream ends early (truncated .gz)")
-                break
-            try:
-                data = self._d.decompress(raw)
-            except zlib.error as e:
-                raise EOFError(f"corrupt gzip data ({e})") from e
-            while self._d.eof and self._d.unused_data:  # multi-member gzip
-                rest = self._d.unused_data
-                self._d = zlib.decompressobj(wbits=31)
-                data += self._d.decompress(rest)
-            s = self._dec.decode(data)
-            out.append(s)
-            got += len(s)
-        if getattr(self, "_cut", False) and not out:
-            raise EOFError("the compressed stream ends early (truncated .gz)")
-        return "".join(out)
+
+def _has_callchain(text: str) -> bool:
+    """True when a frame line (indented ``addr symbol (dso)``) follows a header line."""
+    lines = text.split("\n", 3)
+    return len(lines) > 1 and lines[1][:1].isspace() and _FRAME_RE.match(lines[1]) is not None
 
 
 def _drop_last_block(text: str) -> str:
@@ -604,35 +827,7 @@ def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str,
     n_samples = np.bincount(inv, minlength=len(ukey))
     sum_period = np.bincount(inv, weights=period, minlength=len(ukey)) if has_period else None
 
-    names = ["self_samples", "self_period"] if has_period else ["self_samples"]
-    tb = TreeBuilder(names)
-    fmap = [tb.frame(n, m, "", 0, k) for (n, m, k) in ps.frame_rows]
-    no_stack = -1
-    group_fids: dict[int, int] = {}
-    comm_names = list(ps.comms)
-    pid_names = list(ps.pids)
-    for j, k in enumerate(ukey.tolist()):
-        s, g = divmod(k, ngroup)
-        frames = [fmap[f] for f in ps.stacks[s]]
-        if not frames:
-            if no_stack < 0:
-                no_stack = tb.frame(NO_STACK, "", "", 0, "synthetic")
-            frames = [no_stack]
-        if ps.split_by is not None:
-            gf = group_fids.get(g)
-            if gf is None:
-                if ps.split_by == "comm":
-                    gf = tb.frame(comm_names[g], "", "", 0, "comm")
-                else:
-                    c, pid = pid_names[g]
-                    gf = tb.frame(f"{c} [{pid}]", "", "", 0, "pid")
-                group_fids[g] = gf
-            frames.insert(0, gf)
-        vals = {"self_samples": int(n_samples[j])}
-        if sum_period is not None:
-            vals["self_period"] = int(sum_period[j])
-        tb.add_stack(frames, **vals)
-
+    base, bounds = _tree(ps, ukey, ngroup, n_samples, sum_period)
     total_samples = int(mask.sum())
     total_period = int(period.sum()) if has_period else None
     s_samples, t_samples = self_and_total("samples", Unit.SAMPLES, "samples", sampled=True)
@@ -647,10 +842,9 @@ def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str,
         metrics += [s_per, t_per]
         inclusive["total_period"] = "self_period"
 
-    # build twice-cheap: inclusive columns first, then percent columns from them
-    base = tb.build(path=ps.path, format=format, metrics=[m for m in metrics
-                    if not m.name.endswith("_pct")], inclusive=inclusive)
     cols = dict(base.values)
+    for inc, self_name in inclusive.items():
+        cols[inc] = inclusive_by_levels(base.parent, cols[self_name], bounds)
     cols["self_pct"] = percent_of(cols["self_samples"].astype(np.float64), total_samples)
     cols["total_pct"] = percent_of(cols["total_samples"].astype(np.float64), total_samples)
 
@@ -660,6 +854,7 @@ def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str,
         frames = FrameTable(frames.name, frames.module, frames.src, frames.line, frames.kind,
                             match)
 
+    comm_names = list(ps.comms)
     comm_counts = np.bincount(comm, minlength=len(ps.comms))
     top = np.argsort(-comm_counts, kind="stable")[:50]
     comms = {comm_names[i]: int(comm_counts[i]) for i in top if comm_counts[i]}
@@ -702,3 +897,58 @@ def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str,
         warnings=tuple(ps.warnings),
         default_metric="self_period" if has_period else "self_samples",
     )
+
+
+def _tree(ps: _Parser, ukey: np.ndarray, ngroup: int, n_samples: np.ndarray,
+          sum_period: np.ndarray | None) -> tuple[Profile, np.ndarray]:
+    """The call tree of the distinct (stack, group) keys, merged with whole-array steps.
+
+    Returns a bare Profile (frames, parent, frame and the self columns) that
+    :func:`_build` completes, and the level bounds of its nodes.  A group (``split_by``) is a top-level frame above the
+    stack; a sample without a callchain gets the ``[no callchain]`` frame.
+    """
+    fi = FrameInterner()
+    fmap = np.array([fi(n, m, "", 0, k) for (n, m, k) in ps.frame_rows] or [0], dtype=np.int32)
+    off = np.frombuffer(ps.stack_off, dtype=np.int64)
+    flat = np.frombuffer(ps.stack_frames, dtype=np.int32) if len(ps.stack_frames) \
+        else np.zeros(0, dtype=np.int32)
+    if not np.array_equal(fmap[: len(ps.frame_rows)], np.arange(len(ps.frame_rows))):
+        flat = fmap[flat]  # (parser rows are distinct, so this is the identity: no copy)
+    sid, grp = np.divmod(ukey, ngroup)
+    starts, lengths = off[sid], off[sid + 1] - off[sid]
+    pieces = [flat]
+    empty = lengths == 0
+    if empty.any():
+        pieces.append(np.array([fi(NO_STACK, "", "", 0, "synthetic")], dtype=np.int32))
+        starts = np.where(empty, len(flat), starts)
+        lengths = np.where(empty, 1, lengths)
+    if ps.split_by is not None:
+        if ps.split_by == "comm":
+            labels = [(c, "comm") for c in ps.comms]
+        else:
+            labels = [(f"{c} [{pid}]", "pid") for c, pid in ps.pids]
+        _, first = np.unique(grp, return_index=True)
+        gf = np.zeros(max(len(labels), 1), dtype=np.int32)
+        for g in grp[np.sort(first)].tolist():  # interned in order of first use
+            gf[g] = fi(labels[g][0], "", "", 0, labels[g][1])
+        whole = np.concatenate(pieces)
+        # each path is copied behind its group frame: element o of row k is whole[start+o-1]
+        pos = np.cumsum(lengths + 1) - (lengths + 1)
+        src = np.repeat(starts - pos - 1, lengths + 1) + np.arange(int((lengths + 1).sum()))
+        prefixed = whole[np.clip(src, 0, max(len(whole) - 1, 0))]
+        prefixed[pos] = gf[grp]
+        pieces = [prefixed]
+        starts, lengths = pos, lengths + 1
+    whole = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+    parent, frame, leaf, bounds = tree_from_paths(whole, starts, lengths,
+                                                  len(fi))
+    cols = {"self_samples": np.bincount(leaf, weights=n_samples, minlength=len(parent))
+            .astype(np.int64)}
+    metrics = [Metric("self_samples", Unit.SAMPLES, Kind.SELF)]
+    if sum_period is not None:
+        cols["self_period"] = np.bincount(leaf, weights=sum_period, minlength=len(parent)) \
+            .astype(np.int64)
+        metrics.append(Metric("self_period", Unit.COUNT, Kind.SELF))
+    prof = profile_from_arrays(path=ps.path, format=FORMAT, frames=fi.table(), parent=parent,
+                               frame=frame, metrics=metrics, columns=cols)
+    return prof, bounds

@@ -77,7 +77,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -87,6 +86,7 @@ import numpy as np
 
 from .builder import TreeBuilder, self_and_total
 from .errors import ParseError
+from .gzip_io import cut_offset, read_all, with_cut
 from .model import FrameTable, Metric, Profile, Unit
 
 FORMAT = "pprof"
@@ -202,25 +202,6 @@ _CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
 # --------------------------------------------------------------------------------------
 # reading
 # --------------------------------------------------------------------------------------
-def _gunzip(path: Path, data: bytes) -> bytes:
-    """Gunzip (all members); a truncated or corrupt stream is a located ParseError."""
-    out = []
-    pos = 0
-    while pos < len(data) and data[pos : pos + 2] == b"\x1f\x8b":
-        d = zlib.decompressobj(wbits=31)
-        try:
-            out.append(d.decompress(data[pos:]))
-        except zlib.error as e:
-            raise ParseError(path, "a readable gzip stream", found=str(e), offset=pos) from e
-        if not d.eof:
-            raise ParseError(
-                path, "a complete gzip stream (the file is truncated)",
-                found=f"end of file after {len(data)} bytes", offset=len(data),
-            )
-        pos = len(data) - len(d.unused_data)
-    return b"".join(out)
-
-
 def _metric_base(typ: str, unit: str) -> tuple[str, Unit]:
     known = _KNOWN_TYPES.get((typ, unit))
     base_unit = _UNIT_SUFFIX.get(unit, (f"_{unit}" if unit else "", Unit.COUNT))
@@ -255,10 +236,9 @@ def read(
 ) -> Profile:
     """Read a pprof profile into a call tree with one self/total pair per sample type."""
     path = Path(path)
-    raw = path.read_bytes()
-    if not raw:
+    if path.stat().st_size == 0:
         raise ParseError(path, "a pprof protobuf profile", found="an empty file")
-    data = _gunzip(path, raw) if raw[:2] == b"\x1f\x8b" else raw
+    data, gz_cut = read_all(path)
     if _is_legacy(data[:64]):
         raise ParseError(
             path, "a pprof protobuf profile (legacy pprof format not supported)",
@@ -271,6 +251,9 @@ def read(
     try:
         prof.ParseFromString(data)
     except Exception as e:  # google.protobuf.message.DecodeError
+        if gz_cut:  # a protobuf cut mid-message cannot be read in part
+            raise ParseError(path, "a complete gzip stream (the protobuf inside is cut)",
+                             found=gz_cut, offset=cut_offset(path)) from e
         raise ParseError(
             path, "a pprof protobuf profile (perftools.profiles.Profile)",
             found=f"undecodable protobuf: {e}",
@@ -411,6 +394,11 @@ def read(
     keep = np.ones(len(prof.sample), dtype=bool)
     n_samples = len(prof.sample)
     step = max(1, n_samples // 20)
+    flat_vals: list[int] = []  # values of the kept samples, n_types each
+    groups: list[int] = []  # stack group of each kept sample
+    # only "Alloc: T" leaf frames carry a type: without such functions no leaf is looked up
+    may_alloc = any(f[0].startswith("Alloc: ") for f in functions.values())
+    seen_keys: set[int] = set()
     for i, smp in enumerate(prof.sample):
         if progress and i % step == 0:
             progress(0.1 + 0.7 * i / max(n_samples, 1))
@@ -420,7 +408,7 @@ def read(
                   f"{len(v)} values in sample #{i}", lenient, warnings)
             keep[i] = False
             continue
-        vals[i] = v
+        flat_vals.extend(v)
         typ_label = None
         bytes_label = 0
         for lab in smp.label:
@@ -428,10 +416,11 @@ def read(
                 typ_label = s(lab.str, "label.str")
             elif lab.key == key_bytes and lab.num:
                 bytes_label = lab.num
-            if len(label_keys) < 64:
+            if lab.key not in seen_keys and len(label_keys) < 64:  # once per key id
+                seen_keys.add(lab.key)
                 label_keys.setdefault(s(lab.key, "label.key"), s(lab.num_unit, "label.num_unit"))
         locs = tuple(smp.location_id)
-        leaf = frames_of(locs[0]) if locs else None
+        leaf = frames_of(locs[0]) if locs and may_alloc else None
         leaf_type = alloc_types.get(leaf[-1]) if leaf else None
         key: tuple = locs
         if type_frames and typ_label is not None and leaf_type is None:
@@ -443,14 +432,19 @@ def read(
             g = len(stacks)
             stack_index[key] = g
             stacks.append(key)
-        group[i] = g
+        groups.append(g)
         if typ_label is not None:
             acc = by_type.setdefault(typ_label, [0, 0])
             acc[0] += int(v[count_idx]) if count_idx is not None else 1
             acc[1] += int(v[bytes_idx]) if bytes_idx is not None else bytes_label
 
+    vals[keep] = np.array(flat_vals, dtype=np.int64).reshape(-1, n_types)
+    group[keep] = groups
     sums = np.zeros((len(stacks), n_types), dtype=np.int64)
     np.add.at(sums, group[keep], vals[keep])
+    flat: list[int] = []
+    lengths: list[int] = []
+    used: list[int] = []
     for g, key in enumerate(stacks):
         frames: list[int] = []
         for lid in reversed(key):
@@ -468,7 +462,11 @@ def read(
                 frames = [intern("[no stack]", "", "", 0, "")]
             else:
                 continue
-        builder.add_stack(frames, **dict(zip(self_names, sums[g].tolist(), strict=True)))
+        flat.extend(frames)
+        lengths.append(len(frames))
+        used.append(g)
+    kept = sums[np.asarray(used, dtype=np.int64)] if used else np.zeros((0, n_types), np.int64)
+    builder.add_stacks(flat, lengths, {m: kept[:, j] for j, m in enumerate(self_names)})
     if progress:
         progress(0.9)
 
@@ -533,4 +531,4 @@ def read(
             np.array(match, dtype=object)))
     if progress:
         progress(1.0)
-    return profile
+    return with_cut(profile, gz_cut)

@@ -6,6 +6,7 @@
     profdiff export BASE [NEW...] -o OUT.json        speedscope export (viewer.export)
     profdiff report BASE NEW -o OUT.html             one-file HTML (or Markdown) report
     profdiff watch DIR --no-gui                      one line per landed run (viewer.watch)
+    profdiff calls FILE FUNCTION                     callers / callees (callgrind edges)
 
 Exit codes: 0 success, 1 a ``--fail-if`` gate was crossed, 2 usage or input error.
 Errors are one readable line naming the file and line; never a traceback (set
@@ -42,6 +43,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
      "the comparison as one self-contained HTML page (or Markdown) for CI and review"),
     ("annotate", "viewer.annotate_cli",
      "one function's instructions in two perf.data runs, aligned: which got hot"),
+    ("calls", "viewer.calls_cli", "callers and callees of a function (callgrind call edges)"),
 )
 """Subcommands: (name, module, help).  See the module docstring."""
 

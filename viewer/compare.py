@@ -236,8 +236,10 @@ class Comparison:
             if has_absolute and m is not None and m.unit is Unit.PERCENT:
                 continue  # shares move when others grow (dilution): absolute costs decide
             moved = self.changed_mask(name, run)
-            if judged and m is not None and m.sampled and name in self.noise.metrics:
-                moved &= self.noise.metrics[name].significant  # within noise: not a change
+            noise = self.noise
+            if judged and noise is not None and m is not None and m.sampled \
+                    and name in noise.metrics:
+                moved &= noise.metrics[name].significant  # within noise: not a change
             changed |= moved
         st[changed] = Status.CHANGED
         st[~b & c] = Status.ADDED

@@ -8,7 +8,7 @@ desktop app builds from the same options (:mod:`viewer.options`), printed as a t
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--fail-if", action="append", metavar="EXPR",
                    help="exit 1 when a change crosses EXPR, e.g. 'alloc_bytes>+10%%' or "
                    "'total.total_alloc_bytes>+5%%'; may be repeated")
+    g.add_argument("--allow-incomplete", action="store_true",
+                   help="let --fail-if judge runs that are marked incomplete (cut files); "
+                   "without it such a run makes the gate exit 2 with the reason")
     g.add_argument("--report", metavar="OUT",
                    help="also write the report (profdiff report) to OUT: .html, or .md "
                    "for Markdown")
@@ -57,7 +60,10 @@ def run(args: argparse.Namespace) -> int:
     if not spec.grouped and len(spec.files) < 2:
         raise UsageError("diff needs at least two files: BASE NEW [MORE...] "
                          "(or --base A1 A2 --new B1 B2 for repeated runs)")
-    session = Session.open(spec)
+    loaded = _load_all(spec, args.json)
+    if loaded is None:
+        return 2
+    session = Session.open(spec, loader=lambda path, **_kw: loaded[path])
     formats = sorted({p.format for p in session.runs})
     if len(formats) > 1 and not getattr(args, "allow_mixed_formats", False):
         by_format = "; ".join(f"{p.path}: {p.format}" for p in session.runs)
@@ -65,17 +71,53 @@ def run(args: argparse.Namespace) -> int:
                "metrics do not mean the same thing; give --allow-mixed-formats to compare "
                "them anyway")
         if args.json:
-            print(json.dumps({"errors": [{"message": msg, "formats": formats}]}, indent=1))
+            print(__import__("json").dumps({"errors": [{"message": msg, "formats": formats}]},
+                                           indent=1))
         raise UsageError(msg)
     view = view_from_args(args)
     rc = print_comparison(session, view, sort=args.sort, top=args.top, as_json=args.json,
-                          all_metrics=args.all_metrics, gates=gates)
+                          all_metrics=args.all_metrics, gates=gates,
+                          allow_incomplete=args.allow_incomplete)
     if getattr(args, "report", None):  # the same session: read and judged once
         from .report_cli import write_report
 
         write_report(session, args.report, gates, view,
-                     markdown=args.report.lower().endswith(".md"))
+                     markdown=args.report.lower().endswith(".md"),
+                     allow_incomplete=args.allow_incomplete)
     return rc
+
+
+def _load_all(spec, as_json: bool) -> dict | None:
+    """Read every input; when some fail, print each error (``--json``: a document with
+    the runs that loaded and ``errors``: ``[{"path", "error"}]``) and return None."""
+    from .report import run_json, write_json
+    from .session import Slot, load_slots
+
+    paths = list(dict.fromkeys(spec.paths))
+    outcome = load_slots(spec, [Slot(p) for p in paths])
+    if not outcome.errors:
+        return dict(zip(paths, outcome.slot_runs, strict=True))
+    for _path, msg in outcome.errors:
+        print(f"profdiff: error: {msg}", file=sys.stderr)
+    if as_json:
+        from . import __version__
+
+        write_json({"profdiff": __version__,
+                    "runs": [run_json(p) for p in outcome.slot_runs if p is not None],
+                    "errors": [{"path": p, "error": m} for p, m in outcome.errors]},
+                   sys.stdout)
+    return None
+
+
+def incomplete_gate_error(cmp: Comparison) -> str:
+    """Why ``--fail-if`` cannot judge: a cut run gives bogus "added"/"removed" rows and
+    passes or fails for the wrong reason ("" when every run is complete)."""
+    cut = [p for p in cmp.runs if p.incomplete]
+    if not cut:
+        return ""
+    return "; ".join(f"{p.path} is incomplete ({p.incomplete_reason or 'file cut short'})"
+                     for p in cut) + (": --fail-if does not judge incomplete runs (pass "
+                                      "--allow-incomplete to gate on what was read)")
 
 
 def parse_sort(spec: str | None, cmp: Comparison, view: ViewState | None = None
@@ -147,9 +189,10 @@ def shown_rows(session: Session, cmp: Comparison, view: ViewState, metric: str, 
 
 def print_comparison(session: Session, view: ViewState, *, sort: str | None = None,
                      top: int = 25, as_json: bool = False, all_metrics: bool = False,
-                     gates: Sequence[Gate] = ()) -> int:
+                     gates: Sequence[Gate] = (), allow_incomplete: bool = False) -> int:
     """Print the session's main comparison as the table (or ``--json``); 1 when a gate
-    of ``gates`` was crossed, else 0."""
+    of ``gates`` was crossed, 2 when a gate cannot judge an incomplete run (unless
+    ``allow_incomplete``), else 0."""
     from .compare import incomparable_warnings
     from .gate import evaluate
     from .noise import run_level_notes
@@ -168,18 +211,24 @@ def print_comparison(session: Session, view: ViewState, *, sort: str | None = No
     rows = shown_rows(session, cmp, view, metric, how, desc, metrics,
                       order=ranking.order if how == "rank" else None)
     rows = rows[:top] if top > 0 else rows
-    violations = evaluate(cmp, list(gates)) if gates else []
+    refused = incomplete_gate_error(cmp) if gates and not allow_incomplete else ""
+    violations = evaluate(cmp, list(gates)) if gates and not refused else []
     notes = run_level_notes(cmp)
     if as_json:
+        from .report import write_json
+
         doc = diff_document(cmp, rows, out_metrics, (metric, how, desc), gates, violations)
         doc["notes"] = [*doc.get("notes", []), *notes]
         doc["warnings"] = incomparable_warnings(cmp.runs)  # e.g. mixed formats, if allowed
         if how == "rank":
             doc["sort"]["metrics"] = list(ranking.metrics)
-        for r, i in zip(doc["rows"], rows, strict=True):
-            r["score"] = float(ranking.score[i])
-            r["score_metric"] = str(ranking.metric[i]) or None
-        print(json.dumps(doc, ensure_ascii=False, indent=1))
+        doc["rows"] = _with_scores(doc["rows"], rows, ranking)
+        if refused:
+            doc["fail_if"]["failed"] = None
+            doc["fail_if"]["not_judged"] = refused
+            doc["errors"] = [{"path": p.path, "error": f"incomplete: {p.incomplete_reason}"}
+                             for p in cmp.runs if p.incomplete]
+        write_json(doc, sys.stdout)
     else:
         if how == "rank":
             sort_desc = ("ranked by own change against the baseline's total of "
@@ -188,9 +237,21 @@ def print_comparison(session: Session, view: ViewState, *, sort: str | None = No
             sort_desc = f"sorted by {'−' if not desc else ''}{how} of {metric}" if metric else ""
         print(render_comparison(cmp, rows, metrics, color=use_color(), sort_desc=sort_desc,
                                 notes=notes))
-        if gates:
+        if gates and not refused:
             print(violations_text(violations, cmp))
+    if refused:
+        print(f"profdiff: error: {refused}", file=sys.stderr)
+        return 2
     return 1 if violations else 0
+
+
+def _with_scores(docs, rows, ranking):
+    """Each row document with its culprit score (own change / baseline total) and the
+    metric that gave it; a generator, so streamed JSON stays streamed."""
+    for r, i in zip(docs, rows, strict=True):
+        r["score"] = float(ranking.score[i])
+        r["score_metric"] = str(ranking.metric[i]) or None
+        yield r
 
 
 def diff_document(cmp: Comparison, rows, metrics: Sequence[str], sort: tuple[str, str, bool],
@@ -198,7 +259,7 @@ def diff_document(cmp: Comparison, rows, metrics: Sequence[str], sort: tuple[str
     """The ``--json`` document (README: "JSON output"); add top-level keys here."""
     from .report import comparison_json
 
-    doc = comparison_json(cmp, rows, metrics)
+    doc = comparison_json(cmp, rows, metrics, lazy=True)
     doc["sort"] = {"metric": sort[0], "by": sort[1], "descending": sort[2]}
     if gates:
         doc["fail_if"] = {

@@ -136,7 +136,7 @@ def metric_noise(cmp: Comparison, metric: str, base_runs: Sequence[int],
         method = "deterministic: any change is real"
         if metric in cmp.rounding:
             method += " once it exceeds the rounding of the printed values"
-        return MetricNoise(method, **stats, pvalue=p, significant=changed)
+        return MetricNoise(method, **stats, pvalue=p, significant=changed)  # type: ignore[arg-type]
     nb = _sample_counts(cmp, base_runs)
     nn = _sample_counts(cmp, new_runs)
     if m.sampled and np.isfinite(nb).all() and np.isfinite(nn).all():
@@ -326,7 +326,7 @@ def _share_noise(cmp: Comparison, m: Metric, base_runs: Sequence[int],
     method = "z test on shares of run total (" + (
         "run-to-run spread)" if max(xb.shape[1], xn.shape[1]) > 1 else
         "no sample counts and one run per side: any change beyond rounding)")
-    return MetricNoise(method, **stats, pvalue=pval, significant=sig)
+    return MetricNoise(method, **stats, pvalue=pval, significant=sig)  # type: ignore[arg-type]
 
 
 def compute_noise(cmp: Comparison, base_runs: Sequence[int], new_runs: Sequence[int],

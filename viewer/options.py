@@ -52,7 +52,7 @@ class OpenApp:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
 
-READER_OPTIONS = ("event", "sample_type", "group_by", "split_by", "demangle")
+READER_OPTIONS = ("event", "sample_type", "group_by", "split_by", "demangle", "profile")
 """Reader keywords a reader accepts when it knows them (the others ignore them)."""
 
 VIEWS = ("side", "diff", "flat", "flame", "heap", "rts", "ticky", "counters", "totals",
@@ -84,6 +84,8 @@ def add_reading_options(p: argparse.ArgumentParser) -> None:
                    help="perf: one subtree per command or process")
     g.add_argument("--demangle", action="store_true", default=None,
                    help="perf: demangle Rust/C++ symbols perf left mangled")
+    g.add_argument("--profile", help="speedscope: which profile of the file (0-based index "
+                   "or name; default: all profiles merged)")
 
 
 def add_matching_options(p: argparse.ArgumentParser, *, baseline: bool = True,

@@ -8,13 +8,19 @@ Kept in one module so the shape is stable and easy to read against the README:
 * ``runs[i]``: ``path``, ``format``, ``incomplete``, ``incomplete_reason``, ``warnings``,
   ``meta``, ``totals`` (run-level numbers) and any JSON-serialisable reader extras
   (ticky ``counters``);
-* ``rows[j]``: ``name``, ``module``, ``src``, ``path`` (tree mode: ``"module.name"`` from
-  the root), ``status`` (``same|changed|added|removed``), ``matched_by``, ``values`` (one
+* ``rows[j]``: ``name``, ``module``, ``src``; tree mode: ``id`` (the row's index in the
+  comparison), ``parent`` (its parent's ``id``, null for roots), ``depth`` and ``path``
+  (``"module.name"`` from the root; for rows deeper than :data:`PATH_LIMIT` only the
+  last ``PATH_LIMIT`` labels after a ``"…"``, so the output stays linear in the rows:
+  follow ``parent`` through ``rows`` and the top-level ``ancestors`` for the whole
+  path), ``status`` (``same|changed|added|removed``), ``matched_by``, ``values`` (one
   object per run, keyed by metric), ``delta`` (current minus baseline, keyed by metric),
   ``rel`` (relative change, null when the base is zero) and, with more than two runs,
   ``deltas`` (one object per run, null for the baseline).
 
-Non-finite numbers become ``null`` so the output is strict JSON.
+Non-finite numbers become ``null`` so the output is strict JSON.  Tree mode also has a
+top-level ``ancestors`` list (``id``, ``name``, ``module``, ``parent``) of the rows'
+ancestors that are not themselves listed, so every path can be rebuilt by reference.
 """
 
 from __future__ import annotations
@@ -30,6 +36,45 @@ from parsers.model import Metric, Profile
 
 from . import __version__
 from .compare import MATCHED_BY, Comparison, Status
+
+PATH_LIMIT = 32
+"""Labels of ``path`` kept per row; deeper rows give the nearest ones (and ``parent``)."""
+
+
+def bounded_path(label, parent: np.ndarray, row: int) -> list[str]:
+    """``path`` of ``row``: labels from the root, or ``"…"`` and the last PATH_LIMIT."""
+    out: list[str] = []
+    while row >= 0 and len(out) < PATH_LIMIT:
+        out.append(label(row))
+        row = int(parent[row])
+    if row >= 0:
+        out.append("…")
+    return out[::-1]
+
+
+def ancestors_json(label_parts, parent: np.ndarray,
+                   rows: np.ndarray | Sequence[int] | range) -> list[dict]:
+    """The ancestors of ``rows`` not in ``rows`` (each once): ids to follow ``parent``."""
+    listed = {int(i) for i in rows}
+    seen: set[int] = set()
+    out = []
+    for i in rows:
+        a = int(parent[int(i)])
+        while a >= 0 and a not in listed and a not in seen:
+            seen.add(a)
+            name, module = label_parts(a)
+            out.append({"id": a, "name": name, "module": module,
+                        "parent": int(parent[a]) if parent[a] >= 0 else None})
+            a = int(parent[a])
+    out.sort(key=lambda d: d["id"])
+    return out
+
+
+def _cmp_label(cmp: Comparison):
+    def label(row: int) -> str:
+        m = cmp.module[row]
+        return f"{m}.{cmp.name[row]}" if m else str(cmp.name[row])
+    return label
 
 
 def _num(v: Any) -> float | int | None:
@@ -94,14 +139,19 @@ def _status_label(cmp: Comparison, i: int, run: int) -> str:
     return Status(int(cmp.status_of_run(run)[i])).label
 
 
-def row_json(cmp: Comparison, i: int, metrics: Sequence[str]) -> dict[str, Any]:
+def row_json(cmp: Comparison, i: int, metrics: Sequence[str],
+             depth: np.ndarray | None = None) -> dict[str, Any]:
     row: dict[str, Any] = {
         "name": cmp.name[i],
         "module": cmp.module[i],
         "src": cmp.src[i],
     }
     if cmp.mode == "tree":
-        row["path"] = cmp.path_labels(i)
+        par = int(cmp.parent[i])
+        row["id"] = i
+        row["parent"] = par if par >= 0 else None
+        row["depth"] = int(depth[i]) if depth is not None else None
+        row["path"] = bounded_path(_cmp_label(cmp), cmp.parent, i)
     row["status"] = _status_label(cmp, i, cmp.current)
     row["matched_by"] = MATCHED_BY[int(cmp.matched_by[i]) if cmp.matched_by is not None else 0]
     if row["matched_by"] != "path":  # each run's own spelling of a renamed row
@@ -113,8 +163,8 @@ def row_json(cmp: Comparison, i: int, metrics: Sequence[str]) -> dict[str, Any]:
     ]
     row["delta"] = {m: _num(cmp.values[m][i, cmp.current] - cmp.values[m][i, cmp.baseline])
                     for m in metrics}
-    rel = {}
-    within = []
+    rel: dict[str, Any] = {}
+    within: list[str] = []
     for m in metrics:
         b = cmp.values[m][i, cmp.baseline]
         d = cmp.values[m][i, cmp.current] - b
@@ -157,10 +207,13 @@ def _noise_json(mn, i: int) -> dict[str, Any]:
 
 def comparison_json(
     cmp: Comparison, rows: np.ndarray | Sequence[int] | None = None,
-    metrics: Sequence[str] | None = None,
+    metrics: Sequence[str] | None = None, *, lazy: bool = False,
 ) -> dict[str, Any]:
+    """The ``diff --json`` document; ``lazy``: ``rows`` is a generator (for
+    :func:`write_json`, which streams it, so memory stays flat however many rows)."""
     metrics = list(metrics) if metrics is not None else list(cmp.values)
     rows = range(cmp.n_rows) if rows is None else rows
+    depth = cmp.depth if cmp.mode == "tree" else None
     totals: dict[str, Any] = {}
     for k in cmp.total_keys:
         vals = cmp.total_values(k)
@@ -188,13 +241,42 @@ def comparison_json(
             "methods": {m: mn.method for m, mn in cmp.noise.metrics.items() if m in metrics},
         },
         "groups": None if cmp.groups is None else [[p.path for p in g] for g in cmp.groups],
-        "rows": [row_json(cmp, int(i), metrics) for i in rows],
+        "rows": (row_json(cmp, int(i), metrics, depth) for i in rows) if lazy
+        else [row_json(cmp, int(i), metrics, depth) for i in rows],
+        **({"ancestors": ancestors_json(lambda a: (cmp.name[a], cmp.module[a]), cmp.parent,
+                                        rows)} if cmp.mode == "tree" else {}),
     }
+
+
+def write_json(doc: dict[str, Any], out) -> None:
+    """Write ``doc`` as indented JSON, but each element of ``rows`` compact on one line.
+
+    ``json.dumps(indent=...)`` falls back to the pure-Python encoder (about 10x slower)
+    and builds the whole text in memory; rows are the bulk, so they are encoded one by
+    one with the C encoder and written as they come (``rows`` may be a generator).
+    """
+    rows = doc.get("rows")
+    head = {k: v for k, v in doc.items() if k != "rows"}
+    text = json.dumps(head, ensure_ascii=False, indent=1)
+    if rows is None:
+        out.write(text + "\n")
+        return
+    out.write(text[:-2] + (',\n "rows": [' if head else '{\n "rows": ['))
+    first = True
+    for r in rows:
+        out.write(("\n  " if first else ",\n  ") + json.dumps(r, ensure_ascii=False))
+        first = False
+    out.write("\n ]\n}\n" if not first else "]\n}\n")
 
 
 def profile_json(p: Profile, rows: Sequence[int]) -> dict[str, Any]:
     """``profdiff show --json``: one run, its metrics and the listed rows (tree order)."""
     names = [m.name for m in p.metrics]
+
+    def label(row: int) -> str:
+        m = p.module[row]
+        return f"{m}.{p.name[row]}" if m else str(p.name[row])
+
     return {
         "profdiff": __version__,
         "run": run_json(p),
@@ -204,10 +286,13 @@ def profile_json(p: Profile, rows: Sequence[int]) -> dict[str, Any]:
                 "name": p.name[i],
                 "module": p.module[i],
                 "src": p.src[i],
+                "id": int(i),
+                "parent": int(p.parent[i]) if p.parent[i] >= 0 else None,
                 "depth": int(p.depth[i]),
-                "path": p.path_labels(int(i)),
+                "path": bounded_path(label, p.parent, int(i)),
                 "values": {m: _num(p.values[m][i]) for m in names},
             }
             for i in rows
         ],
+        "ancestors": ancestors_json(lambda a: (p.name[a], p.module[a]), p.parent, rows),
     }

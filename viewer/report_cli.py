@@ -37,6 +37,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="compare runs of different formats")
     g.add_argument("--fail-if", action="append", metavar="EXPR",
                    help="as in 'profdiff diff': shown in the report; exit 1 when crossed")
+    g.add_argument("--allow-incomplete", action="store_true",
+                   help="let --fail-if judge incomplete runs (as in 'profdiff diff'; "
+                   "without it the report says the gate was not judged and exits 2)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,19 +57,25 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"runs have different formats ({', '.join(formats)}); give "
                          "--allow-mixed-formats to compare them anyway")
     markdown = args.markdown or bool(args.output and args.output.lower().endswith(".md"))
-    failed = write_report(session, args.output, gates, view_from_args(args),
-                          markdown=markdown, max_frames=args.max_frames)
-    return 1 if failed else 0
+    rc = write_report(session, args.output, gates, view_from_args(args), markdown=markdown,
+                      max_frames=args.max_frames, allow_incomplete=args.allow_incomplete)
+    if rc == 2:
+        from .diff_cli import incomplete_gate_error
+
+        print(f"profdiff: error: {incomplete_gate_error(session.main)}", file=sys.stderr)
+    return rc
 
 
 def write_report(session: Session, out: str | None, gates: Sequence[Gate],
                  view: ViewState | None = None, *, markdown: bool = False,
-                 max_frames: int = 20_000) -> bool:
-    """Write the report of ``session`` to ``out`` (None/"-": stdout); True when a gate
-    was crossed.  ``profdiff diff --report`` calls this too."""
+                 max_frames: int = 20_000, allow_incomplete: bool = False) -> int:
+    """Write the report of ``session`` to ``out`` (None/"-": stdout); the exit code of
+    its gates as ``diff`` gives it: 1 crossed, 2 not judged (an incomplete run), else 0.
+    ``profdiff diff --report`` calls this too."""
     from .export.report_data import report_document
 
-    doc = report_document(session, gates, view, max_frames=max_frames)
+    doc = report_document(session, gates, view, max_frames=max_frames,
+                          allow_incomplete=allow_incomplete)
     if markdown:
         from .export.markdown_report import render_markdown
 
@@ -83,4 +92,7 @@ def write_report(session: Session, out: str | None, gates: Sequence[Gate],
                 f.write(text)
         except OSError as e:
             raise UsageError(f"{out}: cannot write the report ({e.strerror or e})") from None
-    return bool(doc["fail_if"] and doc["fail_if"]["failed"])
+    gate = doc["fail_if"]
+    if gate and gate["failed"] is None:
+        return 2
+    return 1 if gate and gate["failed"] else 0

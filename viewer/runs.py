@@ -111,13 +111,18 @@ class Run:
         return self.landed.incomplete or any(a.incomplete for a in self.attached.values())
 
     @property
+    def writing(self) -> bool:
+        """A file of the run is incomplete: still being written; the run is not compared."""
+        return self.incomplete
+
+    @property
     def status(self) -> str:
-        """``ok``, ``incomplete: <reason>`` or ``error: <message>`` (for the table)."""
+        """``ok``, ``writing: <reason>`` or ``error: <message>`` (for the table)."""
         if self.landed.error:
             return f"error: {self.landed.error}"
         bad = [x for x in [self.landed, *self.attached.values()] if x.incomplete]
         if bad:
-            return "incomplete: " + "; ".join(x.reason or "file cut short" for x in bad)
+            return "writing: " + "; ".join(x.reason or "file cut short" for x in bad)
         return "ok"
 
     @property
@@ -208,19 +213,22 @@ class RunsTable:
         """Record a landed file; returns the run and ``"new"``, ``"replaced"`` or ``"merged"``.
 
         A file whose previous version was incomplete or unreadable replaces that run (the
-        retry completes it); otherwise every version is a new run.  An RTS log joins the
+        retry completes it), and so does a file that grew (``Landed.grew_from``: a ``.hp``
+        during its run, an appended perf script); otherwise every version is a new run.  An RTS log joins the
         newest row of the same folder and stem that has no log of its format yet, a
         profile joins the newest such row that holds only RTS logs.
         """
         # retry of an incomplete/failed version: replace in place
         for r in reversed(self.runs):
-            if r.path == landed.path and (r.landed.incomplete or r.landed.error):
+            if r.path == landed.path and (r.landed.incomplete or r.landed.error
+                                          or landed.grew_from(r.landed)):
                 r.landed = landed
                 r.profile = landed.profile
                 r._merged = None
                 return r, "replaced"
             for fmt, a in r.attached.items():
-                if a.path == landed.path and (a.incomplete or a.error):
+                if a.path == landed.path and (a.incomplete or a.error
+                                              or landed.grew_from(a)):
                     r.attached[fmt] = landed
                     r._merged = None
                     return r, "replaced"
@@ -304,23 +312,25 @@ class RunsTable:
 
     # ----- modes ---------------------------------------------------------------------------
     def newest(self, format: str | None = None) -> Run | None:
+        """The newest run that can be compared (read, and not still being written)."""
         for r in reversed(self.runs):
-            if r.ok and (format is None or r.format == format):
+            if r.ok and not r.writing and (format is None or r.format == format):
                 return r
         return None
 
     def previous(self, run: Run) -> Run | None:
-        """The run of the same format that landed before ``run`` (skipping failed ones)."""
+        """The run of the same format that landed before ``run`` (skipping failed and
+        still-writing ones)."""
         i = self.index(run)
         for r in reversed(self.runs[:i]):
-            if r.ok and r.format == run.format:
+            if r.ok and not r.writing and r.format == run.format:
                 return r
         return None
 
     def compared(self, mode: str = "previous", picked: Sequence[Run] = ()) -> list[Run]:
         """The runs a mode compares, baseline first (may be fewer than two)."""
         if mode == "picked":
-            return [r for r in picked if r.ok]
+            return [r for r in picked if r.ok and not r.writing]
         if mode == "pinned" and self.pinned is not None:
             new = self.newest(self.pinned.format)
             return [self.pinned] if new is None or new is self.pinned else [self.pinned, new]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 from typing import TYPE_CHECKING
 
 from .options import UsageError, add_reading_options, add_transform_options, spec_from_args
@@ -63,7 +63,7 @@ def _sorted(ids: np.ndarray, key: np.ndarray | None) -> list[int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .report import profile_json
+    from .report import profile_json, write_json
     from .session import load_run, transform_runs
     from .table import render_profile, use_color
 
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown metric {sort!r}; metrics: {', '.join(m.name for m in p.metrics)}")
     rows = dfs_rows(p, sort, args.top, args.depth)
     if args.json:
-        print(json.dumps(profile_json(p, rows), ensure_ascii=False, indent=1))
+        write_json(profile_json(p, rows), sys.stdout)
     else:
         print(render_profile(p, rows, metrics, color=use_color()))
     return 0

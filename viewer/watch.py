@@ -8,9 +8,15 @@ a pending file is ready:
   seconds, so a profile written in several chunks (GHC writes ``.prof`` at exit, ``-s``
   logs line by line, ``.hp`` grows during the run) is read once, after the last chunk;
 * **completeness** - readers mark a truncated file ``Profile.incomplete`` (a ``.prof``
-  cut inside its tree, a ``-s`` summary without its ``Productivity`` line, a ``.hp``
-  without a final ``END_SAMPLE``).  Such a run is reported with ``incomplete=True`` and
-  re-read as soon as the file changes again; a version already read is never re-read.
+  whose tree does not account for its header totals, a ``-s`` summary without its
+  ``Productivity`` line, a ``.hp`` without a final ``END_SAMPLE``, a cut gzip stream).
+  Such a version is reported as *writing* (``Landed.writing``): listed, never compared,
+  and re-read as soon as the file changes again; a version already read is never re-read.
+  A file whose mtime is younger than ``settle`` is not read either (an event may have
+  been missed while it was written);
+* **growth** - each landed version carries the first :data:`HEAD_SIZE` bytes it had, so
+  the runs table can tell a file that grew (``.hp`` during a run, an appended perf
+  script: the old bytes are still its start) from a new run overwriting the old one.
 
 The start-up scan happens in the worker too (never in the caller's thread): existing files
 are listed, ordered by mtime (oldest first, so "newest vs previous" holds after the scan),
@@ -46,6 +52,9 @@ IGNORED_SUFFIXES = (".swp", ".swx", ".tmp", ".part", ".crdownload", "~")
 
 Signature = tuple[int, int]  # (size, mtime_ns)
 
+HEAD_SIZE = 4096
+"""Bytes of each version kept to recognise a file that grew rather than was rewritten."""
+
 
 @dataclass(frozen=True)
 class Landed:
@@ -66,10 +75,24 @@ class Landed:
     error: str | None = None
     initial: bool = False
     seq: int = 0
+    head: bytes = b""
 
     @property
     def ok(self) -> bool:
         return self.profile is not None
+
+    @property
+    def writing(self) -> bool:
+        """Read but incomplete: still being written (or cut for good); never compared."""
+        return self.profile is not None and self.incomplete
+
+    def grew_from(self, old: Landed) -> bool:
+        """This version is ``old`` with bytes appended (same path, old bytes as start)."""
+        if self.path != old.path or self.size < old.size or not old.head:
+            return False
+        n = min(len(old.head), old.size)
+        return self.head[:n] == old.head[:n] and (self.size, self.mtime) != (old.size,
+                                                                             old.mtime)
 
     @property
     def signature(self) -> Signature:
@@ -91,6 +114,14 @@ def _signature(path: str) -> Signature | None:
     if not os.path.isfile(path):
         return None
     return (st.st_size, st.st_mtime_ns)
+
+
+def _head(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(HEAD_SIZE)
+    except OSError:
+        return b""
 
 
 class FolderWatcher:
@@ -393,6 +424,9 @@ class FolderWatcher:
         sig = pend.sig
         if sig is None or self._done.get(path) == sig:
             return  # this very version was handled already (duplicate events)
+        if time.time() - sig[1] / 1e9 < self.settle:
+            self.touch(path)  # modified within the settle interval: not settled yet
+            return
         try:
             mod = detect(path)
         except UnknownFormatError:
@@ -408,6 +442,7 @@ class FolderWatcher:
             return
         profile: Profile | None = None
         error: str | None = None
+        head = _head(path)
         try:
             profile = self._load(path, mod.FORMAT)
         except ProfdiffError as e:
@@ -424,17 +459,17 @@ class FolderWatcher:
             if after is not None:
                 self.touch(path)
             return
-        self._finish(path, pend, sig, mod.FORMAT, profile, error)
+        self._finish(path, pend, sig, mod.FORMAT, profile, error, head)
 
     def _finish(self, path: str, pend: _Pending, sig: Signature, fmt: str,
-                profile: Profile | None, error: str | None) -> None:
+                profile: Profile | None, error: str | None, head: bytes = b"") -> None:
         self._done[path] = sig
         self._seq += 1
         landed = Landed(
             path=path, format=fmt, mtime=sig[1] / 1e9, size=sig[0], profile=profile,
             incomplete=bool(profile is not None and profile.incomplete),
             reason=(profile.incomplete_reason if profile is not None else "") or "",
-            error=error, initial=pend.initial, seq=self._seq,
+            error=error, initial=pend.initial, seq=self._seq, head=head,
         )
         self._reported.add(path)
         self._call(self.on_landed, landed)

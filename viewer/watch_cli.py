@@ -103,7 +103,9 @@ class _Printer:
         if args.baseline:
             self.baseline = load_run(self.spec, args.baseline)
             self.baseline_label = str(args.baseline)
-        self.last: dict[str, tuple[Profile, str]] = {}  # format -> (profile, label)
+        # format -> the last two complete runs as (run id, profile, label): a file that
+        # grew replaces its own run, and must be compared with the run before it
+        self.last: dict[str, list[tuple[int, Profile, str]]] = {}
 
     def landed(self, landed: Landed) -> None:
         run, action = self.table.add(landed)
@@ -115,7 +117,8 @@ class _Printer:
             if self.baseline is not None:
                 ref = (self.baseline, self.baseline_label)
             else:
-                ref = self.last.get(landed.format)
+                older = [x for x in self.last.get(landed.format, []) if x[0] != run.id]
+                ref = (older[-1][1], older[-1][2]) if older else None
         changes: list[str] = []
         total_changes: dict[str, dict] = {}
         note = ""
@@ -130,17 +133,19 @@ class _Printer:
                 except ProfdiffError as e:
                     note = f"cannot compare: {e}"
         if p is not None and not landed.incomplete and landed.error is None:
-            self.last[landed.format] = (p, label)
+            hist = [x for x in self.last.get(landed.format, []) if x[0] != run.id]
+            self.last[landed.format] = [*hist[-1:], (run.id, p, label)]
         if self.args.json:
             doc = {
                 "event": "run", "seq": landed.seq, "run": run.id, "action": action,
                 "time": _iso(landed.mtime), "path": landed.path, "file": label,
                 "format": landed.format,
-                "status": "error" if landed.error else ("incomplete" if landed.incomplete
+                "status": "error" if landed.error else ("writing" if landed.incomplete
                                                         else "ok"),
                 "incomplete": landed.incomplete, "reason": landed.reason or None,
                 "error": landed.error, "initial": landed.initial,
-                "totals": _json_totals(p.totals) if p is not None else {},
+                "totals": _json_totals(p.totals) if p is not None and not landed.incomplete
+                else {},
                 "compared_with": ref[1] if ref is not None else None,
                 "top_changes": changes, "total_changes": total_changes,
             }
@@ -154,12 +159,14 @@ class _Printer:
             self._emit(f"{head}  ERROR: {landed.error} (re-read when it changes)")
             return
         line = head
+        if landed.incomplete:  # no numbers: they are a part of the run, not the run
+            self._emit(f"{line}  WRITING: {landed.reason or 'file cut short'} (not compared; "
+                       "re-read when it changes)")
+            return
         summary = _summary(p) if p is not None else ""
         if summary:
             line += f"  {summary}"
-        if landed.incomplete:
-            line += f"  INCOMPLETE: {landed.reason or 'file cut short'} (re-read when it changes)"
-        elif note:
+        if note:
             line += f"  ({note})"
         elif ref is None:
             line += "  (first run)"

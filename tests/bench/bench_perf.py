@@ -1,11 +1,19 @@
-"""Benchmark of the perf readers (run by hand: ``python tests/bench/bench_perf.py``).
+"""Benchmark of the perf readers against perf itself (run by hand, prints figures only).
 
-1. ``perf script`` text of ~10^6 samples: the real c-vm v2 recording (4,768 samples) is
-   replicated until it holds ``--samples`` samples, then parsed.  Target <= 5 s.
-2. ``perf.data``: :func:`parsers.perf_data.read` against ``perf report --stdio
-   --no-children`` on the same file, side by side.  Target <= 2x.
+``python tests/bench/bench_perf.py [--rounds 3] [--big] [--cache DIR]``
 
-Prints the figures; exits 0 whatever they are (it is a measurement, not a test).
+Recordings: a deep-recursive C program (60-150 frames, six mutually recursive functions
+picked at random, so almost every sample's stack is new) recorded with ``perf record -g
+-F 20000`` (:mod:`perf_recordings`).  Every figure is a ratio from one alternating run
+(A B A B ...) of whole processes, with each one's peak RSS:
+
+1. ``profdiff show`` of ~84k and ~198k samples (and ~1.02M with ``--big``) against
+   ``perf report --stdio --no-children``; ``perf script`` with our fields to /dev/null
+   and ``perf report -g folded`` are printed as the floor and a peer.  Target <= 2x,
+   RSS <= 2 GB at 1M samples.
+2. ``profdiff diff`` of two ~90k-sample recordings against two ``perf report`` runs.
+3. ``profdiff show`` of a small recording (~2.5k samples), in seconds.  Target <= 0.25 s.
+4. The text reader in-process on replicated c-vm text (10^6 samples), in seconds.
 """
 
 from __future__ import annotations
@@ -13,71 +21,115 @@ from __future__ import annotations
 import argparse
 import gzip
 import shutil
-import subprocess
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DATA = HERE.parent / "data" / "perf"
-sys.path.insert(0, str(HERE.parent.parent))
+ROOT = HERE.parents[1]
+DATA = ROOT / "tests" / "data" / "perf"
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+from alternate import alternate, summary  # noqa: E402
+from perf_recordings import perf_available, recording  # noqa: E402
 
 from parsers import perf_data, perf_script  # noqa: E402
 
+PROFDIFF = [sys.executable, "-m", "viewer.cli"]
 
-def _replicated_text(dest: Path, n_samples: int) -> tuple[int, int]:
-    """Write ``dest`` with whole copies of the c-vm v2 script text; (samples, bytes)."""
-    text = gzip.decompress((DATA / "c-vm" / "v2" / "perf.script.txt.gz").read_bytes())
-    per_copy = text.count(b"\n\n")
-    copies = max(1, round(n_samples / per_copy))
-    with open(dest, "wb") as f:
-        for _ in range(copies):
-            f.write(text)
-    return copies * per_copy, dest.stat().st_size
+
+def _report(path: Path, *extra: str) -> list[str]:
+    return ["perf", "report", "-i", str(path), "--stdio", "--no-children", *extra]
+
+
+def bench_show(cache: Path, n: int, rounds: int, peers: bool) -> None:
+    rec = recording(n, 1, cache)
+    cmds: dict = {"profdiff show": [*PROFDIFF, "show", str(rec)],
+                  "perf report": _report(rec)}
+    if peers:
+        cmds["perf script (our fields)"] = [
+            "perf", "script", "--header", "-i", str(rec), "-F", ",".join(perf_data.FIELDS)]
+        cmds["perf report -g folded"] = _report(rec, "-g", "folded")
+    res = alternate(cmds, rounds)
+    print(f"perf.data, {n:,} samples ({rec.stat().st_size / 1e6:.0f} MB):")
+    for peer in list(cmds)[1:]:
+        print("   ", summary(res, "profdiff show", peer) if peer == "perf report"
+              else summary(res, peer, "perf report"))
+
+
+def bench_diff(cache: Path, rounds: int) -> None:
+    a, b = recording(90_000, 2, cache), recording(90_000, 3, cache)
+    res = alternate({"profdiff diff": [*PROFDIFF, "diff", str(a), str(b)],
+                     "two perf reports": [_report(a), _report(b)]}, rounds)
+    print("perf.data diff, two ~90k-sample recordings:")
+    print("   ", summary(res, "profdiff diff", "two perf reports"))
+
+
+def bench_small(cache: Path, rounds: int) -> None:
+    rec = recording(2_500, 1, cache)
+    res = alternate({"profdiff show": [*PROFDIFF, "show", str(rec)],
+                     "perf report": _report(rec)}, max(rounds, 5))
+    t = statistics.median(x[0] for x in res["profdiff show"])
+    print(f"perf.data, ~2.5k samples: profdiff show {t:.3f} s (target <= 0.25 s);")
+    print("   ", summary(res, "profdiff show", "perf report"))
 
 
 def bench_text(n_samples: int) -> None:
+    text = gzip.decompress((DATA / "c-vm" / "v2" / "perf.script.txt.gz").read_bytes())
+    per_copy = text.count(b"\n\n")
+    copies = max(1, round(n_samples / per_copy))
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "big.perf.script.txt"
-        samples, size = _replicated_text(path, n_samples)
-        path.read_bytes()  # warm the page cache so the figure is parse time, not disk
+        with open(path, "wb") as f:
+            for _ in range(copies):
+                f.write(text)
+        path.read_bytes()
         t = time.perf_counter()
         prof = perf_script.read(path)
         dt = time.perf_counter() - t
-        print(f"perf script text: {samples:,} samples, {size / 1e6:.0f} MB -> {dt:.2f} s "
-              f"({samples / dt / 1e3:.0f} k samples/s, {size / 1e6 / dt:.0f} MB/s), "
-              f"{prof.n_nodes} nodes; target <= 5 s")
-
-
-def bench_data(reps: int) -> None:
-    perf = shutil.which("perf")
-    if perf is None:
-        print("perf.data: skipped (no perf binary)")
-        return
-    for v in ("v1", "v2"):
-        src = DATA / "c-vm" / v / "perf.data"
-        best_ours = best_perf = float("inf")
-        for _ in range(reps):
-            t = time.perf_counter()
-            prof = perf_data.read(src)
-            best_ours = min(best_ours, time.perf_counter() - t)
-            t = time.perf_counter()
-            subprocess.run([perf, "report", "-i", str(src), "--stdio", "--no-children"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-            best_perf = min(best_perf, time.perf_counter() - t)
-        print(f"perf.data c-vm/{v}: {int(prof.totals['total_samples']):,} samples: "
-              f"profdiff {best_ours * 1e3:.0f} ms vs perf report {best_perf * 1e3:.0f} ms "
-              f"= {best_ours / best_perf:.2f}x; target <= 2x")
+        size = path.stat().st_size
+    print(f"perf script text (c-vm replicated): {copies * per_copy:,} samples, "
+          f"{size / 1e6:.0f} MB -> {dt:.2f} s, {prof.n_nodes} nodes")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--samples", type=int, default=1_000_000)
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--big", action="store_true", help="also the ~1.02M-sample recording")
+    ap.add_argument("--cache", type=Path, help="keep recordings here between runs")
+    ap.add_argument("--only", choices=["show", "big", "diff", "small", "text"])
+    ap.add_argument("--code", type=Path, help="run profdiff from this source tree (for a "
+                    "before/after figure: e.g. a checkout of main)")
     args = ap.parse_args()
-    bench_text(args.samples)
-    bench_data(args.reps)
+    if args.code:
+        PROFDIFF[:] = ["env", f"PYTHONPATH={args.code.resolve()}", *PROFDIFF]
+    if not perf_available():
+        print("perf (or a C compiler) is not usable here: perf.data figures skipped")
+        bench_text(1_000_000)
+        return
+    tmp = None
+    if args.cache is None:
+        tmp = tempfile.mkdtemp(prefix="profdiff-bench-perf-")
+        args.cache = Path(tmp)
+    args.cache.mkdir(parents=True, exist_ok=True)
+    try:
+        if args.only in (None, "small"):
+            bench_small(args.cache, args.rounds)
+        if args.only in (None, "show"):
+            bench_show(args.cache, 84_000, args.rounds, peers=True)
+            bench_show(args.cache, 198_000, args.rounds, peers=False)
+        if args.big or args.only == "big":
+            bench_show(args.cache, 1_020_000, max(1, args.rounds - 1), peers=False)
+        if args.only in (None, "diff"):
+            bench_diff(args.cache, args.rounds)
+        if args.only in (None, "text"):
+            bench_text(1_000_000)
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

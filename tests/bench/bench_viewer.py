@@ -281,6 +281,12 @@ def main() -> int:
     timed(f"select deepest row (depth {int(win.comparison.depth[deep])}) everywhere",
           lambda: (win._row_selected(deep, None), paint()), results)
     timed("expand hottest path", lambda: (win.expand_hottest("value"), paint()), results)
+    timed("fit name columns (every tree view)", lambda: (
+        [v.fit_name_column() for v in win.tree_views()], paint()), results)
+    timed("collapse all (every tree view)", lambda: (win.collapse_all(), paint()), results)
+    timed("expand to depth 2 + hottest + fit (first paint of the app)", lambda: (
+        win.expand_to_depth(2), win.expand_hottest("value"),
+        [v.fit_name_column() for v in win.tree_views()], paint()), results, None)
     print(f"peak RSS: {peak_mb():.0f} MB")
 
     if args.prof:

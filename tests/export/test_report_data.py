@@ -67,3 +67,32 @@ def test_report_takes_the_display_options_of_diff(tmp_path, capsys):
                  "--metrics", "entries,alloc_bytes"]) == 0
     diff_rows = json.loads(capsys.readouterr().out)["rows"]
     assert [r["name"] for r in rows] == [r["name"] for r in diff_rows]
+
+
+def test_report_does_not_judge_a_cut_run_and_says_so(tmp_path, capsys):
+    import json
+    import re
+
+    from viewer.cli import main
+
+    v1, v2 = SAMPLES / "hs-ad-v1.prof", SAMPLES / "hs-ad-v2.prof"
+    data = v2.read_bytes()
+    cut = tmp_path / "ad.prof"
+    cut.write_bytes(data[: data.index(b"\n", int(len(data) * 0.6)) + 1])  # at a line end
+    out = tmp_path / "r.html"
+    rc = main(["report", str(v1), str(cut), "--fail-if", "alloc_bytes>+1000%", "-o", str(out)])
+    assert rc == 2 and f"{cut} is incomplete" in capsys.readouterr().err
+    doc = json.loads(re.search(r'id="profdiff-data">(.*?)</script>',
+                               out.read_text(encoding="utf-8"), re.S).group(1))
+    assert doc["fail_if"]["failed"] is None and "incomplete" in doc["fail_if"]["not_judged"]
+    assert any(w.startswith(f"{cut}: incomplete run") for w in doc["warnings"])
+    md = tmp_path / "r.md"
+    assert main(["report", str(v1), str(cut), "--fail-if", "alloc_bytes>+1000%", "-o",
+                 str(md)]) == 2
+    assert "**--fail-if not judged**" in md.read_text(encoding="utf-8")
+    # diff --report: the same verdict in the page, diff's own exit code
+    assert main(["diff", str(v1), str(cut), "--fail-if", "alloc_bytes>+1000%",
+                 "--report", str(out)]) == 2
+    assert "not_judged" in out.read_text(encoding="utf-8")
+    assert main(["report", str(v1), str(cut), "--fail-if", "alloc_bytes>+1000%", "-o",
+                 str(out), "--allow-incomplete"]) in (0, 1)

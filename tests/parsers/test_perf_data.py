@@ -213,3 +213,19 @@ def test_record_and_load(tmp_path: Path) -> None:
     assert pct.get("leaf_work", 0) > 50
     paths = {tuple(prof.path_labels(int(n))) for n in range(prof.n_nodes)}
     assert any(p[-3:] == ("spin.main", "spin.middle", "spin.leaf_work") for p in paths)
+
+
+def test_perf_killed_by_a_signal_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A perf that dies (here: SIGBUS, as on a cut mmap) is reported as killed by that
+    signal, naming the file - not as '(byte 0) ... perf script exit -7'."""
+    fake = tmp_path / "perf"
+    fake.write_text("#!/bin/sh\ncase \"$1\" in script) kill -BUS $$;; esac\nexit 0\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PROFDIFF_PERF", str(fake))
+    src = tmp_path / "rec.perf.data"
+    shutil.copy(DATA / "perf-data" / "hotspot-true.v2.perf.data", src)
+    with pytest.raises(ExternalToolError) as e:
+        perf_data.read(src)
+    msg = str(e.value)
+    assert "killed by signal 7 (SIGBUS)" in msg and str(src) in msg
+    assert "byte 0" not in msg and "exit -7" not in msg

@@ -99,7 +99,7 @@ def test_truncated_file_is_marked_and_reloaded_when_completed(tmp_path, rec, wat
     assert first.incomplete and first.reason
     table = RunsTable(tmp_path)
     run, action = table.add(first)
-    assert action == "new" and run.incomplete and run.status.startswith("incomplete")
+    assert action == "new" and run.incomplete and run.status.startswith("writing")
     with open(dest, "ab") as f:  # the writer finishes
         f.write(data[cut:])
     wait_for(lambda: len(rec.landed) >= 2)

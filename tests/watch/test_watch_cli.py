@@ -38,7 +38,7 @@ class Proc:
         for line in self.p.stdout:
             self.lines.append(line.rstrip("\n"))
 
-    def wait_line(self, pred, timeout: float = 20) -> str:
+    def wait_line(self, pred, timeout: float = 90) -> str:
         def hit():
             return next((x for x in self.lines if pred(x)), None)
         try:
@@ -52,7 +52,7 @@ class Proc:
             self.p.kill()
         return self.p.stderr.read()
 
-    def finish(self, timeout: float = 15) -> tuple[int, str]:
+    def finish(self, timeout: float = 60) -> tuple[int, str]:
         rc = self.p.wait(timeout)
         self.t.join(5)
         return rc, self.p.stderr.read()
@@ -102,7 +102,7 @@ def test_json_lines_with_incomplete_then_completed_file(tmp_path):
     assert rc == 0, err
     docs = [json.loads(x) for x in proc.lines]
     assert [(d["file"], d["status"]) for d in docs] == [
-        ("a/ad.stats.txt", "ok"), ("b/ad.stats.txt", "incomplete"), ("b/ad.stats.txt", "ok")]
+        ("a/ad.stats.txt", "ok"), ("b/ad.stats.txt", "writing"), ("b/ad.stats.txt", "ok")]
     a, inc, done = docs
     assert a["compared_with"] is None and a["totals"]["bytes_allocated"] == 6688508720
     assert "Productivity" in inc["reason"] and inc["top_changes"] == []

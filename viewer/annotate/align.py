@@ -13,6 +13,7 @@ differ in a few places).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 Pair = tuple[int | None, int | None]
 
@@ -30,7 +31,8 @@ def align(a: Sequence[str], b: Sequence[str], filler: frozenset[str] = frozenset
     hi = 0
     while hi < n - lo and hi < m - lo and a[n - 1 - hi] == b[m - 1 - hi]:
         hi += 1
-    mid_a, mid_b = list(a[lo:n - hi]), list(b[lo:m - hi])
+    mid_a: list[Any] = list(a[lo:n - hi])
+    mid_b: list[Any] = list(b[lo:m - hi])
     if filler:
         mid_a = [(t, "a", k) if t in filler else t for k, t in enumerate(mid_a)]
         mid_b = [(t, "b", k) if t in filler else t for k, t in enumerate(mid_b)]

@@ -105,7 +105,7 @@ def load_function(path: Path, symbol: str, *, rules: Sequence = (),
                         f"showing the first, at {start:#x}, and perf's offsets may belong to "
                         "another")
     ins = disassemble(located.path, sym, start, size, all_rules)
-    counts = rec.by_symbol.get((dso, sym), {})
+    counts: dict = rec.by_symbol.get((dso, sym), {})
     samples, unplaced = place(ins, counts)
     total = sum(counts.values())
     if unplaced:

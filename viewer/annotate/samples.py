@@ -67,7 +67,11 @@ def read_samples(path: str | Path, event: str | None = None,
             proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=errf,
                                     stdin=subprocess.DEVNULL, text=True, errors="replace")
             expired = threading.Event()
-            timer = threading.Timer(timeout, lambda: (expired.set(), proc.kill()))
+            def _expire() -> None:
+                expired.set()
+                proc.kill()
+
+            timer = threading.Timer(timeout, _expire)
             timer.start()
             try:
                 lines = Counter(proc.stdout)  # type: ignore[arg-type]

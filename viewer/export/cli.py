@@ -81,10 +81,21 @@ def run(args: argparse.Namespace) -> int:
         from .speedscope import export_speedscope
 
         cmp = session.comparison(_mode(args, session, "tree"))
-        _print_speedscope(export_speedscope(cmp, args.output, args.metric))
+        _print_speedscope(export_speedscope(cmp, args.output,
+                                            args.metric or _culprit_metric(session, cmp)))
     if args.csv:
         _write_csv(session, args)
     return 0
+
+
+def _culprit_metric(session: Session, cmp) -> str | None:
+    """The metric of the top culprit (e.g. alloc_bytes when allocation is what changed),
+    so the exported flame graph weighs what regressed; None: the format's default."""
+    if cmp.n_runs < 2:
+        return None
+    ranking = session.culprits(cmp)
+    top = int(ranking.order[0]) if len(ranking.order) else -1
+    return str(ranking.metric[top]) or None if top >= 0 and ranking.score[top] else None
 
 
 def _mode(args: argparse.Namespace, session: Session, default: str) -> str:
@@ -103,7 +114,10 @@ def _write_csv(session: Session, args: argparse.Namespace) -> None:
     metric, how, desc = parse_sort(args.sort, cmp)
     if cmp.n_runs == 1 and not args.sort:
         how = "base"  # one run: no change to rank by, rank by cost
-    order = RANKING(cmp, metric, how, desc) if metric else np.arange(cmp.n_rows)
+    if cmp.n_runs > 1 and not args.sort:  # culprit first, as every list of changes
+        order, how, metric = session.culprits(cmp).order, "own change", "the main metrics"
+    else:
+        order = RANKING(cmp, metric, how, desc) if metric else np.arange(cmp.n_rows)
     metrics = None
     if args.metrics:
         metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]

@@ -34,7 +34,9 @@ def render_markdown(doc: dict[str, Any], top: int = TOP) -> str:
     base, new = runs[doc["baseline"]], runs[doc["current"]]
     out = [f"## profdiff: `{_cell(base['path'])}` → `{_cell(new['path'])}`", ""]
     gate = doc.get("fail_if")
-    if gate:
+    if gate and gate["failed"] is None:
+        out += [f"**--fail-if not judged**: {gate['not_judged']}", ""]
+    elif gate:
         mark = "❌ failed" if gate["failed"] else "✅ passed"
         out += [f"**--fail-if {mark}** ({', '.join('`' + _cell(e) + '`' for e in gate['expressions'])})",
                 ""]

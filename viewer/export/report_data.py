@@ -228,12 +228,19 @@ def warnings_json(session: Session, cmp: Comparison) -> list[str]:
     return out
 
 
-def gates_json(cmp: Comparison, gates: Sequence[Gate]) -> dict[str, Any] | None:
+def gates_json(cmp: Comparison, gates: Sequence[Gate], allow_incomplete: bool = False
+               ) -> dict[str, Any] | None:
+    """The ``--fail-if`` result as ``diff`` judges it: an incomplete run is not judged
+    (``failed`` None and ``not_judged`` the reason) unless ``allow_incomplete``."""
     if not gates:
         return None
-    from viewer.diff_cli import violation_json, violations_text
+    from viewer.diff_cli import incomplete_gate_error, violation_json, violations_text
     from viewer.gate import evaluate
 
+    refused = "" if allow_incomplete else incomplete_gate_error(cmp)
+    if refused:
+        return {"expressions": [g.text for g in gates], "failed": None, "violations": [],
+                "not_judged": refused, "text": f"fail-if not judged: {refused}"}
     violations = evaluate(cmp, list(gates))
     return {"expressions": [g.text for g in gates], "failed": bool(violations),
             "violations": [violation_json(v) for v in violations[:200]],
@@ -242,7 +249,8 @@ def gates_json(cmp: Comparison, gates: Sequence[Gate]) -> dict[str, Any] | None:
 
 def report_document(session: Session, gates: Sequence[Gate] = (), view: ViewState | None = None,
                     *, max_frames: int = MAX_FRAMES, min_width: float = MIN_FRAME_WIDTH,
-                    max_changes: int = MAX_CHANGES) -> dict[str, Any]:
+                    max_changes: int = MAX_CHANGES, allow_incomplete: bool = False
+                    ) -> dict[str, Any]:
     """Everything the report shows (see the module docstring).  ``view``: the display
     options of ``diff`` (``--metrics``, ``--filter``, ``--changed-only``, ...) choose the
     columns and rows of the ranked changes, exactly as ``diff`` prints them."""
@@ -268,7 +276,7 @@ def report_document(session: Session, gates: Sequence[Gate] = (), view: ViewStat
         "changes": changes_json(cmp, ranking, max_changes, rows, metrics),
         "notes": [*cmp.notes, *run_level_notes(cmp)],
         "warnings": warnings_json(session, cmp),
-        "fail_if": gates_json(cmp, gates),
+        "fail_if": gates_json(cmp, gates, allow_incomplete),
         "flame": None,
     }
     try:

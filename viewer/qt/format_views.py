@@ -11,7 +11,8 @@ formats carry data they cannot show:
 * any run with a call tree (perf, pprof, GHC ``.prof``): "Bottom up", the diff tree of
   the inverted (caller) trees, built when first shown -> :mod:`viewer.qt.bottom_up_view`;
 * pprof allocation profiles with type labels (Julia ``Profile.Allocs``): "Allocated
-  types" -> :mod:`viewer.qt.alloc_types_view`.
+  types" -> :mod:`viewer.qt.alloc_types_view`;
+* callgrind (call edges, no stacks): "Callers / callees" -> :mod:`viewer.qt.call_graph_view`.
 
 Views are built from the comparison's runs (re-aligning in the mode each needs), so the
 caller can pass its tree- or flat-mode comparison.  Every returned widget has
@@ -69,6 +70,10 @@ def extra_views(source: Session | Comparison) -> list[tuple[str, QWidget]]:
 
     if wants_alloc_types(cmp):
         views.append(("Allocated types", AllocTypesView(session)))
+    from .call_graph_view import CallGraphView, wants_call_graph
+
+    if wants_call_graph(cmp):
+        views.append(("Callers / callees", CallGraphView(session.flat)))
     return views
 
 

@@ -291,7 +291,10 @@ class ComparisonTreeModel(QAbstractItemModel):
         key = ("pp", metric, -1 if run is None else run, self.colour_by_share)
         d = self._colors.get(key)
         if d is None:
-            d = colour_change(self.cmp, metric, run, by_share=self.colour_by_share)
+            if metric in self._factors:  # a view with its own run scale (ticky groups)
+                d = np.nan_to_num(self.cmp.delta(metric, run)) * self._factors[metric]
+            else:
+                d = colour_change(self.cmp, metric, run, by_share=self.colour_by_share)
             self._colors[key] = d
         return d
 

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from viewer.colors import DivergingScale
 from viewer.compare import Comparison
 
+from . import bulk_ops
 from .layout import RowLayout, path_to_max
 from .models import Column, ComparisonTreeModel, diff_columns, pane_columns
 from .widgets import DropOverlay, LegendWidget, run_role
@@ -275,16 +276,22 @@ class _TreeViewMixin:
 
         ``rows``: measure only these rows (e.g. a path just opened): indentation + text
         width, without ``sizeHintForColumn``'s pass over up to 1000 rows x every role."""
+        if rows is None and self.cmp is not None and self.layout_ is not None:
+            # the widest candidates from the arrays, not sizeHintForColumn's per-cell calls
+            shown = bulk_ops.shown_mask(self.cmp.parent, self.state.expanded,
+                                        self.layout_.visible)
+            p0 = self.panes[0]
+            indent = p0.indentation() / max(p0.fontMetrics().averageCharWidth(), 1)
+            rows = bulk_ops.widest_name_rows(shown, self.cmp.depth, self.cmp.name, indent)
         for p in self.panes:
             if p.model() is None:
                 continue
             if rows is not None and self.cmp is not None and len(rows):
                 fm = p.fontMetrics()
                 m = p.model()
-                rows = [int(r) for r in rows]
                 want = max(p.indentation() * (int(self.cmp.depth[r]) + 1)
                            + fm.horizontalAdvance(str(m.index_for_row(r).data() or "")) + 36
-                           for r in rows)
+                           for r in np.asarray(rows).tolist())
                 want = min(cap, max(want, 120))
             else:
                 want = min(cap, max(p.sizeHintForColumn(0), 120))
@@ -296,7 +303,7 @@ class _TreeViewMixin:
 
     def collapse_all(self) -> None:
         for p in self.panes:
-            p.collapseAll()
+            bulk_ops.collapse_quietly(p)
         self.state.expanded[:] = False
 
     def expand_to_depth(self, depth: int) -> None:
@@ -310,7 +317,7 @@ class _TreeViewMixin:
         if lay.visible is not None:
             mask &= lay.visible
         for p in self.panes:
-            p.collapseAll()
+            bulk_ops.collapse_quietly(p)
         self.state.expanded[:] = False
         self._expand_in_panes(np.flatnonzero(mask))
         self.state.expanded |= mask

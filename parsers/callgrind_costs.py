@@ -1,0 +1,126 @@
+"""Vectorised parsing of callgrind cost lines (the bulk of every callgrind file).
+
+A callgrind file is mostly cost lines - ``<subpositions> <cost> <cost> ...`` - with a
+spec line (``fn=``, ``cfn=``, ``calls=``, ...) every few lines.  Parsing each cost line
+in Python would cost a microsecond a line; instead the reader hands this module the
+byte ranges of all cost lines at once and gets back every cost token as (cost line,
+event column, value), found and converted with a few whole-buffer numpy passes.
+
+Subpositions (line numbers, addresses, ``+N``/``-N``/``*``) are skipped by position:
+profdiff keeps function-level costs, and the function is set by spec lines, so
+subposition compression never has to be expanded.  Their first byte was already
+checked by the caller (a digit, ``+``, ``-`` or ``*``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+_MAX_DIGITS = 19  # 10**19 - 1 overflows int64; callgrind counters are 64-bit unsigned
+
+
+@dataclass(frozen=True)
+class CostTokens:
+    """Every cost number of the cost lines: ``line`` indexes the caller's cost-line
+    arrays, ``column`` is the event column (0 = first event of that line's part)."""
+
+    line: np.ndarray  # int64
+    column: np.ndarray  # int64
+    value: np.ndarray  # int64
+    bad: np.ndarray  # indices (into the three arrays) of tokens that are not decimal
+    too_long: np.ndarray  # indices of tokens with more than 19 digits
+
+
+def tokenize_costs(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                   n_positions: np.ndarray) -> CostTokens:
+    """Cost tokens of the lines ``buf[starts[i]:ends[i]]`` (every line starts with a
+    non-blank byte; ``n_positions[i]`` subposition tokens lead line ``i``)."""
+    n = len(buf)
+    if len(starts) == 0:
+        z = np.zeros(0, dtype=np.int64)
+        return CostTokens(z, z, z, z, z)
+    mark = np.zeros(n + 1, dtype=np.int8)
+    mark[starts] = 1
+    mark[ends] = -1  # a line ends on its newline, the next one starts after it: no clash
+    inside = np.cumsum(mark[:n], dtype=np.int8).view(bool)
+    # in a cost line every byte above the space is a token byte (tab, CR, space are not)
+    content = inside & (buf > 32)
+    step = np.diff(content.view(np.int8))
+    t_start = np.flatnonzero(step == 1) + 1
+    t_end = np.flatnonzero(step == -1) + 1
+    if content[0]:
+        t_start = np.concatenate([[0], t_start])
+    if content[-1]:
+        t_end = np.append(t_end, n)
+    # a cost line starts at the line start with a non-blank byte; later tokens follow a blank
+    first = buf[np.maximum(t_start - 1, 0)] == 10
+    first[t_start == 0] = True
+    line = np.cumsum(first) - 1
+    first_idx = np.flatnonzero(first)
+    column = np.arange(len(t_start)) - first_idx[line] - n_positions[line]
+    keep = column >= 0
+    line, column, t_start, t_end = line[keep], column[keep], t_start[keep], t_end[keep]
+    value, bad, too_long = parse_uints(buf, t_start, t_end)
+    return CostTokens(line, column, value, bad, too_long)
+
+
+def parse_uints(buf: np.ndarray, s: np.ndarray, e: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Decimal values of the tokens ``buf[s:e]``, one digit column at a time over the
+    tokens still long enough (most counts are 1-3 digits, so the work shrinks fast).
+    Returns (values, indices of tokens with a non-digit, indices of over-long tokens)."""
+    length = e - s
+    value = np.zeros(len(s), dtype=np.int64)
+    bad = np.zeros(len(s), dtype=bool)
+    too_long = np.flatnonzero(length > _MAX_DIGITS)
+    idx = np.flatnonzero((length > 0) & (length <= _MAX_DIGITS))
+    j = 0
+    while idx.size:
+        d = buf[s[idx] + j].astype(np.int64) - 48
+        bad[idx] |= (d < 0) | (d > 9)
+        value[idx] = value[idx] * 10 + d
+        j += 1
+        idx = idx[length[idx] > j]
+    # 19 digits can exceed int64 (the loop wraps them negative): let Python judge those
+    too_long = np.union1d(too_long, np.flatnonzero(value < 0))
+    bad_idx = np.flatnonzero(bad)
+    value[bad_idx] = 0
+    value[too_long] = 0
+    return value, bad_idx, too_long
+
+
+def cost_matrix(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, is_cost: np.ndarray,
+                n_positions: int, width: int) -> np.ndarray | None:
+    """All cost lines at once through pandas' C tokenizer: an int64 matrix
+    [cost line, event column] (missing trailing costs are 0), the subposition columns
+    skipped unread.  ``None`` when the lines do not fit (more numbers than columns,
+    a non-decimal cost, a value beyond float64's exact range): the caller then uses
+    :func:`tokenize_costs`, which locates the problem."""
+    import csv
+    import io
+
+    import pandas as pd
+
+    n_cost = int(np.count_nonzero(is_cost))
+    if n_cost == 0:
+        return np.zeros((0, width), dtype=np.int64)
+    lengths = ends - starts + 1  # with the newline
+    lengths[-1] = min(int(lengths[-1]), len(buf) - int(starts[-1]))
+    text = buf[np.repeat(is_cost, lengths)].tobytes()
+    if not text.endswith(b"\n"):
+        text += b"\n"
+    cols = list(range(n_positions + width))
+    try:
+        df = pd.read_csv(io.BytesIO(text), sep=r"\s+", header=None, names=cols,
+                         usecols=cols[n_positions:], dtype=np.float64, engine="c",
+                         quoting=csv.QUOTE_NONE, skip_blank_lines=False)
+    except (ValueError, pd.errors.ParserError):
+        return None
+    if len(df) != n_cost:
+        return None
+    m = df.to_numpy(dtype=np.float64, na_value=0.0)
+    if m.size and (m.max() >= 2.0**53 or m.min() < 0 or np.any(m != np.floor(m))):
+        return None
+    return m.astype(np.int64)

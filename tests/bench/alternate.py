@@ -1,0 +1,70 @@
+"""Alternating A/B timing of whole processes, for ratios on a shared, noisy machine.
+
+Why: the machine runs other work, so single timings move by 2x between minutes; running
+the command under test and its floor in turn (A B A B ...) and quoting the per-round
+ratio cancels most of that.  Each process's own peak RSS comes from ``os.wait4``.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+
+def run_once(argv: Sequence[str], env: Mapping[str, str] | None = None) -> tuple[float, float]:
+    """(wall seconds, peak RSS in MB) of one run of ``argv`` (output discarded).
+
+    The RSS comes from GNU time when installed: ``ru_maxrss`` of a child forked from a big
+    benchmark process would include the parent's pages (it survives exec)."""
+    gnu_time = Path("/usr/bin/time").exists()
+    with tempfile.NamedTemporaryFile("r") as rss_file:
+        cmd = list(argv)
+        if gnu_time:
+            cmd = ["/usr/bin/time", "-f", "%M", "-o", rss_file.name, *cmd]
+        t = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                stdin=subprocess.DEVNULL, env=dict(env) if env else None)
+        _pid, status, ru = os.wait4(proc.pid, 0)
+        dt = time.perf_counter() - t
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            raise RuntimeError(f"{argv[0]} ... exited {code}: {' '.join(argv)}")
+        lines = rss_file.read().split()
+        kib = int(lines[-1]) if gnu_time and lines else ru.ru_maxrss
+    return dt, kib / 1024
+
+
+def alternate(cmds: Mapping[str, Sequence[str] | Sequence[Sequence[str]]], rounds: int
+              ) -> dict[str, list[tuple[float, float]]]:
+    """Run every command once per round, in order, ``rounds`` times.
+
+    A value may be a list of argvs run one after the other (e.g. two ``perf report``
+    runs as the peer of one ``profdiff diff``): its time is their sum, its RSS the max.
+    """
+    out: dict[str, list[tuple[float, float]]] = {k: [] for k in cmds}
+    for _ in range(rounds):
+        for name, argv in cmds.items():
+            seq = argv if argv and not isinstance(argv[0], str) else [argv]
+            runs = [run_once(a) for a in seq]  # type: ignore[arg-type]
+            out[name].append((sum(r[0] for r in runs), max(r[1] for r in runs)))
+    return out
+
+
+def ratio(res: Mapping[str, list[tuple[float, float]]], a: str, b: str) -> tuple[float, float, float]:
+    """(median, min, max) of the per-round ratios time(a) / time(b)."""
+    rs = [x[0] / y[0] for x, y in zip(res[a], res[b], strict=True)]
+    return statistics.median(rs), min(rs), max(rs)
+
+
+def summary(res: Mapping[str, list[tuple[float, float]]], a: str, b: str) -> str:
+    med, lo, hi = ratio(res, a, b)
+    ta = statistics.median(x[0] for x in res[a])
+    tb = statistics.median(x[0] for x in res[b])
+    rss = max(x[1] for x in res[a])
+    return (f"{a}: {ta:.2f} s vs {b}: {tb:.2f} s (medians) = {med:.2f}x "
+            f"[{lo:.2f}-{hi:.2f} over {len(res[a])} rounds], peak RSS {rss:.0f} MB")

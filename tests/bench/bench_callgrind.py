@@ -1,0 +1,128 @@
+"""Benchmark of the callgrind reader (run by hand: ``python tests/bench/bench_callgrind.py``).
+
+Target: reading a 100 MB callgrind file takes at most 4x a bare Python line loop over
+the same file (``for line in f: pass``, text mode, UTF-8).  The file is generated like
+valgrind writes one: a header, many distinct functions in several objects and files with
+name compression (``fn=(id) name`` once, ``fn=(id)`` after), non-ASCII (UTF-8) names,
+``fi=``/``fe=`` inlined-file switches, subposition compression (``+N``, ``-N``, ``*``),
+``cob=``/``cfi=``/``cfn=``/``calls=`` call edges and two event columns.
+
+Timings alternate (loop, read, loop, read, ...) in one run and the ratio of the medians
+is printed; it exits 0 whatever the figure (a measurement, not a test).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent))
+
+from parsers import callgrind  # noqa: E402
+
+_NAMES = ["parse", "größe_berechnen", "日本語::処理", "Vec<T>::push", "ßpecial_fn", "hash_map",
+          "rayon::iter::ξ", "core::fmt::write", "compute_дерево", "std::sort<int*>"]
+
+
+def generate(dest: Path, size_mb: int, n_functions: int = 60000, seed: int = 7) -> int:
+    """Write a realistic callgrind file of about ``size_mb`` MB; returns its size."""
+    rng = random.Random(seed)
+    n_obj, n_file = 40, 3000
+    defined = {"ob": set(), "fl": set(), "fn": set()}
+
+    def ref(space: str, i: int, text: str) -> str:
+        if i in defined[space]:
+            return f"({i})"
+        defined[space].add(i)
+        return f"({i}) {text}"
+
+    def fn_name(i: int) -> str:
+        return f"{_NAMES[i % len(_NAMES)]}_{i}"
+
+    target = size_mb * 1_000_000
+    with open(dest, "w", encoding="utf-8") as f:
+        f.write("# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\npid: 4242\n"
+                "cmd:  ./bench --input data.bin\npart: 1\n\ndesc: I1 cache: \n"
+                "desc: Timerange: Basic block 0 - 123456789\ndesc: Trigger: Program termination\n"
+                "\npositions: line\nevents: Ir Dr\n\n\n")
+        size = 0
+        while size < target:
+            chunk = []
+            for _ in range(2000):
+                fn = rng.randrange(n_functions)
+                ob, fl = fn % n_obj, fn % n_file
+                chunk.append(f"ob={ref('ob', ob, f'/usr/lib/libbench{ob}.so')}\n"
+                             f"fl={ref('fl', fl, f'/src/module_{fl}/file_{fl}.c')}\n"
+                             f"fn={ref('fn', fn, fn_name(fn))}\n")
+                line = rng.randrange(10, 5000)
+                chunk.append(f"{line} {rng.randrange(1, 400)} {rng.randrange(0, 90)}\n")
+                for _ in range(rng.randrange(2, 9)):
+                    step = rng.choice(("+1", "+2", "+3", "-1", "-4", "*", "+12"))
+                    chunk.append(f"{step} {rng.randrange(1, 3000)} {rng.randrange(0, 200)}\n")
+                if rng.random() < 0.2:
+                    inl = rng.randrange(n_file)
+                    chunk.append(f"fi={ref('fl', inl, f'/usr/include/header_{inl}.h')}\n"
+                                 f"{rng.randrange(1, 300)} {rng.randrange(1, 50)}\n"
+                                 f"fe={ref('fl', fl, '')}\n")
+                for _ in range(rng.randrange(0, 3)):
+                    callee = rng.randrange(n_functions)
+                    if callee % n_obj != ob:
+                        chunk.append(f"cob={ref('ob', callee % n_obj, f'/usr/lib/libbench{callee % n_obj}.so')}\n")
+                    if callee % n_file != fl:
+                        chunk.append(f"cfi={ref('fl', callee % n_file, f'/src/module_{callee % n_file}/file_{callee % n_file}.c')}\n")
+                    chunk.append(f"cfn={ref('fn', callee, fn_name(callee))}\n"
+                                 f"calls={rng.randrange(1, 5000)} {rng.randrange(1, 900)}\n"
+                                 f"* {rng.randrange(100, 10**9)} {rng.randrange(0, 10**7)}\n")
+                chunk.append("\n")
+            text = "".join(chunk)
+            f.write(text)
+            size += len(text.encode("utf-8"))
+    return dest.stat().st_size
+
+
+def bare_loop(path: Path) -> float:
+    t = time.perf_counter()
+    with open(path, encoding="utf-8") as f:
+        for _line in f:
+            pass
+    return time.perf_counter() - t
+
+
+def read_profile(path: Path) -> tuple[float, int]:
+    t = time.perf_counter()
+    prof = callgrind.read(path)
+    return time.perf_counter() - t, prof.n_nodes
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size-mb", type=int, default=100)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "callgrind.out.4242"
+        t = time.perf_counter()
+        size = generate(path, args.size_mb)
+        lines = sum(1 for _ in open(path, "rb"))
+        print(f"generated {size / 1e6:.1f} MB, {lines:,} lines in {time.perf_counter() - t:.1f} s")
+        loops, reads = [], []
+        nodes = 0
+        for r in range(args.rounds):  # A B A B ...
+            loops.append(bare_loop(path))
+            dt, nodes = read_profile(path)
+            reads.append(dt)
+            print(f"round {r + 1}: line loop {loops[-1]:.2f} s, callgrind.read {dt:.2f} s "
+                  f"({nodes:,} functions)")
+        ratio = statistics.median(reads) / statistics.median(loops)
+        print(f"median: line loop {statistics.median(loops):.2f} s, read "
+              f"{statistics.median(reads):.2f} s -> ratio {ratio:.2f}x (target <= 4x)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""GHC .prof rows with non-ASCII names stay on the vectorised path and read the same."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from parsers import ghc_prof
+
+SRC = Path(__file__).resolve().parent.parent / "data" / "hs-ad" / "v1" / "ad.P.prof"
+SWAP = str.maketrans({"a": "λ", "o": "ö", "s": "ß", "e": "⊕"})  # one char for one char
+
+
+def _non_ascii_copy(dst: Path, every: int) -> int:
+    """``SRC`` with the names of every ``every``-th tree row made non-ASCII (same width in
+    characters, as GHC pads); returns how many rows changed."""
+    lines = SRC.read_text(encoding="utf-8").split("\n")
+    start = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith("MAIN "))
+    changed = 0
+    for i in range(start + 1, len(lines), every):
+        ln = lines[i]
+        body = ln.lstrip(" ")
+        if not body:
+            continue
+        name, rest = body.split(" ", 1)
+        new = name.translate(SWAP)
+        if new != name:
+            lines[i] = ln[: len(ln) - len(body)] + new + " " + rest
+            changed += 1
+    dst.write_text("\n".join(lines), encoding="utf-8")
+    return changed
+
+
+def test_non_ascii_rows_read_like_the_line_parser(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    dst = tmp_path / "u.prof"
+    changed = _non_ascii_copy(dst, 7)
+    assert changed > 20
+    calls = {"n": 0}
+    real = ghc_prof._parse_line
+
+    def counting(*a, **k):
+        calls["n"] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(ghc_prof, "_parse_line", counting)
+    fast = ghc_prof.read(dst)
+    assert calls["n"] < changed // 4  # the shifted rows did not fall to the line parser
+    monkeypatch.setattr(ghc_prof, "_layout_from_sample", lambda *a, **k: None)
+    slow = ghc_prof.read(dst)  # every row through the per-line parser
+    assert fast.n_nodes == slow.n_nodes
+    assert fast.name.tolist() == slow.name.tolist()
+    assert "λ" in "".join(fast.frames.name.tolist())
+    for m in fast.metrics:
+        assert np.array_equal(fast.values[m.name], slow.values[m.name]), m.name
+    assert np.array_equal(fast.parent, slow.parent)
+    assert not fast.incomplete

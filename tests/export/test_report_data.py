@@ -96,3 +96,22 @@ def test_report_does_not_judge_a_cut_run_and_says_so(tmp_path, capsys):
     assert "not_judged" in out.read_text(encoding="utf-8")
     assert main(["report", str(v1), str(cut), "--fail-if", "alloc_bytes>+1000%", "-o",
                  str(out), "--allow-incomplete"]) in (0, 1)
+
+
+def test_frame_names_cannot_close_the_data_script(tmp_path):
+    """A folded stack whose frame is HTML: the page keeps it as text in the JSON blob."""
+    import json
+    import re
+
+    from viewer.cli import main
+
+    evil = "</script><script>alert(1)</script>"
+    a, b = tmp_path / "a.folded", tmp_path / "b.folded"
+    a.write_text(f"main;{evil} 10\nmain;work 5\n", encoding="utf-8")
+    b.write_text(f"main;{evil} 30\nmain;work 5\n", encoding="utf-8")
+    out = tmp_path / "r.html"
+    assert main(["report", str(a), str(b), "-o", str(out)]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert html.count("</script>") == 2  # the data blob's and the code's, nothing else
+    doc = json.loads(re.search(r'id="profdiff-data">(.*?)</script>', html, re.S).group(1))
+    assert doc["changes"]["rows"][0]["name"] == evil

@@ -56,4 +56,6 @@ def test_non_ascii_rows_read_like_the_line_parser(tmp_path: Path,
     for m in fast.metrics:
         assert np.array_equal(fast.values[m.name], slow.values[m.name]), m.name
     assert np.array_equal(fast.parent, slow.parent)
-    assert not fast.incomplete
+    # the copy renames tree rows but not GHC's summary table above them, so both paths
+    # must reach the same completeness verdict (the summary no longer matches the tree)
+    assert (fast.incomplete, fast.incomplete_reason) == (slow.incomplete, slow.incomplete_reason)

@@ -4,6 +4,7 @@
     profdiff show FILE [--json]                      one run: header facts, top of the tree
     profdiff diff BASE NEW [MORE...] [...]           ranked comparison, --json, --fail-if
     profdiff export BASE [NEW...] -o OUT.json        speedscope export (viewer.export)
+    profdiff report BASE NEW -o OUT.html             one-file HTML (or Markdown) report
     profdiff watch DIR --no-gui                      one line per landed run (viewer.watch)
     profdiff calls FILE FUNCTION                     callers / callees (callgrind edges)
 
@@ -38,6 +39,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("export", "profdiff.viewer.export.cli",
      "write a speedscope flame-graph file (runs, grew, shrank) and/or a CSV table"),
     ("watch", "profdiff.viewer.watch_cli", "follow a folder: every new profile is compared as it lands"),
+    ("report", "profdiff.viewer.report_cli",
+     "the comparison as one self-contained HTML page (or Markdown) for CI and review"),
     ("annotate", "profdiff.viewer.annotate_cli",
      "one function's instructions in two perf.data runs, aligned: which got hot"),
     ("calls", "profdiff.viewer.calls_cli", "callers and callees of a function (callgrind call edges)"),

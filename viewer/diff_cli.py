@@ -46,6 +46,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--allow-incomplete", action="store_true",
                    help="let --fail-if judge runs that are marked incomplete (cut files); "
                    "without it such a run makes the gate exit 2 with the reason")
+    g.add_argument("--report", metavar="OUT",
+                   help="also write the report (profdiff report) to OUT: .html, or .md "
+                   "for Markdown")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -71,9 +74,17 @@ def run(args: argparse.Namespace) -> int:
             print(__import__("json").dumps({"errors": [{"message": msg, "formats": formats}]},
                                            indent=1))
         raise UsageError(msg)
-    return print_comparison(session, view_from_args(args), sort=args.sort, top=args.top,
-                            as_json=args.json, all_metrics=args.all_metrics, gates=gates,
-                            allow_incomplete=args.allow_incomplete)
+    view = view_from_args(args)
+    rc = print_comparison(session, view, sort=args.sort, top=args.top, as_json=args.json,
+                          all_metrics=args.all_metrics, gates=gates,
+                          allow_incomplete=args.allow_incomplete)
+    if getattr(args, "report", None):  # the same session: read and judged once
+        from .report_cli import write_report
+
+        write_report(session, args.report, gates, view,
+                     markdown=args.report.lower().endswith(".md"),
+                     allow_incomplete=args.allow_incomplete)
+    return rc
 
 
 def _load_all(spec, as_json: bool) -> dict | None:

@@ -47,9 +47,9 @@ def build_large(src: Path, dst: Path, target_mb: float) -> None:
 
 
 def time_report(a: Path, b: Path, out: Path) -> dict:
-    from viewer.export.html_report import render_html
-    from viewer.export.report_data import report_document
-    from viewer.session import Session, SessionSpec
+    from profdiff.viewer.export.html_report import render_html
+    from profdiff.viewer.export.report_data import report_document
+    from profdiff.viewer.session import Session, SessionSpec
 
     t0 = time.perf_counter()
     session = Session.open(SessionSpec(files=(str(a), str(b))))

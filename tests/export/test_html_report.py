@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from tool_requirements import require, require_module
 
-from viewer.cli import main
+from profdiff.viewer.cli import main
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 A, B = SAMPLES / "hs-ad-v1.prof", SAMPLES / "hs-ad-v2.prof"

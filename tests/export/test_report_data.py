@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from parsers.model import Unit
-from viewer.export.report_data import REAL, ROUNDING, format_many, verdicts
-from viewer.session import Session, SessionSpec
-from viewer.units import format_delta, format_value
+from profdiff.parsers.model import Unit
+from profdiff.viewer.export.report_data import REAL, ROUNDING, format_many, verdicts
+from profdiff.viewer.session import Session, SessionSpec
+from profdiff.viewer.units import format_delta, format_value
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
@@ -51,7 +51,7 @@ def test_report_takes_the_display_options_of_diff(tmp_path, capsys):
     import json
     import re
 
-    from viewer.cli import main
+    from profdiff.viewer.cli import main
 
     a, b = str(SAMPLES / "hs-ad-v1.prof"), str(SAMPLES / "hs-ad-v2.prof")
     out = tmp_path / "r.html"
@@ -73,7 +73,7 @@ def test_report_does_not_judge_a_cut_run_and_says_so(tmp_path, capsys):
     import json
     import re
 
-    from viewer.cli import main
+    from profdiff.viewer.cli import main
 
     v1, v2 = SAMPLES / "hs-ad-v1.prof", SAMPLES / "hs-ad-v2.prof"
     data = v2.read_bytes()
@@ -103,7 +103,7 @@ def test_frame_names_cannot_close_the_data_script(tmp_path):
     import json
     import re
 
-    from viewer.cli import main
+    from profdiff.viewer.cli import main
 
     evil = "</script><script>alert(1)</script>"
     a, b = tmp_path / "a.folded", tmp_path / "b.folded"

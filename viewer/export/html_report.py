@@ -13,11 +13,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-RESOURCES = Path(__file__).resolve().parent.parent.parent / "resources" / "report"
-
 
 def _resource(name: str) -> str:
-    return (RESOURCES / name).read_text(encoding="utf-8")
+    """The report's template, script or style sheet, shipped as package data."""
+    from ..bundled import resource
+
+    path = resource(f"report/{name}")
+    if path is None:
+        raise FileNotFoundError(f"profdiff.resources/report/{name} is not installed")
+    return path.read_text(encoding="utf-8")
 
 
 def embed_json(doc: dict[str, Any]) -> str:

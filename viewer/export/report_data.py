@@ -20,16 +20,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from viewer import __version__
-from viewer.compare import Status
-from viewer.units import format_delta, format_rel, format_value
+from profdiff.viewer import __version__
+from profdiff.viewer.compare import Status
+from profdiff.viewer.units import format_delta, format_rel, format_value
 
 if TYPE_CHECKING:
-    from viewer.compare import Comparison
-    from viewer.gate import Gate
-    from viewer.ranking import Ranking
-    from viewer.session import Session
-    from viewer.view_state import ViewState
+    from profdiff.viewer.compare import Comparison
+    from profdiff.viewer.gate import Gate
+    from profdiff.viewer.ranking import Ranking
+    from profdiff.viewer.session import Session
+    from profdiff.viewer.view_state import ViewState
 
 MAX_CHANGES = 500  # ranked rows kept in the page (the table filters these)
 MAX_FRAMES = 20_000  # flame/tree rows kept; below that the smallest are pruned
@@ -124,7 +124,7 @@ def format_many(values: np.ndarray, unit: Any, delta: bool = False) -> list[str]
     """:func:`~viewer.units.format_value` (or ``format_delta``) of every value: whole
     byte/count/tick values and ordinary seconds take a fast path (the same text); the
     rest go through the shared formatter one by one."""
-    from parsers.model import Unit
+    from profdiff.parsers.model import Unit
 
     u = Unit(unit)
     v = np.asarray(values, dtype=np.float64)
@@ -162,7 +162,7 @@ def _keep_rows(widths: np.ndarray, max_frames: int, min_width: float) -> tuple[n
 def flame_json(cmp: Comparison, metric: str, *, max_frames: int = MAX_FRAMES,
                min_width: float = MIN_FRAME_WIDTH) -> dict[str, Any]:
     """The tree comparison laid out and coloured (see the module docstring)."""
-    from viewer.flame_layout import (
+    from profdiff.viewer.flame_layout import (
         default_width_metric,
         inclusive_values,
         layout_comparison,
@@ -205,8 +205,8 @@ def flame_json(cmp: Comparison, metric: str, *, max_frames: int = MAX_FRAMES,
 
 def warnings_json(session: Session, cmp: Comparison) -> list[str]:
     """Incomplete runs, reader warnings, incomparable options, unmatched renames."""
-    from viewer.compare import incomparable_warnings
-    from viewer.suggest import suggest_matches
+    from profdiff.viewer.compare import incomparable_warnings
+    from profdiff.viewer.suggest import suggest_matches
 
     out = []
     for p in cmp.runs:
@@ -234,8 +234,8 @@ def gates_json(cmp: Comparison, gates: Sequence[Gate], allow_incomplete: bool = 
     (``failed`` None and ``not_judged`` the reason) unless ``allow_incomplete``."""
     if not gates:
         return None
-    from viewer.diff_cli import incomplete_gate_error, violation_json, violations_text
-    from viewer.gate import evaluate
+    from profdiff.viewer.diff_cli import incomplete_gate_error, violation_json, violations_text
+    from profdiff.viewer.gate import evaluate
 
     refused = "" if allow_incomplete else incomplete_gate_error(cmp)
     if refused:
@@ -254,10 +254,10 @@ def report_document(session: Session, gates: Sequence[Gate] = (), view: ViewStat
     """Everything the report shows (see the module docstring).  ``view``: the display
     options of ``diff`` (``--metrics``, ``--filter``, ``--changed-only``, ...) choose the
     columns and rows of the ranked changes, exactly as ``diff`` prints them."""
-    from viewer.diff_cli import shown_rows, table_metrics
-    from viewer.noise import run_level_notes
-    from viewer.ranking import main_metrics
-    from viewer.view_state import ViewState
+    from profdiff.viewer.diff_cli import shown_rows, table_metrics
+    from profdiff.viewer.noise import run_level_notes
+    from profdiff.viewer.ranking import main_metrics
+    from profdiff.viewer.view_state import ViewState
 
     cmp = session.main
     if cmp.n_runs == 2:  # every metric judged once, as ``diff`` does

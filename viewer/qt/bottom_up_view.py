@@ -181,7 +181,7 @@ class BottomUpView(QWidget):
         self.diff.fade_noise = vs.fade_noise
         self.diff.icons = self.icons
         self.diff.set_comparison(cmp, metrics, self.scale)
-        self.diff.legend.unit_text = "pp of run"
+        self.diff.legend.unit_text = "pp of the baseline total"
         main = metrics[0]
         v = cmp.values[main]
         key = np.fmax(v[:, cmp.current], v[:, cmp.baseline])

@@ -436,7 +436,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.summary.set_comparison(cmp)
         self.side.set_comparison(cmp, self._pane_metrics(), self.scale)
         self.diff.set_comparison(cmp, self.metrics, self.scale)
-        self.diff.legend.unit_text = "pp of run"
+        self.diff.legend.unit_text = "pp of the baseline total"
         self.flat.set_comparison(self.flat_comparison, cmp, self.metrics, self._main_self_metric(),
                                  self.scale)
         key = self.hot_key("value")
@@ -581,6 +581,8 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
 
         self.view_state.colour_by_share = bool(on)
         set_colour_by_share(on)
+        self.diff.legend.unit_text = "pp of run" if on else "pp of the baseline total"
+        self.diff.legend.update()
         views = {id(v): v for v in (self.side, self.diff, self.flat)}
         for v in self.findChildren(DiffTreeView):
             views.setdefault(id(v), v)

@@ -41,7 +41,7 @@ class LegendWidget(QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.scale = DivergingScale()
-        self.unit_text = "pp of run"
+        self.unit_text = "pp of the baseline total"
         self.noise_text = ""  # e.g. "faded: within noise"; empty when no noise is known
         self.setMinimumHeight(22)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
@@ -231,7 +231,7 @@ def details_html(cmp: Comparison, row: int) -> str:
     for r in others:
         tag = "" if len(others) == 1 else f" [{r}]"
         head += f"<th align=right>Δ{tag}</th><th align=right>Δ%{tag}</th>"
-    rows = [head + "<th align=left>precision</th></tr>"]
+    rows = [head + "<th align=left>&nbsp; precision</th></tr>"]
     for m in cmp.metrics:
         v = cmp.values[m.name][row]
         tr = f"<tr><td>{e(m.title)}</td>"
@@ -253,7 +253,7 @@ def details_html(cmp: Comparison, row: int) -> str:
                 continue
             tr += (f"<td align=right style='color:{color}'>{e(format_delta(d, m.unit))}</td>"
                    f"<td align=right style='color:{color}'>{e(format_rel(rel))}</td>")
-        rows.append(tr + f"<td style='color:#555'>{e(_precision_text(cmp, m, row))}</td></tr>")
+        rows.append(tr + f"<td style='color:#555'>&nbsp; {e(_precision_text(cmp, m, row))}</td></tr>")
     out.append("<table cellspacing=0 cellpadding=2>" + "".join(rows) + "</table>")
     mb = cmp.matched_by
     if cmp.n_runs > 1 and mb is not None and mb[row] > 0:

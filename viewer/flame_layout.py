@@ -385,6 +385,8 @@ def color_changes(cmp: Comparison, metric: str, mode: str = "self_pct",
         d = sc - sb
     else:
         d = v[:, cur] - v[:, b]
+    if not by_share and metric in cmp.rounding:  # within the rounding: no change, neutral
+        d = np.where(cmp.changed_mask(metric, cur), d, 0.0)
     if m.better == "higher":
         d = -d
     return d

@@ -410,10 +410,11 @@ def run_level_notes(cmp: Comparison) -> list[str]:
             continue
         one = noise.n_base == 1 and noise.n_new == 1
         return [
-            f"the whole run is {abs(f - 1) * 100:.1f} % {'slower' if f > 1 else 'faster'} "
-            f"(median over the rows, x{f:.3f}); rows are judged after taking that out"
-            + ("; with one run per side this cannot be told from run-to-run noise, "
-               "which moves identical runs by tens of percent" if one else "")
+            f"run-level speed: the median row takes {abs(f - 1) * 100:.1f} % "
+            f"{'more' if f > 1 else 'less'} time (x{f:.3f}); rows are judged after taking "
+            "that out, so a row that only moved with the whole run is not a change"
+            + ("; with one run per side this speed change cannot be told from run-to-run "
+               "noise, which moves identical runs by tens of percent" if one else "")
         ]
     return []
 

@@ -801,44 +801,19 @@ def _total_metric(key: str, bytes_units: bool) -> Metric:
     return Metric(key, unit, Kind.NODE, label, desc)
 
 
-def _build(
-    path: Path,
-    t: _Table,
-    meta: dict[str, Any],
-    summary: dict[str, float],
-    slow_apps: dict[str, dict[str, int]],
-    hist: dict[str, dict[str, Any]],
-    counters: dict[str, int],
-    counter_notes: dict[str, str],
-    old_layout: bool,
-    incomplete: bool,
-    reason: str,
-    warnings: list[str],
-) -> Profile:
-    n = len(t)
-    parsed = [parse_stg_name(r) for r in t.names]
-    names_out, modules, kinds, matches = _identities(parsed, t.info)
-
-    # ambiguous keys: (module, match) shared by several rows
+def _ambiguous_keys(modules: list[str], matches: list[str]) -> list[dict[str, Any]]:
+    """(module, match) keys shared by several rows: alignment cannot pair those rows, so
+    the views say so instead of pairing them silently."""
     seen: dict[tuple[str, str], int] = {}
     for m, k in zip(modules, matches, strict=True):
         seen[(m, k)] = seen.get((m, k), 0) + 1
-    ambiguous = [{"module": m, "match": k, "count": c} for (m, k), c in seen.items() if c > 1]
+    return [{"module": m, "match": k, "count": c} for (m, k), c in seen.items() if c > 1]
 
-    frames = make_frame_table(t.names, modules, kinds=kinds, match=matches)
-    entries = np.asarray(t.entries, dtype=np.int64)
-    alloc = np.asarray(t.alloc, dtype=np.int64)
-    if old_layout:
-        metrics: list[Metric] = [METRIC_ENTRIES, METRIC_ALLOC_WORDS]
-        columns = {"entries": entries, "alloc_words": alloc}
-        default = "alloc_words"
-    else:
-        metrics = [METRIC_ENTRIES, METRIC_ALLOC, METRIC_ALLOCD]
-        columns = {"entries": entries, "alloc": alloc,
-                   "allocd": np.asarray(t.allocd, dtype=np.int64)}
-        default = "alloc"
 
-    # ---- totals -----------------------------------------------------------------------
+def _totals(summary: dict[str, float], counters: dict[str, int], meta: dict[str, Any],
+            n: int, columns: dict[str, np.ndarray], old_layout: bool) -> dict[str, float]:
+    """Run totals: the summary, the raw counters that have a meaning, and the table sums
+    (words in the old layout, bytes in the new one, never mixed)."""
     totals: dict[str, float] = dict(summary)
     bytes_units = not old_layout
     for ctr, key, _desc in _COUNTER_TOTALS:
@@ -855,15 +830,19 @@ def _build(
         totals["alloc_total_words"] = counters["ALLOC_HEAP_tot"]
     if meta.get("table_header"):
         totals["closures"] = n
-        totals["table_entries"] = int(entries.sum())
+        totals["table_entries"] = int(columns["entries"].sum())
         if old_layout:
-            totals["table_alloc_words"] = int(alloc.sum())
+            totals["table_alloc_words"] = int(columns["alloc_words"].sum())
         else:
-            totals["table_alloc"] = int(alloc.sum())
+            totals["table_alloc"] = int(columns["alloc"].sum())
             totals["table_allocd"] = int(columns["allocd"].sum())
-    total_metrics = {key: _total_metric(key, bytes_units) for key in totals}
+    return totals
 
-    # ---- histograms: percent lines of the summary + raw *_hst_i counters -------------------
+
+def _histograms(hist: dict[str, dict[str, Any]],
+                counters: dict[str, int]) -> dict[str, dict[str, Any]]:
+    """Histograms from the summary's percent lines plus the raw ``*_hst_i`` counters
+    (the counts the percentages were rounded from)."""
     histograms: dict[str, dict[str, Any]] = {k: dict(v) for k, v in hist.items()}
     hst = re.compile(r"^(\w+?)_hst_(\d+)$")
     raw_h: dict[str, dict[int, int]] = {}
@@ -875,7 +854,11 @@ def _build(
         h = histograms.setdefault(name, {})
         h["counts"] = [bins.get(i, 0) for i in range(max(bins) + 1)]
         h.setdefault("total", counters.get(f"{name}_ctr", sum(bins.values())))
+    return histograms
 
+
+def _closures(t: _Table, names_out: list[str], old_layout: bool) -> dict[str, list[Any]]:
+    """Per-closure columns that are not metrics (arity, argument kinds, 9.4+ info)."""
     closures: dict[str, list[Any]] = {"occ": names_out, "arity": list(t.arity),
                                       "args": list(t.args)}
     if old_layout:
@@ -888,12 +871,49 @@ def _build(
         closures["fv_count"] = [i["fv_count"] for i in infos]
         closures["fv_kinds"] = [i["fv_kinds"] for i in infos]
         closures["info_truncated"] = [bool(i["truncated"]) for i in infos]
+    return closures
+
+
+def _build(
+    path: Path,
+    t: _Table,
+    meta: dict[str, Any],
+    summary: dict[str, float],
+    slow_apps: dict[str, dict[str, int]],
+    hist: dict[str, dict[str, Any]],
+    counters: dict[str, int],
+    counter_notes: dict[str, str],
+    old_layout: bool,
+    incomplete: bool,
+    reason: str,
+    warnings: list[str],
+) -> Profile:
+    """Assemble the flat profile: identities, metric columns, totals and extras."""
+    n = len(t)
+    parsed = [parse_stg_name(r) for r in t.names]
+    names_out, modules, kinds, matches = _identities(parsed, t.info)
+    ambiguous = _ambiguous_keys(modules, matches)
+
+    frames = make_frame_table(t.names, modules, kinds=kinds, match=matches)
+    entries = np.asarray(t.entries, dtype=np.int64)
+    alloc = np.asarray(t.alloc, dtype=np.int64)
+    if old_layout:
+        metrics: list[Metric] = [METRIC_ENTRIES, METRIC_ALLOC_WORDS]
+        columns = {"entries": entries, "alloc_words": alloc}
+        default = "alloc_words"
+    else:
+        metrics = [METRIC_ENTRIES, METRIC_ALLOC, METRIC_ALLOCD]
+        columns = {"entries": entries, "alloc": alloc,
+                   "allocd": np.asarray(t.allocd, dtype=np.int64)}
+        default = "alloc"
+    totals = _totals(summary, counters, meta, n, columns, old_layout)
+    total_metrics = {key: _total_metric(key, not old_layout) for key in totals}
 
     extras: dict[str, Any] = {
         "counters": counters,
         "summary": summary,
-        "histograms": histograms,
-        "closures": closures,
+        "histograms": _histograms(hist, counters),
+        "closures": _closures(t, names_out, old_layout),
         "ambiguous_keys": ambiguous,
     }
     if slow_apps:

@@ -442,6 +442,7 @@ def _read_samples(prof: Any, st: list[str], s: _Strings, header: _Header, fr: _F
     """Group identical stacks (one pass over the samples) so the tree builder sees each
     distinct stack once; tally allocation types and label keys on the way."""
     path, lenient, warnings = fr.path, fr.lenient, s.warnings
+    lookup = s.__call__  # a bound method: cheaper per label than calling the instance
     types = header.types
     n_types = len(types)
     frames_of = fr.frames_of
@@ -479,12 +480,13 @@ def _read_samples(prof: Any, st: list[str], s: _Strings, header: _Header, fr: _F
         bytes_label = 0
         for lab in smp.label:
             if lab.key == key_type and lab.str:
-                typ_label = s(lab.str, "label.str")
+                typ_label = lookup(lab.str, "label.str")
             elif lab.key == key_bytes and lab.num:
                 bytes_label = lab.num
             if lab.key not in seen_keys and len(label_keys) < 64:  # once per key id
                 seen_keys.add(lab.key)
-                label_keys.setdefault(s(lab.key, "label.key"), s(lab.num_unit, "label.num_unit"))
+                label_keys.setdefault(lookup(lab.key, "label.key"),
+                                      lookup(lab.num_unit, "label.num_unit"))
         locs = tuple(smp.location_id)
         leaf = frames_of(locs[0]) if locs and may_alloc else None
         leaf_type = alloc_types.get(leaf[-1]) if leaf else None

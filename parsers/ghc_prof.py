@@ -779,137 +779,157 @@ def _read_block(f, size: int) -> tuple[bytes, str]:
     return blk, cut_of(f)
 
 
-def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None] | None = None,
-         fast: bool = True, **options: object) -> Profile:
-    """Parse a ``.prof`` report (plain or gzipped), streaming the tree in chunks.
+def _read_until_tree_header(path: Path, f: Any) -> tuple[bytearray, Any, bool, str]:
+    """Read blocks until the cost-centre tree header has been seen (with bytes after it).
 
-    ``fast=False`` sends every row through the per-line parser (tests use it to check that
-    both paths agree).
+    Only the part above the tree is held in memory; the tree itself is streamed by
+    :func:`_stream_tree`.  Returns the bytes read, the header match (None when absent),
+    whether the input ended, and the gzip cut reason of the last block.
     """
-    path = Path(path)
-    try:
-        total_size = max(1, path.stat().st_size)
-    except OSError as e:
-        raise ParseError(path, "a readable file", found=str(e)) from e
-    with open_binary(path) as f:
-        acc = bytearray()
-        cut_reason = ""
-        m = None
-        eof = False
-        while True:
-            blk, cut_reason = _read_block(f, CHUNK_BYTES)
-            if not blk:
-                eof = True
-                break
-            acc += blk
-            if len(acc) == len(blk):
-                if not acc.strip():
-                    continue
-                if b"\x00" in acc[:4096]:
-                    raise ParseError(path, "a GHC .prof text report", found="binary data")
-            m = _RE_TREE_HEADER.search(acc)
-            if m is not None and m.end() < len(acc):
-                break
-            if len(acc) > 64 * CHUNK_BYTES:
-                break
-        if not acc.strip():
-            raise ParseError(path, "a GHC .prof report, but the file is empty")
-        if b"\x00" in acc[:4096]:
-            raise ParseError(path, "a GHC .prof text report", found="binary data")
-        if m is None:
-            m = _RE_TREE_HEADER.search(acc)
-        if m is None:
-            head_lines = bytes(acc[:65536]).decode("utf-8", "replace").splitlines()
-            if REPORT_MARK not in acc[:4096]:
-                raise ParseError(
-                    path, "a GHC .prof report ('Time and Allocation Profiling Report')",
-                    line=1, found=head_lines[0] if head_lines else "")
-            raise ParseError(path, "the cost-centre tree header ('COST CENTRE  MODULE ... no.  "
-                             "entries  %time %alloc ...'); the file ends before the tree",
-                             line=acc.count(b"\n") + (0 if acc.endswith(b"\n") else 1))
-        top_lines = [ln.rstrip("\r") for ln in
-                     bytes(acc[: m.start()]).decode("utf-8", "replace").split("\n")]
-        header_line_no = len(top_lines)  # 1-based line number of the tree header
-        tree_header = m.group(0).decode("ascii", "replace").rstrip("\r")
-        cols = _cols_of(tree_header, "no.")
-        if cols is None or cols.num_names not in (_TREE_NUM_COLS,
-                                                  _TREE_NUM_COLS + ["ticks", "bytes"]):
-            raise ParseError(path, "tree header columns 'no. entries %time %alloc %time %alloc "
-                             "[ticks bytes]'", line=header_line_no, found=tree_header.strip())
-        header = _parse_header(path, top_lines, lenient)
-        top_table = _parse_top_table(top_lines)
-        warnings = list(header.warnings)
-        pending = bytes(acc[m.end() + 1 :])
-        del acc
-
-        layout = None
-        if fast:
-            sample = [ln for ln in pending[:262144].split(b"\n")[:-1][:400] if ln.strip()]
-            layout = _layout_from_sample([ln.rstrip(b"\r") for ln in sample], cols.k)
-        ft = _FastTree(layout) if layout is not None else None
-        slow: list[tuple[int, bytes]] = []
-        line0 = header_line_no + 1
-        # Blocks are read straight into one reusable buffer; the partial last line of a
-        # block is moved to the front for the next one.
-        work = np.zeros(max(2 * CHUNK_BYTES, len(pending) + CHUNK_BYTES) + _PAD, np.uint8)
-        mv = memoryview(work)
-        nfill = len(pending)
-        work[:nfill] = np.frombuffer(pending, np.uint8)
-        del pending
-        done_bytes = 0
-        while True:
-            if not eof:
-                if nfill + CHUNK_BYTES + _PAD > len(work):  # a line longer than the buffer
-                    bigger = np.zeros(2 * len(work), np.uint8)
-                    bigger[:nfill] = work[:nfill]
-                    work, mv = bigger, memoryview(bigger)
-                got = f.readinto(mv[nfill : nfill + CHUNK_BYTES])
-                cut_reason = cut_reason or cut_of(f)
-                if got:
-                    nfill += got
-                else:
-                    eof = True
-            tail = work[max(0, nfill - 65536) : nfill]
-            nls = np.flatnonzero(tail == 10)
-            if len(nls):
-                cut = max(0, nfill - 65536) + int(nls[-1]) + 1
-            else:
-                hits = np.flatnonzero(work[:nfill] == 10)
-                cut = int(hits[-1]) + 1 if len(hits) else 0
-            if cut == 0:
-                if eof:
-                    break
+    acc = bytearray()
+    cut_reason = ""
+    m = None
+    eof = False
+    while True:
+        blk, cut_reason = _read_block(f, CHUNK_BYTES)
+        if not blk:
+            eof = True
+            break
+        acc += blk
+        if len(acc) == len(blk):
+            if not acc.strip():
                 continue
-            work[nfill : nfill + _PAD] = 0
-            if ft is not None:
-                line0 += ft.feed(work, cut, line0)
+            if b"\x00" in acc[:4096]:
+                raise ParseError(path, "a GHC .prof text report", found="binary data")
+        m = _RE_TREE_HEADER.search(acc)
+        if m is not None and m.end() < len(acc):
+            break
+        if len(acc) > 64 * CHUNK_BYTES:
+            break
+    return acc, m, eof, cut_reason
+
+
+@dataclass
+class _Top:
+    """Everything above the tree: report header, top table, tree columns, and the rest
+    of the bytes already read (the first part of the tree)."""
+
+    header: _Header
+    top_table: list[dict[str, Any]]
+    cols: _Cols
+    header_line_no: int
+    pending: bytes
+
+
+def _read_top(path: Path, acc: bytearray, m: Any, lenient: bool) -> _Top:
+    """Check the bytes before the tree and parse the header, top table and tree columns,
+    so that a file cut before its tree, or not a .prof at all, says so clearly."""
+    if not acc.strip():
+        raise ParseError(path, "a GHC .prof report, but the file is empty")
+    if b"\x00" in acc[:4096]:
+        raise ParseError(path, "a GHC .prof text report", found="binary data")
+    if m is None:
+        m = _RE_TREE_HEADER.search(acc)
+    if m is None:
+        head_lines = bytes(acc[:65536]).decode("utf-8", "replace").splitlines()
+        if REPORT_MARK not in acc[:4096]:
+            raise ParseError(
+                path, "a GHC .prof report ('Time and Allocation Profiling Report')",
+                line=1, found=head_lines[0] if head_lines else "")
+        raise ParseError(path, "the cost-centre tree header ('COST CENTRE  MODULE ... no.  "
+                         "entries  %time %alloc ...'); the file ends before the tree",
+                         line=acc.count(b"\n") + (0 if acc.endswith(b"\n") else 1))
+    top_lines = [ln.rstrip("\r") for ln in
+                 bytes(acc[: m.start()]).decode("utf-8", "replace").split("\n")]
+    header_line_no = len(top_lines)  # 1-based line number of the tree header
+    tree_header = m.group(0).decode("ascii", "replace").rstrip("\r")
+    cols = _cols_of(tree_header, "no.")
+    if cols is None or cols.num_names not in (_TREE_NUM_COLS,
+                                              _TREE_NUM_COLS + ["ticks", "bytes"]):
+        raise ParseError(path, "tree header columns 'no. entries %time %alloc %time %alloc "
+                         "[ticks bytes]'", line=header_line_no, found=tree_header.strip())
+    header = _parse_header(path, top_lines, lenient)
+    top_table = _parse_top_table(top_lines)
+    return _Top(header, top_table, cols, header_line_no, bytes(acc[m.end() + 1 :]))
+
+
+def _stream_tree(f: Any, top: _Top, fast: bool, eof: bool,
+                 cut_reason: str, line0: int, total_size: int,
+                 progress: Callable[[float], None] | None,
+                 ) -> tuple[_FastTree | None, list[tuple[int, bytes]], int, bytes, str]:
+    """Stream the tree rows through the fast columnar parser (or collect them for the
+    line parser), block by block, so memory stays proportional to one block.
+
+    Returns the fast tree (None without a fast layout), the rows left for the line
+    parser, the next line number, the unterminated tail and the gzip cut reason.
+    ``top.pending`` is taken over (and cleared) so that it is freed once copied.
+    """
+    cols = top.cols
+    pending, top.pending = top.pending, b""
+    layout = None
+    if fast:
+        sample = [ln for ln in pending[:262144].split(b"\n")[:-1][:400] if ln.strip()]
+        layout = _layout_from_sample([ln.rstrip(b"\r") for ln in sample], cols.k)
+    ft = _FastTree(layout) if layout is not None else None
+    slow: list[tuple[int, bytes]] = []
+    # Blocks are read straight into one reusable buffer; the partial last line of a
+    # block is moved to the front for the next one.
+    work = np.zeros(max(2 * CHUNK_BYTES, len(pending) + CHUNK_BYTES) + _PAD, np.uint8)
+    mv = memoryview(work)
+    nfill = len(pending)
+    work[:nfill] = np.frombuffer(pending, np.uint8)
+    del pending
+    done_bytes = 0
+    while True:
+        if not eof:
+            if nfill + CHUNK_BYTES + _PAD > len(work):  # a line longer than the buffer
+                bigger = np.zeros(2 * len(work), np.uint8)
+                bigger[:nfill] = work[:nfill]
+                work, mv = bigger, memoryview(bigger)
+            got = f.readinto(mv[nfill : nfill + CHUNK_BYTES])
+            cut_reason = cut_reason or cut_of(f)
+            if got:
+                nfill += got
             else:
-                for ln in work[:cut].tobytes().split(b"\n")[:-1]:
-                    ln = ln.rstrip(b"\r")
-                    if ln.strip():
-                        slow.append((line0, ln))
-                    line0 += 1
-            done_bytes += cut
-            rest = nfill - cut
-            work[:rest] = work[cut:nfill].copy()
-            nfill = rest
-            if progress:
-                progress(min(0.7, 0.05 + 0.65 * done_bytes / total_size))
+                eof = True
+        tail = work[max(0, nfill - 65536) : nfill]
+        nls = np.flatnonzero(tail == 10)
+        if len(nls):
+            cut = max(0, nfill - 65536) + int(nls[-1]) + 1
+        else:
+            hits = np.flatnonzero(work[:nfill] == 10)
+            cut = int(hits[-1]) + 1 if len(hits) else 0
+        if cut == 0:
             if eof:
                 break
-        pending = work[:nfill].tobytes()
-    if ft is not None:
-        slow = ft.slow
-    # A final line without its newline was cut while being written: never trust it.
-    incomplete_reason = cut_reason
-    if pending:  # even a few spaces: the rest of that row never arrived
-        incomplete_reason = incomplete_reason or (
-            f"the file ends in the middle of line {line0} (cut while being written?)")
+            continue
+        work[nfill : nfill + _PAD] = 0
+        if ft is not None:
+            line0 += ft.feed(work, cut, line0)
+        else:
+            for ln in work[:cut].tobytes().split(b"\n")[:-1]:
+                ln = ln.rstrip(b"\r")
+                if ln.strip():
+                    slow.append((line0, ln))
+                line0 += 1
+        done_bytes += cut
+        rest = nfill - cut
+        work[:rest] = work[cut:nfill].copy()
+        nfill = rest
+        if progress:
+            progress(min(0.7, 0.05 + 0.65 * done_bytes / total_size))
+        if eof:
+            break
+    return ft, slow, line0, work[:nfill].tobytes(), cut_reason
 
-    interner = FrameInterner()
-    # fast rows: decode each distinct left part once
-    num_keys = ["entries", "%time2", "%alloc3", "%time4", "%alloc5"] + (
-        ["ticks", "bytes"] if cols.k == 8 else [])
+
+_Rows = tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray], bool]
+
+
+def _fast_rows(ft: _FastTree | None, cols: _Cols, interner: FrameInterner,
+               num_keys: list[str]) -> _Rows:
+    """Line numbers, depths, frame ids and values of the fast-path rows, decoding each
+    distinct left part (indent + names) once; also whether the rows are in line order."""
     if ft is not None and ft.has_rows:
         f_line, f_hash, f_vals, f_sorted = ft.finish()
         import pandas as pd
@@ -929,10 +949,16 @@ def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None]
         f_frame = np.zeros(0, dtype=np.int32)
         f_vals = {key: np.zeros(0, dtype=np.int64) for key in num_keys}
         f_sorted = True
-    if progress:
-        progress(0.75)
+    return f_line, f_depth, f_frame, f_vals, f_sorted
 
-    # rows the fast path did not take: odd layouts, corrupt lines
+
+def _merge_slow_rows(path: Path, slow: list[tuple[int, bytes]], fast_rows: _Rows,
+                     cols: _Cols, interner: FrameInterner, num_keys: list[str],
+                     lenient: bool, warnings: list[str],
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Parse the rows the fast path did not take (odd layouts, corrupt lines) with the
+    line parser and merge them with the fast rows in file order."""
+    f_line, f_depth, f_frame, f_vals, f_sorted = fast_rows
     s_line: list[int] = []
     s_depth: list[int] = []
     s_frame: list[int] = []
@@ -960,10 +986,49 @@ def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None]
         depth = np.concatenate([f_depth, np.asarray(s_depth, dtype=np.int32)])[order]
         frame = np.concatenate([f_frame, np.asarray(s_frame, dtype=np.int32)])[order]
         sv = np.asarray(s_vals, dtype=np.int64).reshape(len(s_line), len(num_keys))
-        vals = {key: np.concatenate([f_vals[key], sv[:, i]])[order]
-                for i, key in enumerate(num_keys)}
-    else:
-        line_of_row, depth, frame, vals = f_line, f_depth, f_frame, f_vals
+        all_vals = {key: np.concatenate([f_vals[key], sv[:, i]])[order]
+                    for i, key in enumerate(num_keys)}
+        return line_of_row, depth, frame, all_vals
+    return f_line, f_depth, f_frame, f_vals
+
+
+def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None] | None = None,
+         fast: bool = True, **options: object) -> Profile:
+    """Parse a ``.prof`` report (plain or gzipped), streaming the tree in chunks.
+
+    ``fast=False`` sends every row through the per-line parser (tests use it to check that
+    both paths agree).  Steps: header (:func:`_read_top`), body (:func:`_stream_tree`,
+    :func:`_fast_rows`, :func:`_merge_slow_rows`), build (:func:`_build`).
+    """
+    path = Path(path)
+    try:
+        total_size = max(1, path.stat().st_size)
+    except OSError as e:
+        raise ParseError(path, "a readable file", found=str(e)) from e
+    with open_binary(path) as f:
+        acc, m, eof, cut_reason = _read_until_tree_header(path, f)
+        top = _read_top(path, acc, m, lenient)
+        del acc
+        cols, header_line_no = top.cols, top.header_line_no
+        warnings = list(top.header.warnings)
+        ft, slow, line0, pending, cut_reason = _stream_tree(
+            f, top, fast, eof, cut_reason, header_line_no + 1, total_size, progress)
+    if ft is not None:
+        slow = ft.slow
+    # A final line without its newline was cut while being written: never trust it.
+    incomplete_reason = cut_reason
+    if pending:  # even a few spaces: the rest of that row never arrived
+        incomplete_reason = incomplete_reason or (
+            f"the file ends in the middle of line {line0} (cut while being written?)")
+
+    interner = FrameInterner()
+    num_keys = ["entries", "%time2", "%alloc3", "%time4", "%alloc5"] + (
+        ["ticks", "bytes"] if cols.k == 8 else [])
+    fast_rows = _fast_rows(ft, cols, interner, num_keys)
+    if progress:
+        progress(0.75)
+    line_of_row, depth, frame, vals = _merge_slow_rows(
+        path, slow, fast_rows, cols, interner, num_keys, lenient, warnings)
     # Empty names hide their indent: guess "child of the previous row".
     for i in np.flatnonzero(depth < 0).tolist():
         depth[i] = depth[i - 1] + 1 if i > 0 else 0
@@ -972,7 +1037,7 @@ def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None]
     parent, end = tree_from_depth(depth)
     if len(depth) == 0 and not incomplete_reason:
         incomplete_reason = f"the file ends after the tree header (line {header_line_no})"
-    prof = _build(path, header, top_table, cols, parent, end, frame, interner, vals,
+    prof = _build(path, top.header, top.top_table, cols, parent, end, frame, interner, vals,
                   warnings, incomplete_reason, line_of_row)
     if progress:
         progress(1.0)

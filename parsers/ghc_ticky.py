@@ -81,6 +81,7 @@ import json
 import re
 import shlex
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -387,6 +388,182 @@ def _command_line(line: str) -> tuple[str, str]:
     return prog, cmd
 
 
+@dataclass
+class _Scan:
+    """The state of one pass over a ticky report, shared by the per-section steps.
+
+    ``state`` runs summary -> header -> table -> after_table -> counters; the other fields
+    are what the sections found so far.
+    """
+
+    path: Path
+    lenient: bool
+    warnings: list[str] = field(default_factory=list)
+    summary: dict[str, float] = field(default_factory=dict)
+    slow_apps: dict[str, dict[str, int]] = field(default_factory=dict)
+    hist_pct: dict[str, dict[str, Any]] = field(default_factory=dict)
+    counters: dict[str, int] = field(default_factory=dict)
+    counter_notes: dict[str, str] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+    table: _Table = field(default_factory=lambda: _Table())
+    state: str = "summary"
+    section: str = ""
+    last_label: str = ""
+    saw_summary: bool = False
+    header_line: int = 0
+    table_closed: bool = False
+    arg_width: int = 20
+    old_layout: bool = False
+    last_counter: str = ""
+    cut_line: int = 0
+    first_content: tuple[int, str] | None = None
+
+    def fail(self, lineno: int, expected: str, found: str) -> None:
+        """Raise in strict mode; record a warning naming the line in lenient mode."""
+        if not self.lenient:
+            raise ParseError(self.path, expected, line=lineno, found=found)
+        self.warnings.append(
+            f"line {lineno}: skipped, expected {expected}, found {found[:80]!r}")
+
+
+def _scan_table(sc: _Scan, lineno: int, line: str, s: str) -> None:
+    """One line inside the per-closure table (or the dashed line under its header)."""
+    if sc.state == "table":
+        if not s:
+            sc.state, sc.table_closed = "after_table", True
+            return
+        if _STARS.match(s):
+            sc.state, sc.table_closed = "counters", True
+            return
+        try:
+            if not _table_row(line, sc.table, sc.arg_width, sc.old_layout):
+                sc.fail(lineno, "a per-closure table row (Entries Alloc Alloc'd arity kinds "
+                        "STG-name)", s)
+        except BadValue as e:
+            sc.fail(lineno, f"{e.field} as {e.expected}", e.value)
+        return
+    # state == "header"
+    if set(s) == {"-"}:
+        sc.state = "table"
+        return
+    sc.state = "table"  # no dashes: tolerate and treat this line as a row
+    try:
+        if s and not _table_row(line, sc.table, sc.arg_width, sc.old_layout):
+            sc.fail(lineno, "the dashed line under the table header", s)
+    except BadValue as e:
+        sc.fail(lineno, f"{e.field} as {e.expected}", e.value)
+
+
+def _scan_table_header(sc: _Scan, lineno: int, line: str, s: str) -> bool:
+    """Recognise the table's header line; its wording and column positions tell which
+    GHC layout (and so which row parser settings) the table uses."""
+    if not ("Entries" in s and ("STG Name" in s or "Function" in s) and sc.state != "counters"):
+        return False
+    sc.state, sc.header_line = "header", lineno
+    meta = sc.meta
+    meta["table_header"] = " ".join(s.split())
+    if "Allocs" in s and "Stack" in s:
+        sc.old_layout = True
+        meta["table_format"] = "allocs-words"
+        meta["ghc_layout"] = "<=9.2"
+    else:
+        nva = line.find("Non-void Arguments")
+        stg = line.find("STG Name")
+        if nva >= 0 and stg > nva:
+            sc.arg_width = max(1, stg - 1 - nva - 3)
+        meta["table_format"] = "alloc-allocd"
+        meta["ghc_layout"] = "9.4+" if sc.arg_width >= 60 else "<=9.2"
+    return True
+
+
+def _scan_counter(sc: _Scan, lineno: int, line: str, s: str) -> bool:
+    """A raw counter line, or (once counters or the table's end were seen) an error
+    for anything else; True when the line was consumed."""
+    cm = _COUNTER.match(line)
+    if cm is not None:
+        name = cm.group(2).replace("!", "")
+        try:
+            sc.counters[name] = count(cm.group(1), f"counter {name}")
+        except BadValue as e:
+            sc.fail(lineno, f"{e.field} as {e.expected}", e.value)
+            return True
+        if cm.group(3):
+            sc.counter_notes[name] = cm.group(3)
+        sc.last_counter = name
+        sc.state = "counters"
+        return True
+    if sc.state == "counters":
+        sc.fail(lineno, "a raw counter line '<number> <COUNTER_NAME>'", s)
+        return True
+    if sc.state == "after_table":
+        sc.fail(lineno, "the line of stars before the raw counters", s)
+        return True
+    return False
+
+
+def _scan_summary(sc: _Scan, lineno: int, s: str) -> None:
+    """A line of the summary above the table (or the command line before it); a file
+    whose first content is none of these is not a ticky report."""
+    try:
+        is_summary = _summary_line(s, sc.summary, sc.slow_apps, sc.hist_pct, sc.section,
+                                   sc.last_label)
+    except BadValue as e:
+        sc.fail(lineno, f"{e.field} as {e.expected}", e.value)
+        return
+    if is_summary:
+        sc.saw_summary = True
+        head = s.split(":", 1)[0]
+        if head != s and _HEADING.fullmatch(head):
+            sc.section = _SECTIONS.get(head, _snake(head))
+        bm = _BREAKDOWN.match(s)
+        if bm is not None:
+            sc.last_label = bm.group(3)
+        return
+    fc = sc.first_content
+    if (not sc.saw_summary and "program" not in sc.meta and fc is not None
+            and fc[0] == lineno and (s.startswith(("'", '"')) or "+RTS" in s)):
+        sc.meta["program"], sc.meta["command_line"] = _command_line(s)
+        return
+    if sc.saw_summary and s.startswith(("The following", "All allocation")):
+        return  # prose before the table
+    if sc.saw_summary:
+        sc.warnings.append(f"line {lineno}: unrecognised summary line ignored: {s[:80]!r}")
+        return
+    # nothing recognised yet and this is not a ticky line
+    raise ParseError(sc.path, _EXPECTED, line=lineno, found=s)
+
+
+def _scan(sc: _Scan, lines: list[str], ends_cleanly: bool,
+          progress: Callable[[float], None] | None) -> None:
+    """One pass over the lines, handing each to the step for the current section."""
+    n_lines = len(lines)
+    step = max(1, n_lines // 50)
+    for idx, line in enumerate(lines):
+        lineno = idx + 1
+        if progress is not None and idx % step == 0:
+            progress(idx / max(1, n_lines))
+        s = line.strip()
+        if idx == n_lines - 1 and not ends_cleanly and not s.endswith(_LAST_COUNTER):
+            sc.cut_line = lineno  # a line cut mid-way: its numbers/name cannot be trusted
+            break
+        if sc.first_content is None and s:
+            sc.first_content = (lineno, s)
+        if sc.state == "table" or sc.state == "header":
+            _scan_table(sc, lineno, line, s)
+            continue
+        if not s:
+            continue
+        if _STARS.match(s):
+            if sc.state == "after_table":
+                sc.state = "counters"
+            continue
+        if _scan_table_header(sc, lineno, line, s):
+            continue
+        if _scan_counter(sc, lineno, line, s):
+            continue
+        _scan_summary(sc, lineno, s)
+
+
 def read(
     path: Path,
     *,
@@ -394,163 +571,36 @@ def read(
     progress: Callable[[float], None] | None = None,
     **options: object,
 ) -> Profile:
-    """Read a ticky report into a flat profile (see the module docstring for the model)."""
+    """Read a ticky report into a flat profile (see the module docstring for the model).
+
+    Steps: lines (:func:`_lines`), scan (:func:`_scan`, one step per section),
+    completeness (:func:`_completeness`), build (:func:`_build`).
+    """
     path = Path(path)
     lines, ends_cleanly, gz_cut = _lines(path)
     n_lines = len(lines)
-
-    warnings: list[str] = []
-    summary: dict[str, float] = {}
-    slow_apps: dict[str, dict[str, int]] = {}
-    hist_pct: dict[str, dict[str, Any]] = {}
-    counters: dict[str, int] = {}
-    counter_notes: dict[str, str] = {}
-    meta: dict[str, Any] = {}
-    table = _Table()
-
-    state = "summary"  # summary -> header -> table -> after_table -> counters
-    section = ""
-    last_label = ""
-    saw_summary = False
-    header_line = 0
-    table_closed = False
-    arg_width = 20
-    old_layout = False
-    last_counter = ""
-    cut_line = 0
-    first_content: tuple[int, str] | None = None
-    step = max(1, n_lines // 50)
-
-    def fail(lineno: int, expected: str, found: str) -> None:
-        if not lenient:
-            raise ParseError(path, expected, line=lineno, found=found)
-        warnings.append(f"line {lineno}: skipped, expected {expected}, found {found[:80]!r}")
-
-    for idx, line in enumerate(lines):
-        lineno = idx + 1
-        if progress is not None and idx % step == 0:
-            progress(idx / max(1, n_lines))
-        s = line.strip()
-        if idx == n_lines - 1 and not ends_cleanly and not s.endswith(_LAST_COUNTER):
-            cut_line = lineno  # a line cut mid-way: its numbers/name cannot be trusted
-            break
-        if first_content is None and s:
-            first_content = (lineno, s)
-
-        if state == "table":
-            if not s:
-                state, table_closed = "after_table", True
-                continue
-            if _STARS.match(s):
-                state, table_closed = "counters", True
-                continue
-            try:
-                if not _table_row(line, table, arg_width, old_layout):
-                    fail(lineno, "a per-closure table row (Entries Alloc Alloc'd arity kinds "
-                         "STG-name)", s)
-            except BadValue as e:
-                fail(lineno, f"{e.field} as {e.expected}", e.value)
-            continue
-
-        if state == "header":
-            if set(s) == {"-"}:
-                state = "table"
-                continue
-            state = "table"  # no dashes: tolerate and treat this line as a row
-            try:
-                if s and not _table_row(line, table, arg_width, old_layout):
-                    fail(lineno, "the dashed line under the table header", s)
-            except BadValue as e:
-                fail(lineno, f"{e.field} as {e.expected}", e.value)
-            continue
-
-        if not s:
-            continue
-        if _STARS.match(s):
-            if state == "after_table":
-                state = "counters"
-            continue
-        if "Entries" in s and ("STG Name" in s or "Function" in s) and state != "counters":
-            state, header_line = "header", lineno
-            meta["table_header"] = " ".join(s.split())
-            if "Allocs" in s and "Stack" in s:
-                old_layout = True
-                meta["table_format"] = "allocs-words"
-                meta["ghc_layout"] = "<=9.2"
-            else:
-                nva = line.find("Non-void Arguments")
-                stg = line.find("STG Name")
-                if nva >= 0 and stg > nva:
-                    arg_width = max(1, stg - 1 - nva - 3)
-                meta["table_format"] = "alloc-allocd"
-                meta["ghc_layout"] = "9.4+" if arg_width >= 60 else "<=9.2"
-            continue
-
-        cm = _COUNTER.match(line)
-        if cm is not None:
-            name = cm.group(2).replace("!", "")
-            try:
-                counters[name] = count(cm.group(1), f"counter {name}")
-            except BadValue as e:
-                fail(lineno, f"{e.field} as {e.expected}", e.value)
-                continue
-            if cm.group(3):
-                counter_notes[name] = cm.group(3)
-            last_counter = name
-            state = "counters"
-            continue
-        if state == "counters":
-            fail(lineno, "a raw counter line '<number> <COUNTER_NAME>'", s)
-            continue
-        if state == "after_table":
-            fail(lineno, "the line of stars before the raw counters", s)
-            continue
-
-        # ---- summary ---------------------------------------------------------------
-        try:
-            is_summary = _summary_line(s, summary, slow_apps, hist_pct, section, last_label)
-        except BadValue as e:
-            fail(lineno, f"{e.field} as {e.expected}", e.value)
-            continue
-        if is_summary:
-            saw_summary = True
-            head = s.split(":", 1)[0]
-            if head != s and _HEADING.fullmatch(head):
-                section = _SECTIONS.get(head, _snake(head))
-            bm = _BREAKDOWN.match(s)
-            if bm is not None:
-                last_label = bm.group(3)
-            continue
-        if (not saw_summary and "program" not in meta and first_content is not None
-                and first_content[0] == lineno and (s.startswith(("'", '"')) or "+RTS" in s)):
-            meta["program"], meta["command_line"] = _command_line(s)
-            continue
-        if saw_summary and s.startswith(("The following", "All allocation")):
-            continue  # prose before the table
-        if saw_summary:
-            warnings.append(f"line {lineno}: unrecognised summary line ignored: {s[:80]!r}")
-            continue
-        # nothing recognised yet and this is not a ticky line
-        raise ParseError(path, _EXPECTED, line=lineno, found=s)
-
+    sc = _Scan(path, lenient)
+    _scan(sc, lines, ends_cleanly, progress)
     if progress is not None:
         progress(1.0)
 
-    if not saw_summary and not header_line and not counters:
-        ln, found = first_content if first_content else (1, "")
+    if not sc.saw_summary and not sc.header_line and not sc.counters:
+        ln, found = sc.first_content if sc.first_content else (1, "")
         raise ParseError(path, _EXPECTED, line=ln, found=found)
 
     # ---- completeness ------------------------------------------------------------------
-    incomplete, reason = _completeness(header_line, table_closed, len(table), bool(counters),
-                                       last_counter, n_lines, cut_line, gz_cut, warnings)
-    if not header_line and counters:
+    warnings, table = sc.warnings, sc.table
+    incomplete, reason = _completeness(sc.header_line, sc.table_closed, len(table),
+                                       bool(sc.counters), sc.last_counter, n_lines,
+                                       sc.cut_line, gz_cut, warnings)
+    if not sc.header_line and sc.counters:
         warnings.append("no per-closure table in the file: only the global counters were loaded")
-    elif header_line and len(table) == 0 and table_closed:
+    elif sc.header_line and len(table) == 0 and sc.table_closed:
         warnings.append("the per-closure table is empty (no -ticky code was entered)")
 
-    meta.setdefault("ghc_layout", "<=9.2")
-    return _build(path, table, meta, summary, slow_apps, hist_pct, counters, counter_notes,
-                  old_layout, incomplete, reason, warnings)
+    sc.meta.setdefault("ghc_layout", "<=9.2")
+    return _build(path, table, sc.meta, sc.summary, sc.slow_apps, sc.hist_pct, sc.counters,
+                  sc.counter_notes, sc.old_layout, incomplete, reason, warnings)
 
 
 def _lines(path: Path) -> tuple[list[str], bool, str]:
@@ -751,44 +801,19 @@ def _total_metric(key: str, bytes_units: bool) -> Metric:
     return Metric(key, unit, Kind.NODE, label, desc)
 
 
-def _build(
-    path: Path,
-    t: _Table,
-    meta: dict[str, Any],
-    summary: dict[str, float],
-    slow_apps: dict[str, dict[str, int]],
-    hist: dict[str, dict[str, Any]],
-    counters: dict[str, int],
-    counter_notes: dict[str, str],
-    old_layout: bool,
-    incomplete: bool,
-    reason: str,
-    warnings: list[str],
-) -> Profile:
-    n = len(t)
-    parsed = [parse_stg_name(r) for r in t.names]
-    names_out, modules, kinds, matches = _identities(parsed, t.info)
-
-    # ambiguous keys: (module, match) shared by several rows
+def _ambiguous_keys(modules: list[str], matches: list[str]) -> list[dict[str, Any]]:
+    """(module, match) keys shared by several rows: alignment cannot pair those rows, so
+    the views say so instead of pairing them silently."""
     seen: dict[tuple[str, str], int] = {}
     for m, k in zip(modules, matches, strict=True):
         seen[(m, k)] = seen.get((m, k), 0) + 1
-    ambiguous = [{"module": m, "match": k, "count": c} for (m, k), c in seen.items() if c > 1]
+    return [{"module": m, "match": k, "count": c} for (m, k), c in seen.items() if c > 1]
 
-    frames = make_frame_table(t.names, modules, kinds=kinds, match=matches)
-    entries = np.asarray(t.entries, dtype=np.int64)
-    alloc = np.asarray(t.alloc, dtype=np.int64)
-    if old_layout:
-        metrics: list[Metric] = [METRIC_ENTRIES, METRIC_ALLOC_WORDS]
-        columns = {"entries": entries, "alloc_words": alloc}
-        default = "alloc_words"
-    else:
-        metrics = [METRIC_ENTRIES, METRIC_ALLOC, METRIC_ALLOCD]
-        columns = {"entries": entries, "alloc": alloc,
-                   "allocd": np.asarray(t.allocd, dtype=np.int64)}
-        default = "alloc"
 
-    # ---- totals -----------------------------------------------------------------------
+def _totals(summary: dict[str, float], counters: dict[str, int], meta: dict[str, Any],
+            n: int, columns: dict[str, np.ndarray], old_layout: bool) -> dict[str, float]:
+    """Run totals: the summary, the raw counters that have a meaning, and the table sums
+    (words in the old layout, bytes in the new one, never mixed)."""
     totals: dict[str, float] = dict(summary)
     bytes_units = not old_layout
     for ctr, key, _desc in _COUNTER_TOTALS:
@@ -805,15 +830,19 @@ def _build(
         totals["alloc_total_words"] = counters["ALLOC_HEAP_tot"]
     if meta.get("table_header"):
         totals["closures"] = n
-        totals["table_entries"] = int(entries.sum())
+        totals["table_entries"] = int(columns["entries"].sum())
         if old_layout:
-            totals["table_alloc_words"] = int(alloc.sum())
+            totals["table_alloc_words"] = int(columns["alloc_words"].sum())
         else:
-            totals["table_alloc"] = int(alloc.sum())
+            totals["table_alloc"] = int(columns["alloc"].sum())
             totals["table_allocd"] = int(columns["allocd"].sum())
-    total_metrics = {key: _total_metric(key, bytes_units) for key in totals}
+    return totals
 
-    # ---- histograms: percent lines of the summary + raw *_hst_i counters -------------------
+
+def _histograms(hist: dict[str, dict[str, Any]],
+                counters: dict[str, int]) -> dict[str, dict[str, Any]]:
+    """Histograms from the summary's percent lines plus the raw ``*_hst_i`` counters
+    (the counts the percentages were rounded from)."""
     histograms: dict[str, dict[str, Any]] = {k: dict(v) for k, v in hist.items()}
     hst = re.compile(r"^(\w+?)_hst_(\d+)$")
     raw_h: dict[str, dict[int, int]] = {}
@@ -825,7 +854,11 @@ def _build(
         h = histograms.setdefault(name, {})
         h["counts"] = [bins.get(i, 0) for i in range(max(bins) + 1)]
         h.setdefault("total", counters.get(f"{name}_ctr", sum(bins.values())))
+    return histograms
 
+
+def _closures(t: _Table, names_out: list[str], old_layout: bool) -> dict[str, list[Any]]:
+    """Per-closure columns that are not metrics (arity, argument kinds, 9.4+ info)."""
     closures: dict[str, list[Any]] = {"occ": names_out, "arity": list(t.arity),
                                       "args": list(t.args)}
     if old_layout:
@@ -838,12 +871,49 @@ def _build(
         closures["fv_count"] = [i["fv_count"] for i in infos]
         closures["fv_kinds"] = [i["fv_kinds"] for i in infos]
         closures["info_truncated"] = [bool(i["truncated"]) for i in infos]
+    return closures
+
+
+def _build(
+    path: Path,
+    t: _Table,
+    meta: dict[str, Any],
+    summary: dict[str, float],
+    slow_apps: dict[str, dict[str, int]],
+    hist: dict[str, dict[str, Any]],
+    counters: dict[str, int],
+    counter_notes: dict[str, str],
+    old_layout: bool,
+    incomplete: bool,
+    reason: str,
+    warnings: list[str],
+) -> Profile:
+    """Assemble the flat profile: identities, metric columns, totals and extras."""
+    n = len(t)
+    parsed = [parse_stg_name(r) for r in t.names]
+    names_out, modules, kinds, matches = _identities(parsed, t.info)
+    ambiguous = _ambiguous_keys(modules, matches)
+
+    frames = make_frame_table(t.names, modules, kinds=kinds, match=matches)
+    entries = np.asarray(t.entries, dtype=np.int64)
+    alloc = np.asarray(t.alloc, dtype=np.int64)
+    if old_layout:
+        metrics: list[Metric] = [METRIC_ENTRIES, METRIC_ALLOC_WORDS]
+        columns = {"entries": entries, "alloc_words": alloc}
+        default = "alloc_words"
+    else:
+        metrics = [METRIC_ENTRIES, METRIC_ALLOC, METRIC_ALLOCD]
+        columns = {"entries": entries, "alloc": alloc,
+                   "allocd": np.asarray(t.allocd, dtype=np.int64)}
+        default = "alloc"
+    totals = _totals(summary, counters, meta, n, columns, old_layout)
+    total_metrics = {key: _total_metric(key, not old_layout) for key in totals}
 
     extras: dict[str, Any] = {
         "counters": counters,
         "summary": summary,
-        "histograms": histograms,
-        "closures": closures,
+        "histograms": _histograms(hist, counters),
+        "closures": _closures(t, names_out, old_layout),
         "ambiguous_keys": ambiguous,
     }
     if slow_apps:

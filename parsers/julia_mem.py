@@ -170,30 +170,17 @@ def _parse_file(
     return rows, cut
 
 
-def read(
-    path: Path,
-    *,
-    lenient: bool = False,
-    progress: Callable[[float], None] | None = None,
-    pid: int | str | None = None,
-    **_options: Any,
-) -> Profile:
-    """Read one ``.mem`` file, or every ``.mem`` file under a folder, as one run."""
-    path = Path(path)
-    warnings: list[str] = []
-    if path.is_dir():
-        mems = _mem_files(path)
-        if not mems:
-            raise ParseError(path, "a folder holding Julia .mem files", found="no *.mem file")
-        base: Path | None = path
-    else:
-        mems = [path]
-        base = None
+def _choose_pids(path: Path, mems: list[Path], base: Path | None, pid: int | str | None,
+                 warnings: list[str]) -> tuple[dict[str | None, list[tuple[Path, str]]],
+                                               list[str | None]]:
+    """Group the .mem files by the process that wrote them and pick which to read: one
+    run is one process (the newest, unless ``pid`` says otherwise), never a silent mix."""
     by_pid: dict[str | None, list[tuple[Path, str]]] = {}
     for mem in mems:
         src, p = _source_name(mem, base)
         by_pid.setdefault(p, []).append((mem, src))
     pids = sorted((p for p in by_pid if p is not None), key=int)
+    chosen: list[str | None]
     if pid is not None and str(pid) != "all":
         if str(pid) not in by_pid:
             raise ParseError(path, f"a process id among {pids} (option pid)", found=str(pid))
@@ -208,11 +195,17 @@ def read(
         )
     else:
         chosen = list(by_pid)
+    return by_pid, chosen
 
+
+def _read_mems(todo: list[tuple[Path, str]], base: Path | None, lenient: bool,
+               warnings: list[str], progress: Callable[[float], None] | None,
+               ) -> tuple[dict[tuple[str, int], list], list[str], list[str], list[str]]:
+    """Parse each file and sum bytes per (source file, line), so several .mem files of
+    one source add up.  Returns the sums, source files, .mem names read and cuts."""
     acc: dict[tuple[str, int], list] = {}  # (file, line) -> [bytes, text]
     files: list[str] = []
     mem_read: list[str] = []
-    todo = [item for k in chosen for item in by_pid[k]]
     cuts: list[str] = []
     for i, (mem, src) in enumerate(todo):
         if progress:
@@ -229,7 +222,13 @@ def read(
                 acc[(src, no)] = [b, text]
             else:
                 cell[0] += b
+    return acc, files, mem_read, cuts
 
+
+def _line_frames(acc: dict[tuple[str, int], list], files: list[str],
+                 ) -> tuple[list[str], list[str], list[str], list[int], list[str], list[int]]:
+    """One frame per source line, in file order; the identity is the line's text (so an
+    edit above it does not break alignment), numbered when a text repeats in a file."""
     names, modules, srcs, lines, matches, values = [], [], [], [], [], []
     occurrences: dict[tuple[str, str], int] = {}
     for (src, no), (b, text) in sorted(acc.items(), key=lambda kv: (files.index(kv[0][0]),
@@ -247,6 +246,36 @@ def read(
         lines.append(no)
         matches.append(norm if k == 1 else f"{norm}\x1e{k}")
         values.append(b)
+    return names, modules, srcs, lines, matches, values
+
+
+def read(
+    path: Path,
+    *,
+    lenient: bool = False,
+    progress: Callable[[float], None] | None = None,
+    pid: int | str | None = None,
+    **_options: Any,
+) -> Profile:
+    """Read one ``.mem`` file, or every ``.mem`` file under a folder, as one run.
+
+    Steps: choose the process (:func:`_choose_pids`), read and sum (:func:`_read_mems`),
+    frames (:func:`_line_frames`), then the flat profile with per-file totals.
+    """
+    path = Path(path)
+    warnings: list[str] = []
+    if path.is_dir():
+        mems = _mem_files(path)
+        if not mems:
+            raise ParseError(path, "a folder holding Julia .mem files", found="no *.mem file")
+        base: Path | None = path
+    else:
+        mems = [path]
+        base = None
+    by_pid, chosen = _choose_pids(path, mems, base, pid, warnings)
+    todo = [item for k in chosen for item in by_pid[k]]
+    acc, files, mem_read, cuts = _read_mems(todo, base, lenient, warnings, progress)
+    names, modules, srcs, lines, matches, values = _line_frames(acc, files)
     if not values:
         warnings.append(
             f"{path}: no line has allocation data (every line is '-'): the code was not run "

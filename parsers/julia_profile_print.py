@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -232,22 +233,70 @@ _TREE_EXPECTED = ("a Profile.print tree line '<overhead>╎<indent><count> <file
                   "<function>' or the 'Total snapshots' trailer")
 
 
-def _read_tree(path: Path, lines: list[str], start: int, complete_last: bool, lenient: bool,
-               warnings: list[str], progress: Callable[[float], None] | None) -> Profile:
-    tb = TreeBuilder(["self_samples", "total_samples"])
-    frames = _Frames()
-    stack: list[int] = []  # node id per depth on the current path (below the group nodes)
-    groups: list[int] = []  # current group nodes (outer first)
-    group_roots: dict[int, int] = {}  # group node -> sum of its root counts
-    group_total: dict[int, int] = {}
-    group_ids: dict[str, list[str]] = {"threads": [], "tasks": []}
-    group_nodes: list[int] = []
-    total_snapshots = 0
+@dataclass
+class _TreeState:
+    """What one pass over the tree lines found: the group (Thread/Task) nodes, their
+    trailers, and per node the sum of its children's counts (to check Count)."""
+
+    stack: list[int] = field(default_factory=list)  # node id per depth (below the groups)
+    groups: list[int] = field(default_factory=list)  # current group nodes (outer first)
+    group_roots: dict[int, int] = field(default_factory=dict)  # group -> sum of root counts
+    group_total: dict[int, int] = field(default_factory=dict)
+    group_ids: dict[str, list[str]] = field(
+        default_factory=lambda: {"threads": [], "tasks": []})
+    group_nodes: list[int] = field(default_factory=list)
+    children_sum: list[int] = field(default_factory=list)  # per node
+    total_snapshots: int = 0
     utilization: float | None = None
-    n_trailers = 0
+    n_trailers: int = 0
+    root_sum: int = 0
+    incomplete: str = ""
+
+
+def _on_trailer(st: _TreeState, tr: tuple[int, float | None]) -> None:
+    """A 'Total snapshots' trailer ends one tree (of the current group, if any)."""
+    st.n_trailers += 1
+    if st.groups:
+        st.group_total[st.groups[-1]] = tr[0]
+    st.total_snapshots += tr[0]
+    if tr[1] is not None and not st.groups:
+        st.utilization = tr[1]
+    st.stack.clear()
+
+
+def _on_group(st: _TreeState, g: re.Match[str], tb: TreeBuilder, frames: _Frames) -> None:
+    """A Thread/Task heading: its node(s) become the parents of the following tree."""
+    groups = st.groups
+    if not g.group("lead"):
+        groups.clear()
+    elif groups:
+        del groups[1:]
+    st.stack.clear()
+    for part in (g.group("a"), g.group("b")):
+        if part is None:
+            continue
+        kind, _, gid = part.partition(" ")
+        kind = kind.lower()
+        fid = frames(part, (part, "", "", 0, kind, part))
+        parent = groups[-1] if groups else -1
+        nid = tb.add_child(parent, fid)
+        st.children_sum.append(0)
+        groups.append(nid)
+        st.group_nodes.append(nid)
+        ids = st.group_ids["threads" if kind == "thread" else "tasks"]
+        if gid not in ids:
+            ids.append(gid)
+
+
+def _scan_tree(path: Path, lines: list[str], start: int, complete_last: bool, lenient: bool,
+               warnings: list[str], progress: Callable[[float], None] | None,
+               tb: TreeBuilder, frames: _Frames) -> _TreeState:
+    """One pass over the lines: tree lines go straight into the builder (the hot path,
+    kept inline); trailers and group headings are handed to their steps."""
+    st = _TreeState()
+    stack, groups, children_sum = st.stack, st.groups, st.children_sum
+    group_roots = st.group_roots
     root_sum = 0
-    children_sum: list[int] = []  # per node: sum of its children's counts
-    incomplete = ""
     n = len(lines)
     last = n - 1
     for idx in range(start, n):
@@ -258,8 +307,8 @@ def _read_tree(path: Path, lines: list[str], start: int, complete_last: bool, le
         if not text.strip():
             continue
         if idx == last and not complete_last and _TRAILER.match(text) is None:
-            incomplete = (f"the file ends inside line {no} (no newline, no 'Total "
-                          "snapshots' trailer): that line was dropped")
+            st.incomplete = (f"the file ends inside line {no} (no newline, no 'Total "
+                             "snapshots' trailer): that line was dropped")
             break
         row = _tree_line(text)
         if row is not None and not (row[0] <= INT64_MAX and row[2] + root_sum <= INT64_MAX):
@@ -290,52 +339,30 @@ def _read_tree(path: Path, lines: list[str], start: int, complete_last: bool, le
             _bad(path, lenient, warnings, no, text, "a 'Total snapshots' count below 2^63")
             continue
         if tr is not None:
-            n_trailers += 1
-            if groups:
-                group_total[groups[-1]] = tr[0]
-            total_snapshots += tr[0]
-            if tr[1] is not None and not groups:
-                utilization = tr[1]
-            stack = []
+            _on_trailer(st, tr)
             continue
         g = _GROUP.match(text)
         if g is not None:
-            if not g.group("lead"):
-                groups = []
-            elif groups:
-                groups = groups[:1]
-            stack = []
-            for part in (g.group("a"), g.group("b")):
-                if part is None:
-                    continue
-                kind, _, gid = part.partition(" ")
-                kind = kind.lower()
-                fid = frames(part, (part, "", "", 0, kind, part))
-                parent = groups[-1] if groups else -1
-                nid = tb.add_child(parent, fid)
-                children_sum.append(0)
-                groups.append(nid)
-                group_nodes.append(nid)
-                ids = group_ids["threads" if kind == "thread" else "tasks"]
-                if gid not in ids:
-                    ids.append(gid)
+            _on_group(st, g, tb, frames)
             continue
         _bad(path, lenient, warnings, no, text, _TREE_EXPECTED)
-    if len(tb) == 0:
-        raise ParseError(path, "a Julia Profile.print() report with at least one tree line",
-                         found="no tree line")
-    if n_trailers == 0 and not incomplete:
-        incomplete = "no 'Total snapshots' trailer: the report was cut short"
+    st.root_sum = root_sum
+    return st
 
-    base = tb.build(path=str(path), format=FORMAT, metrics=[S_SAMPLES, T_SAMPLES])
+
+def _tree_columns(base: Profile, st: _TreeState,
+                  warnings: list[str]) -> tuple[dict[str, np.ndarray], int, int]:
+    """Self/total columns with the group nodes filled in (total = the group's snapshots,
+    self = those without a Julia frame), the run's snapshot count, and the samples the
+    printed counts leave unattributed (warned about: the report hid children)."""
     self_col = np.asarray(base.values["self_samples"], dtype=np.int64).copy()
     total_col = np.asarray(base.values["total_samples"], dtype=np.int64).copy()
-    kids = np.asarray(children_sum, dtype=np.int64)
-    # group nodes: total = the group's snapshots, self = those without a Julia frame
+    kids = np.asarray(st.children_sum, dtype=np.int64)
+    group_total, group_roots = st.group_total, st.group_roots
     is_group = np.zeros(len(total_col), dtype=bool)
-    is_group[group_nodes] = True
+    is_group[st.group_nodes] = True
     parent_arr = np.asarray(base.parent)
-    for gnode in reversed(group_nodes):  # inner groups first
+    for gnode in reversed(st.group_nodes):  # inner groups first
         if gnode in group_total or gnode in group_roots:
             t = group_total.get(gnode, group_roots.get(gnode, 0))
             total_col[gnode] = t
@@ -344,8 +371,9 @@ def _read_tree(path: Path, lines: list[str], start: int, complete_last: bool, le
             total_col[gnode] = int(total_col[parent_arr == gnode].sum())
     gap = np.where(is_group, 0, total_col - self_col - kids)
     unattributed = int(gap.sum())
+    total_snapshots = st.total_snapshots
     if total_snapshots == 0:
-        total_snapshots = root_sum if not group_total else int(sum(group_total.values()))
+        total_snapshots = st.root_sum if not group_total else int(sum(group_total.values()))
     if abs(unattributed) > 0.01 * max(total_snapshots, 1):
         warnings.append(
             f"{int((gap != 0).sum())} line(s) have Count != Overhead + children's Counts "
@@ -359,12 +387,31 @@ def _read_tree(path: Path, lines: list[str], start: int, complete_last: bool, le
         "self_pct": percent_of(self_col.astype(np.float64), total_snapshots),
         "total_pct": percent_of(total_col.astype(np.float64), total_snapshots),
     }
+    return cols, total_snapshots, unattributed
+
+
+def _read_tree(path: Path, lines: list[str], start: int, complete_last: bool, lenient: bool,
+               warnings: list[str], progress: Callable[[float], None] | None) -> Profile:
+    """The tree variant: scan (:func:`_scan_tree`), group columns (:func:`_tree_columns`),
+    then the profile with run metadata."""
+    tb = TreeBuilder(["self_samples", "total_samples"])
+    frames = _Frames()
+    st = _scan_tree(path, lines, start, complete_last, lenient, warnings, progress, tb, frames)
+    incomplete = st.incomplete
+    if len(tb) == 0:
+        raise ParseError(path, "a Julia Profile.print() report with at least one tree line",
+                         found="no tree line")
+    if st.n_trailers == 0 and not incomplete:
+        incomplete = "no 'Total snapshots' trailer: the report was cut short"
+
+    base = tb.build(path=str(path), format=FORMAT, metrics=[S_SAMPLES, T_SAMPLES])
+    cols, total_snapshots, unattributed = _tree_columns(base, st, warnings)
     meta: dict[str, Any] = {"program": "julia", "variant": "tree",
-                            "total_snapshots": total_snapshots, "samples_in_tree": root_sum,
+                            "total_snapshots": total_snapshots, "samples_in_tree": st.root_sum,
                             "unattributed_samples": unattributed}
-    if utilization is not None:
-        meta["utilization"] = utilization
-    for k, v in group_ids.items():
+    if st.utilization is not None:
+        meta["utilization"] = st.utilization
+    for k, v in st.group_ids.items():
         if v:
             meta[k] = [int(x) if x.isdigit() else x for x in v]
     if progress:

@@ -790,11 +790,9 @@ def _drop_last_block(text: str) -> str:
     return text  # no sample header at all: let the line parser report what it is
 
 
-def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str, Any],
-           incomplete_reason: str) -> Profile:
-    if ps.n_samples == 0:
-        raise ParseError(ps.path, "at least one perf sample ('comm pid time: period event:' "
-                         "followed by its callchain)", found="no samples")
+def _choose_event(ps: _Parser, event: str | None) -> tuple[dict[str, int], str, np.ndarray]:
+    """Sample counts per event, the event read (the most sampled, or ``event``) and the
+    mask of its samples: one run shows one event, never a sum of unlike counts."""
     ev_names = list(ps.events)
     s_event = np.frombuffer(ps.s_event, dtype=np.int32)
     counts = np.bincount(s_event, minlength=len(ev_names))
@@ -807,12 +805,13 @@ def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str,
             raise ParseError(ps.path, f"samples of event {event!r}",
                              found="events " + ", ".join(events))
         chosen = matches[0]
-    ev_name = ev_names[chosen]
-    mask = s_event == chosen
-    sid = np.frombuffer(ps.s_stack, dtype=np.int32)[mask].astype(np.int64)
-    period = np.frombuffer(ps.s_period, dtype=np.int64)[mask]
-    has_period = bool(period.size) and bool((period >= 0).all())
-    comm = np.frombuffer(ps.s_comm, dtype=np.int32)[mask]
+    return events, ev_names[chosen], s_event == chosen
+
+
+def _split_groups(ps: _Parser, mask: np.ndarray, comm: np.ndarray,
+                  n: int) -> tuple[np.ndarray, int]:
+    """Group id of each chosen sample (its comm or pid with ``split_by``, else 0) and
+    the number of groups, so each group gets its own root."""
     if ps.split_by == "comm":
         group = comm.astype(np.int64)
         ngroup = len(ps.comms)
@@ -820,16 +819,14 @@ def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str,
         group = np.frombuffer(ps.s_pid, dtype=np.int32)[mask].astype(np.int64)
         ngroup = len(ps.pids)
     else:
-        group = np.zeros(len(sid), dtype=np.int64)
+        group = np.zeros(n, dtype=np.int64)
         ngroup = 1
-    key = sid * ngroup + group
-    ukey, inv = np.unique(key, return_inverse=True)
-    n_samples = np.bincount(inv, minlength=len(ukey))
-    sum_period = np.bincount(inv, weights=period, minlength=len(ukey)) if has_period else None
+    return group, ngroup
 
-    base, bounds = _tree(ps, ukey, ngroup, n_samples, sum_period)
-    total_samples = int(mask.sum())
-    total_period = int(period.sum()) if has_period else None
+
+def _sample_metrics(ev_name: str, has_period: bool) -> tuple[list[Metric], dict[str, str]]:
+    """Samples and percent metrics, plus period metrics when every sample has a period
+    (nanoseconds for time events, counts otherwise)."""
     s_samples, t_samples = self_and_total("samples", Unit.SAMPLES, "samples", sampled=True)
     s_pct, t_pct = self_and_total("pct", Unit.PERCENT, "%", sampled=True,
                                   percent_of="samples")
@@ -841,19 +838,12 @@ def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str,
                                       sampled=True)
         metrics += [s_per, t_per]
         inclusive["total_period"] = "self_period"
+    return metrics, inclusive
 
-    cols = dict(base.values)
-    for inc, self_name in inclusive.items():
-        cols[inc] = inclusive_by_levels(base.parent, cols[self_name], bounds)
-    cols["self_pct"] = percent_of(cols["self_samples"].astype(np.float64), total_samples)
-    cols["total_pct"] = percent_of(cols["total_samples"].astype(np.float64), total_samples)
 
-    frames = base.frames
-    match = np.array([_RUST_HASH_RE.sub("", n) for n in frames.name.tolist()], dtype=object)
-    if len(match) and (match != frames.name).any():
-        frames = FrameTable(frames.name, frames.module, frames.src, frames.line, frames.kind,
-                            match)
-
+def _run_meta(ps: _Parser, comm: np.ndarray, ev_name: str, events: dict[str, int],
+              has_period: bool, extra_meta: dict[str, Any]) -> dict[str, Any]:
+    """Run metadata: the parser's header facts, the event choice, top commands, span."""
     comm_names = list(ps.comms)
     comm_counts = np.bincount(comm, minlength=len(ps.comms))
     top = np.argsort(-comm_counts, kind="stable")[:50]
@@ -872,6 +862,43 @@ def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str,
     meta.setdefault("program", next(iter(comms), ""))
     if ps.t_first is not None and ps.t_last is not None:
         meta["duration_s"] = round(float(ps.t_last) - float(ps.t_first), 6)
+    return meta
+
+
+def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str, Any],
+           incomplete_reason: str) -> Profile:
+    """Assemble the profile of one event: distinct (stack, group) keys -> tree, then
+    inclusive and percent columns, Rust-hash-free identities, totals and metadata."""
+    if ps.n_samples == 0:
+        raise ParseError(ps.path, "at least one perf sample ('comm pid time: period event:' "
+                         "followed by its callchain)", found="no samples")
+    events, ev_name, mask = _choose_event(ps, event)
+    sid = np.frombuffer(ps.s_stack, dtype=np.int32)[mask].astype(np.int64)
+    period = np.frombuffer(ps.s_period, dtype=np.int64)[mask]
+    has_period = bool(period.size) and bool((period >= 0).all())
+    comm = np.frombuffer(ps.s_comm, dtype=np.int32)[mask]
+    group, ngroup = _split_groups(ps, mask, comm, len(sid))
+    key = sid * ngroup + group
+    ukey, inv = np.unique(key, return_inverse=True)
+    n_samples = np.bincount(inv, minlength=len(ukey))
+    sum_period = np.bincount(inv, weights=period, minlength=len(ukey)) if has_period else None
+
+    base, bounds = _tree(ps, ukey, ngroup, n_samples, sum_period)
+    total_samples = int(mask.sum())
+    total_period = int(period.sum()) if has_period else None
+    metrics, inclusive = _sample_metrics(ev_name, has_period)
+    cols = dict(base.values)
+    for inc, self_name in inclusive.items():
+        cols[inc] = inclusive_by_levels(base.parent, cols[self_name], bounds)
+    cols["self_pct"] = percent_of(cols["self_samples"].astype(np.float64), total_samples)
+    cols["total_pct"] = percent_of(cols["total_samples"].astype(np.float64), total_samples)
+
+    frames = base.frames
+    match = np.array([_RUST_HASH_RE.sub("", n) for n in frames.name.tolist()], dtype=object)
+    if len(match) and (match != frames.name).any():
+        frames = FrameTable(frames.name, frames.module, frames.src, frames.line, frames.kind,
+                            match)
+    meta = _run_meta(ps, comm, ev_name, events, has_period, extra_meta)
     totals: dict[str, float] = {"total_samples": total_samples}
     total_metrics: dict[str, Metric] = {
         "total_samples": Metric("total_samples", Unit.SAMPLES, Kind.NODE,

@@ -224,18 +224,49 @@ def _fail(path: Path, expected: str, found: str, lenient: bool, warnings: list[s
     warnings.append(f"skipped: expected {expected}, found {found}")
 
 
-def read(
-    path: Path,
-    *,
-    lenient: bool = False,
-    progress: Callable[[float], None] | None = None,
-    sample_type: str | None = None,
-    granularity: str = "functions",
-    type_frames: bool = False,
-    **_options: Any,
-) -> Profile:
-    """Read a pprof profile into a call tree with one self/total pair per sample type."""
-    path = Path(path)
+class _Strings:
+    """String-table lookups that fail (strict) or warn (lenient) on a bad index.
+
+    Every reference in a pprof profile is an index into one table; a corrupt index must
+    name what referred to it, and lenient mode must keep going with ``""``.
+    """
+
+    def __init__(self, path: Path, st: list[str], lenient: bool) -> None:
+        self.path = path
+        self.st = st
+        self.n_str = len(st)
+        self.lenient = lenient
+        self.warnings: list[str] = []
+
+    def __call__(self, i: int, what: str) -> str:
+        if 0 <= i < self.n_str:
+            return self.st[i]
+        _fail(self.path, f"a string table index for {what}", f"index {i} of {self.n_str}",
+              self.lenient, self.warnings)
+        return ""
+
+
+@dataclasses.dataclass
+class _Header:
+    """What the profile-level fields say: the sample types and the metrics they become."""
+
+    types: list[tuple[str, str]]
+    period_type: tuple[str, str]
+    bases: list[str]
+    metrics: list[Metric]
+    default_idx: int
+
+    @property
+    def self_names(self) -> list[str]:
+        return [f"self_{b}" for b in self.bases]
+
+
+def _decode(path: Path) -> tuple[bytes, str]:
+    """The raw protobuf bytes and the gzip cut description (empty when whole).
+
+    Empty files and legacy pre-protobuf profiles are refused here with a clear error,
+    before the protobuf runtime would report them as merely "undecodable".
+    """
     if path.stat().st_size == 0:
         raise ParseError(path, "a pprof protobuf profile", found="an empty file")
     data, gz_cut = read_all(path)
@@ -244,8 +275,11 @@ def read(
             path, "a pprof protobuf profile (legacy pprof format not supported)",
             found="a legacy pre-protobuf profile (gperftools / old Go)",
         )
-    if granularity not in ("functions", "lines"):
-        raise ValueError(f"granularity must be 'functions' or 'lines', not {granularity!r}")
+    return data, gz_cut
+
+
+def _parse(path: Path, data: bytes, gz_cut: str) -> tuple[Any, list[str]]:
+    """Parse the message and check the string table and sample types every step relies on."""
     pb = _proto()
     prof = pb.Profile()
     try:
@@ -267,20 +301,15 @@ def read(
     if not len(prof.sample_type):
         raise ParseError(path, "a pprof profile with at least one sample_type",
                          found="no sample types")
-    if progress:
-        progress(0.1)
+    return prof, st
 
-    warnings: list[str] = []
-    n_str = len(st)
 
-    def s(i: int, what: str) -> str:
-        if 0 <= i < n_str:
-            return st[i]
-        _fail(path, f"a string table index for {what}", f"index {i} of {n_str}", lenient,
-              warnings)
-        return ""
+def _read_header(prof: Any, s: _Strings, path: Path, sample_type: str | None) -> _Header:
+    """Sample types -> metrics (unique base names) and the default sample type.
 
-    # ---- sample types -> metrics ------------------------------------------------------
+    Every sample type is loaded; ``sample_type`` only chooses the default metric, and an
+    unknown one is an error naming the types that exist.
+    """
     types = [(s(vt.type, "sample_type.type"), s(vt.unit, "sample_type.unit"))
              for vt in prof.sample_type]
     period_type = (s(prof.period_type.type, "period_type.type"),
@@ -297,7 +326,6 @@ def read(
         sampled = cpu_profile or typ in _SAMPLED_TYPES
         label = f"{typ} ({unit})" if unit else typ
         metrics.extend(self_and_total(base, unit_enum, label, sampled=sampled))
-    self_names = [f"self_{b}" for b in bases]
     n_types = len(types)
 
     default_type = s(prof.default_sample_type, "default_sample_type")
@@ -317,70 +345,109 @@ def read(
                 path, f"a sample type among {[t for t, _ in types]} (option sample_type)",
                 found=sample_type,
             )
+    return _Header(types, period_type, bases, metrics, default_idx)
 
-    # ---- functions and locations -> frame ids (root-first per location) ---------------
-    builder = TreeBuilder(self_names)
-    intern = builder.frame
-    functions = {}
-    for fn in prof.function:
-        name = s(fn.name, "function.name") or s(fn.system_name, "function.system_name")
-        functions[fn.id] = (name, s(fn.filename, "function.filename"), max(fn.start_line, 0))
-    mappings = {m.id: s(m.filename, "mapping.filename") for m in prof.mapping}
 
-    def frame_for(name: str, file: str, start: int, line: int) -> int:
+class _Frames:
+    """Functions and locations -> interned frame ids, root-first per location.
+
+    Locations are interned on first use, so the frame table holds only frames some
+    sample reaches; the alignment identity (``FrameTable.match``) is kept beside it.
+    """
+
+    def __init__(self, prof: Any, s: _Strings, builder: TreeBuilder, granularity: str,
+                 path: Path, lenient: bool) -> None:
+        self.intern = builder.frame
+        self.granularity = granularity
+        self.path = path
+        self.lenient = lenient
+        self.warnings = s.warnings
+        self.functions: dict[int, tuple[str, str, int]] = {}
+        for fn in prof.function:
+            name = s(fn.name, "function.name") or s(fn.system_name, "function.system_name")
+            self.functions[fn.id] = (name, s(fn.filename, "function.filename"),
+                                     max(fn.start_line, 0))
+        self.mappings = {m.id: s(m.filename, "mapping.filename") for m in prof.mapping}
+        self.alloc_types: dict[int, str] = {}  # frame id of an "Alloc: T" frame -> T
+        self.by_key: dict[tuple[str, str, str], int] = {}
+        self.match_of: dict[int, str] = {}  # frame id -> FrameTable.match
+        self.locations = {loc.id: loc for loc in prof.location}
+        self.loc_frames: dict[int, tuple[int, ...]] = {}
+
+    def frame_for(self, name: str, file: str, start: int, line: int) -> int:
+        """The frame id of one (function, line), merged on the alignment identity."""
         kind = "alloc" if name.startswith("Alloc: ") else ""
         if kind:  # PProf.jl gives these the file "nothing": no source location at all
             file, start, line = "", 0, 0
         module = file.replace("\\", "/").rsplit("/", 1)[-1]
         name = name or "[unknown]"
         ident = _GENSYM.sub("#", name) if "#" in name else name
-        if granularity == "lines":
+        if self.granularity == "lines":
             src = f"{file}:{line}" if file and line > 0 else file
-            fid = intern(name, module, src, line, kind)
-            match_of[fid] = f"{ident}:{line}"
+            fid = self.intern(name, module, src, line, kind)
+            self.match_of[fid] = f"{ident}:{line}"
         else:
             # One frame per alignment key (module + name): Julia emits a Function per
             # method, so "_sort!" in sort.jl comes with many start lines; separate frames
             # would give a node several siblings with the same key, which no diff can
             # align.  The first method seen supplies src/line.
-            fid = by_key.get((ident, module, kind))
+            fid = self.by_key.get((ident, module, kind))
             if fid is None:
                 src = f"{file}:{start}" if file and start > 0 else file
-                fid = by_key[(ident, module, kind)] = intern(name, module, src, start, kind)
-                match_of[fid] = ident
+                fid = self.by_key[(ident, module, kind)] = self.intern(
+                    name, module, src, start, kind)
+                self.match_of[fid] = ident
         if kind:
-            alloc_types[fid] = name[len("Alloc: "):]
+            self.alloc_types[fid] = name[len("Alloc: "):]
         return fid
 
-    alloc_types: dict[int, str] = {}  # frame id of an "Alloc: T" frame -> T
-    by_key: dict[tuple[str, str, str], int] = {}
-    match_of: dict[int, str] = {}  # frame id -> FrameTable.match
-    locations = {loc.id: loc for loc in prof.location}
-    loc_frames: dict[int, tuple[int, ...]] = {}
-
-    def frames_of(lid: int) -> tuple[int, ...] | None:
+    def frames_of(self, lid: int) -> tuple[int, ...] | None:
         """Root-first frame ids of a location, interned on first use (so the frame table
         holds only frames some sample reaches); None for an unknown location id."""
-        got = loc_frames.get(lid)
+        got = self.loc_frames.get(lid)
         if got is not None:
             return got
-        loc = locations.get(lid)
+        loc = self.locations.get(lid)
         if loc is None:
             return None
         fids = []
         for ln in loc.line:  # line[0] innermost ... last = caller
-            fn = functions.get(ln.function_id)
+            fn = self.functions.get(ln.function_id)
             if fn is None:
-                _fail(path, "a function id present in the function table",
-                      f"function {ln.function_id} in location {loc.id}", lenient, warnings)
+                _fail(self.path, "a function id present in the function table",
+                      f"function {ln.function_id} in location {loc.id}", self.lenient,
+                      self.warnings)
                 fn = (f"[function {ln.function_id}]", "", 0)
-            fids.append(frame_for(fn[0], fn[1], fn[2], max(ln.line, 0)))
+            fids.append(self.frame_for(fn[0], fn[1], fn[2], max(ln.line, 0)))
         if not fids:  # unsymbolised: address within its mapping
-            fids.append(frame_for(f"0x{loc.address:x}", mappings.get(loc.mapping_id, ""), 0, 0))
-        got = loc_frames[lid] = tuple(reversed(fids))  # root-first
+            fids.append(self.frame_for(f"0x{loc.address:x}",
+                                       self.mappings.get(loc.mapping_id, ""), 0, 0))
+        got = self.loc_frames[lid] = tuple(reversed(fids))  # root-first
         return got
 
-    # ---- samples: group identical stacks, then feed the builder ------------------------
+
+@dataclasses.dataclass
+class _Samples:
+    """The samples grouped by distinct stack, with the per-type and label tallies."""
+
+    stacks: list[tuple]
+    sums: np.ndarray  # (len(stacks), n_types) summed values per stack
+    run_totals: np.ndarray  # (n_types,) sum over the kept samples
+    by_type: dict[str, list[int]]
+    label_keys: dict[str, str]
+
+
+def _read_samples(prof: Any, st: list[str], s: _Strings, header: _Header, fr: _Frames,
+                  type_frames: bool, progress: Callable[[float], None] | None) -> _Samples:
+    """Group identical stacks (one pass over the samples) so the tree builder sees each
+    distinct stack once; tally allocation types and label keys on the way."""
+    path, lenient, warnings = fr.path, fr.lenient, s.warnings
+    lookup = s.__call__  # a bound method: cheaper per label than calling the instance
+    types = header.types
+    n_types = len(types)
+    frames_of = fr.frames_of
+    alloc_types = fr.alloc_types
+    functions = fr.functions
     label_keys: dict[str, str] = {}
     key_type = st.index("type") if "type" in st else -1
     key_bytes = st.index("bytes") if "bytes" in st else -1
@@ -413,12 +480,13 @@ def read(
         bytes_label = 0
         for lab in smp.label:
             if lab.key == key_type and lab.str:
-                typ_label = s(lab.str, "label.str")
+                typ_label = lookup(lab.str, "label.str")
             elif lab.key == key_bytes and lab.num:
                 bytes_label = lab.num
             if lab.key not in seen_keys and len(label_keys) < 64:  # once per key id
                 seen_keys.add(lab.key)
-                label_keys.setdefault(s(lab.key, "label.key"), s(lab.num_unit, "label.num_unit"))
+                label_keys.setdefault(lookup(lab.key, "label.key"),
+                                      lookup(lab.num_unit, "label.num_unit"))
         locs = tuple(smp.location_id)
         leaf = frames_of(locs[0]) if locs and may_alloc else None
         leaf_type = alloc_types.get(leaf[-1]) if leaf else None
@@ -442,10 +510,20 @@ def read(
     group[keep] = groups
     sums = np.zeros((len(stacks), n_types), dtype=np.int64)
     np.add.at(sums, group[keep], vals[keep])
+    run_totals = vals[keep].sum(axis=0) if n_samples else np.zeros(n_types, dtype=np.int64)
+    return _Samples(stacks, sums, run_totals, by_type, label_keys)
+
+
+def _add_stacks(builder: TreeBuilder, fr: _Frames, smp: _Samples, n_types: int,
+                self_names: list[str]) -> None:
+    """Expand each distinct stack into root-first frame ids and hand them to the builder
+    in one call (stacks of unknown locations only are dropped unless they carry cost)."""
+    sums = smp.sums
+    frame_for, frames_of, intern = fr.frame_for, fr.frames_of, fr.intern
     flat: list[int] = []
     lengths: list[int] = []
     used: list[int] = []
-    for g, key in enumerate(stacks):
+    for g, key in enumerate(smp.stacks):
         frames: list[int] = []
         for lid in reversed(key):
             if isinstance(lid, str):  # synthesised Alloc: frame (type_frames=True)
@@ -453,8 +531,8 @@ def read(
                 continue
             lf = frames_of(lid)
             if lf is None:
-                _fail(path, "a location id present in the location table",
-                      f"location {lid}", lenient, warnings)
+                _fail(fr.path, "a location id present in the location table",
+                      f"location {lid}", fr.lenient, fr.warnings)
                 continue
             frames.extend(lf)
         if not frames:
@@ -467,33 +545,28 @@ def read(
         used.append(g)
     kept = sums[np.asarray(used, dtype=np.int64)] if used else np.zeros((0, n_types), np.int64)
     builder.add_stacks(flat, lengths, {m: kept[:, j] for j, m in enumerate(self_names)})
-    if progress:
-        progress(0.9)
 
-    # ---- meta, totals, extras ------------------------------------------------------------
-    run_totals = vals[keep].sum(axis=0) if n_samples else np.zeros(n_types, dtype=np.int64)
-    totals: dict[str, float] = {}
-    total_metrics: dict[str, Metric] = {}
-    for i in range(n_types):
-        for m in metrics[2 * i : 2 * i + 2]:
-            totals[m.name] = int(run_totals[i])
-            total_metrics[m.name] = m
-    files = {f[1] for f in functions.values()}
+
+def _meta(prof: Any, s: _Strings, header: _Header, fr: _Frames, smp: _Samples,
+          granularity: str) -> dict[str, Any]:
+    """Run-level metadata: what the header said plus counts, producer guess and date."""
+    types, mappings = header.types, fr.mappings
+    files = {f[1] for f in fr.functions.values()}
     producer = ("julia" if any(f.endswith(".jl") for f in files)
                 else "go" if any(f.endswith(".go") for f in files) else "")
     meta: dict[str, Any] = {
-        "sample_types": [[t, u, b] for (t, u), b in zip(types, bases, strict=True)],
-        "default_sample_type": types[default_idx][0],
-        "period_type": list(period_type),
+        "sample_types": [[t, u, b] for (t, u), b in zip(types, header.bases, strict=True)],
+        "default_sample_type": types[header.default_idx][0],
+        "period_type": list(header.period_type),
         "period": int(prof.period),
         "duration_ns": int(prof.duration_nanos),
         "time_nanos": int(prof.time_nanos),
         "drop_frames": s(prof.drop_frames, "drop_frames"),
         "keep_frames": s(prof.keep_frames, "keep_frames"),
         "comments": [s(c, "comment") for c in prof.comment],
-        "label_keys": label_keys,
+        "label_keys": smp.label_keys,
         "mappings": [mappings[m] for m in mappings],
-        "n_samples": n_samples,
+        "n_samples": len(prof.sample),
         "n_locations": len(prof.location),
         "n_functions": len(prof.function),
         "granularity": granularity,
@@ -503,32 +576,82 @@ def read(
         meta["date"] = datetime.fromtimestamp(prof.time_nanos / 1e9, tz=UTC).isoformat()
     if prof.mapping and mappings[prof.mapping[0].id]:
         meta["program"] = mappings[prof.mapping[0].id].replace("\\", "/").rsplit("/", 1)[-1]
+    return meta
+
+
+def _build(path: Path, builder: TreeBuilder, header: _Header, fr: _Frames, smp: _Samples,
+           meta: dict[str, Any], warnings: list[str]) -> Profile:
+    """Assemble the profile: totals per metric, the by-type table, and the gensym-free
+    alignment identity in ``FrameTable.match`` when it differs from the name."""
+    totals: dict[str, float] = {}
+    total_metrics: dict[str, Metric] = {}
+    for i in range(len(header.types)):
+        for m in header.metrics[2 * i : 2 * i + 2]:
+            totals[m.name] = int(smp.run_totals[i])
+            total_metrics[m.name] = m
     extras: dict[str, Any] = {}
-    if by_type:
+    if smp.by_type:
         extras["by_type"] = [
             {"type": t, "count": c, "bytes": b}
-            for t, (c, b) in sorted(by_type.items(), key=lambda kv: (-kv[1][1], -kv[1][0], kv[0]))
+            for t, (c, b) in sorted(smp.by_type.items(),
+                                    key=lambda kv: (-kv[1][1], -kv[1][0], kv[0]))
         ]
-
+    bases = header.bases
     profile = builder.build(
         path=str(path),
         format=FORMAT,
-        metrics=metrics,
+        metrics=header.metrics,
         inclusive={f"total_{b}": f"self_{b}" for b in bases},
         meta=meta,
         totals=totals,
         total_metrics=total_metrics,
         warnings=tuple(warnings),
         extras=extras,
-        default_metric=f"self_{bases[default_idx]}",
+        default_metric=f"self_{bases[header.default_idx]}",
     )
     frames = profile.frames
     names = frames.name.tolist()
-    match = [match_of.get(i, n) for i, n in enumerate(names)]
+    match = [fr.match_of.get(i, n) for i, n in enumerate(names)]
     if match != names:
         profile = dataclasses.replace(profile, frames=FrameTable(
             frames.name, frames.module, frames.src, frames.line, frames.kind,
             np.array(match, dtype=object)))
+    return profile
+
+
+def read(
+    path: Path,
+    *,
+    lenient: bool = False,
+    progress: Callable[[float], None] | None = None,
+    sample_type: str | None = None,
+    granularity: str = "functions",
+    type_frames: bool = False,
+    **_options: Any,
+) -> Profile:
+    """Read a pprof profile into a call tree with one self/total pair per sample type.
+
+    Steps: decode (protobuf + string table), header (sample types -> metrics), body
+    (samples grouped by stack, locations -> frames), build (profile assembly).
+    """
+    path = Path(path)
+    data, gz_cut = _decode(path)
+    if granularity not in ("functions", "lines"):
+        raise ValueError(f"granularity must be 'functions' or 'lines', not {granularity!r}")
+    prof, st = _parse(path, data, gz_cut)
+    if progress:
+        progress(0.1)
+    s = _Strings(path, st, lenient)
+    header = _read_header(prof, s, path, sample_type)
+    self_names = header.self_names
+    builder = TreeBuilder(self_names)
+    fr = _Frames(prof, s, builder, granularity, path, lenient)
+    smp = _read_samples(prof, st, s, header, fr, type_frames, progress)
+    _add_stacks(builder, fr, smp, len(header.types), self_names)
+    if progress:
+        progress(0.9)
+    meta = _meta(prof, s, header, fr, smp, granularity)
+    profile = _build(path, builder, header, fr, smp, meta, s.warnings)
     if progress:
         progress(1.0)
     return with_cut(profile, gz_cut)

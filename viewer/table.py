@@ -119,16 +119,9 @@ def _both_names(cmp: Comparison, i: int) -> tuple[str, str]:
     return name, module
 
 
-def render_comparison(
-    cmp: Comparison,
-    rows: Sequence[int] | np.ndarray,
-    metrics: Sequence[str],
-    *,
-    color: bool = False,
-    sort_desc: str = "",
-    notes: Sequence[str] = (),
-) -> str:
-    paint = _Painter(color)
+def _runs_header(cmp: Comparison, paint: _Painter, notes: Sequence[str]) -> list[str]:
+    """Which file is which run, and every warning and note that qualifies the numbers,
+    printed above the table so nobody reads it without them."""
     lines: list[str] = []
     for i, p in enumerate(cmp.runs):
         role = "baseline" if i == cmp.baseline else ("current " if i == cmp.current else "run     ")
@@ -142,11 +135,11 @@ def render_comparison(
         lines.append(paint(f"note: {b}", GREY))
     for note in [*cmp.notes, *notes]:
         lines.append(paint(f"note: {note}", GREY))
-    tot = render_totals(cmp, color)
-    if tot:
-        lines.append("")
-        lines += tot
-    lines.append("")
+    return lines
+
+
+def _table_head(cmp: Comparison, metrics: Sequence[str]) -> list[str]:
+    """Column titles: fixed columns, then per metric each run's value, Δ and Δ%."""
     multi = cmp.n_runs > 2
     view = cmp.runs[0].meta.get("view")
     label = "type" if view == "by-type" else (
@@ -162,59 +155,62 @@ def render_comparison(
         else:
             head += [f"{met.title} base", "new"]
         head += ["Δ", "Δ%"]
-    table = [head]
-    status_code = {Status.ADDED: YELLOW, Status.REMOVED: GREY, Status.SAME: GREY, Status.CHANGED: ""}
-    changed = {m: cmp.changed_mask(m) for m in metrics}
-    for rank, i in enumerate(rows, 1):
-        st = Status(int(cmp.status[i]))
-        name, module = str(cmp.name[i]), str(cmp.module[i])
-        if cmp.matched_by is not None and cmp.matched_by[i]:  # renamed: show both names
-            name, module = _both_names(cmp, i)
-        cells = [str(rank), _short(name, 60), _short(module, 64)]
-        per_run = [Status(int(cmp.status_of_run(r)[i])) for r in range(cmp.n_runs)
-                   if r != cmp.baseline] if multi else [st]
-        if cmp.mode == "tree":
-            par = int(cmp.parent[i])
-            cells.append(_short(str(cmp.name[par]), 28) if par >= 0 else "(root)")
-        if multi:  # each run's own status against the baseline; · = in neither
-            others = [r for r in range(cmp.n_runs) if r != cmp.baseline]
-            labels = ["·" if not (cmp.present[i, r] or cmp.present[i, cmp.baseline])
-                      else x.label for r, x in zip(others, per_run, strict=True)]
-            worst = max(per_run, key=lambda x: (x is not Status.SAME, int(x)))
-            cells.append(paint("/".join(labels), status_code[worst]))
-        else:
-            cells.append(paint(st.label, status_code[st]))
-        for m in metrics:
-            met = cmp.metric_by_name[m]
-            v = cmp.values[m][i]
-            runs = range(cmp.n_runs) if multi else (cmp.baseline, cmp.current)
-            for r in runs:
-                cells.append(format_value(v[r], met.unit) if cmp.present[i, r] else "·")
-            d = v[cmp.current] - v[cmp.baseline]
-            b = v[cmp.baseline]
-            if d and not changed[m][i]:  # within the rounding of the printed values
-                cells.append(paint("≈0", GREY))
-                cells.append(paint("≈", GREY))
-                continue
-            code = _direction_code(met, d, paint)
-            mark = ""
-            mn = cmp.noise.metrics.get(m) if cmp.noise is not None else None
-            if mn is not None and met.sampled and d and not mn.significant[i]:
-                code, mark = GREY, " ~"  # within noise: faded
-            cells.append(paint(format_delta(d, met.unit), code))
-            rel = d / abs(b) if b else (float("inf") if d > 0 else (float("-inf") if d < 0 else 0.0))
-            cells.append(paint(format_rel(rel) + mark, code))
-        table.append(cells)
-    n_fixed = 4 if cmp.mode == "tree" else 3
-    align = [">", "<", "<"] + (["<"] if cmp.mode == "tree" else []) + ["<"]
-    align += [">"] * (len(head) - n_fixed - 1)
-    lines += _render(table, align)
-    counts = cmp.status_counts()
-    lines.append("")
-    lines.append(
-        f"{len(rows)} of {cmp.n_rows} rows ({cmp.mode} mode{', ' + sort_desc if sort_desc else ''}); "
-        + ", ".join(f"{v} {k}" for k, v in counts.items())
-    )
+    return head
+
+
+_STATUS_CODE = {Status.ADDED: YELLOW, Status.REMOVED: GREY, Status.SAME: GREY,
+                Status.CHANGED: ""}
+
+
+def _row_cells(cmp: Comparison, i: int, rank: int, metrics: Sequence[str], paint: _Painter,
+               changed: dict[str, np.ndarray]) -> list[str]:
+    """One table row: identity and status, then per metric the values, Δ and Δ%
+    (faded when within rounding or noise, so only supported changes stand out)."""
+    multi = cmp.n_runs > 2
+    status_code = _STATUS_CODE
+    st = Status(int(cmp.status[i]))
+    name, module = str(cmp.name[i]), str(cmp.module[i])
+    if cmp.matched_by is not None and cmp.matched_by[i]:  # renamed: show both names
+        name, module = _both_names(cmp, i)
+    cells = [str(rank), _short(name, 60), _short(module, 64)]
+    per_run = [Status(int(cmp.status_of_run(r)[i])) for r in range(cmp.n_runs)
+               if r != cmp.baseline] if multi else [st]
+    if cmp.mode == "tree":
+        par = int(cmp.parent[i])
+        cells.append(_short(str(cmp.name[par]), 28) if par >= 0 else "(root)")
+    if multi:  # each run's own status against the baseline; · = in neither
+        others = [r for r in range(cmp.n_runs) if r != cmp.baseline]
+        labels = ["·" if not (cmp.present[i, r] or cmp.present[i, cmp.baseline])
+                  else x.label for r, x in zip(others, per_run, strict=True)]
+        worst = max(per_run, key=lambda x: (x is not Status.SAME, int(x)))
+        cells.append(paint("/".join(labels), status_code[worst]))
+    else:
+        cells.append(paint(st.label, status_code[st]))
+    for m in metrics:
+        met = cmp.metric_by_name[m]
+        v = cmp.values[m][i]
+        runs = range(cmp.n_runs) if multi else (cmp.baseline, cmp.current)
+        for r in runs:
+            cells.append(format_value(v[r], met.unit) if cmp.present[i, r] else "·")
+        d = v[cmp.current] - v[cmp.baseline]
+        b = v[cmp.baseline]
+        if d and not changed[m][i]:  # within the rounding of the printed values
+            cells.append(paint("≈0", GREY))
+            cells.append(paint("≈", GREY))
+            continue
+        code = _direction_code(met, d, paint)
+        mark = ""
+        mn = cmp.noise.metrics.get(m) if cmp.noise is not None else None
+        if mn is not None and met.sampled and d and not mn.significant[i]:
+            code, mark = GREY, " ~"  # within noise: faded
+        cells.append(paint(format_delta(d, met.unit), code))
+        rel = d / abs(b) if b else (float("inf") if d > 0 else (float("-inf") if d < 0 else 0.0))
+        cells.append(paint(format_rel(rel) + mark, code))
+    return cells
+
+
+def _legend(cmp: Comparison, metrics: Sequence[str], paint: _Painter, color: bool) -> str:
+    """What the symbols mean, including how significance was judged for this run set."""
     legend = "legend: Δ = current − baseline; Δ% relative to baseline; pp = percentage points;"
     legend += " · = absent in that run"
     if cmp.noise is not None:
@@ -229,7 +225,42 @@ def render_comparison(
                    "data can support)")
     if color:
         legend += f"; {paint('red', RED)} = worse, {paint('green', GREEN)} = better"
-    lines.append(paint(legend, GREY))
+    return paint(legend, GREY)
+
+
+def render_comparison(
+    cmp: Comparison,
+    rows: Sequence[int] | np.ndarray,
+    metrics: Sequence[str],
+    *,
+    color: bool = False,
+    sort_desc: str = "",
+    notes: Sequence[str] = (),
+) -> str:
+    """The comparison as terminal text: runs and notes, totals, the table, the legend."""
+    paint = _Painter(color)
+    lines = _runs_header(cmp, paint, notes)
+    tot = render_totals(cmp, color)
+    if tot:
+        lines.append("")
+        lines += tot
+    lines.append("")
+    head = _table_head(cmp, metrics)
+    table = [head]
+    changed = {m: cmp.changed_mask(m) for m in metrics}
+    for rank, i in enumerate(rows, 1):
+        table.append(_row_cells(cmp, i, rank, metrics, paint, changed))
+    n_fixed = 4 if cmp.mode == "tree" else 3
+    align = [">", "<", "<"] + (["<"] if cmp.mode == "tree" else []) + ["<"]
+    align += [">"] * (len(head) - n_fixed - 1)
+    lines += _render(table, align)
+    counts = cmp.status_counts()
+    lines.append("")
+    lines.append(
+        f"{len(rows)} of {cmp.n_rows} rows ({cmp.mode} mode{', ' + sort_desc if sort_desc else ''}); "
+        + ", ".join(f"{v} {k}" for k, v in counts.items())
+    )
+    lines.append(_legend(cmp, metrics, paint, color))
     return "\n".join(lines)
 
 

@@ -8,6 +8,7 @@ desktop app builds from the same options (:mod:`viewer.options`), printed as a t
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -64,16 +65,7 @@ def run(args: argparse.Namespace) -> int:
     if loaded is None:
         return 2
     session = Session.open(spec, loader=lambda path, **_kw: loaded[path])
-    formats = sorted({p.format for p in session.runs})
-    if len(formats) > 1 and not getattr(args, "allow_mixed_formats", False):
-        by_format = "; ".join(f"{p.path}: {p.format}" for p in session.runs)
-        msg = (f"runs have different formats ({', '.join(formats)}): {by_format}. Their "
-               "metrics do not mean the same thing; give --allow-mixed-formats to compare "
-               "them anyway")
-        if args.json:
-            print(__import__("json").dumps({"errors": [{"message": msg, "formats": formats}]},
-                                           indent=1))
-        raise UsageError(msg)
+    refuse_mixed_formats(session, getattr(args, "allow_mixed_formats", False), args.json)
     view = view_from_args(args)
     rc = print_comparison(session, view, sort=args.sort, top=args.top, as_json=args.json,
                           all_metrics=args.all_metrics, gates=gates,
@@ -85,6 +77,21 @@ def run(args: argparse.Namespace) -> int:
                      markdown=args.report.lower().endswith(".md"),
                      allow_incomplete=args.allow_incomplete)
     return rc
+
+
+def refuse_mixed_formats(session: Session, allowed: bool, as_json: bool = False) -> None:
+    """Runs of different formats are not compared unless asked for (``diff``, ``report``):
+    their metrics rarely mean the same thing.  Raises UsageError naming every run's format
+    (``as_json``: also prints the ``errors`` document)."""
+    formats = sorted({p.format for p in session.runs})
+    if len(formats) <= 1 or allowed:
+        return
+    by_format = "; ".join(f"{p.path}: {p.format}" for p in session.runs)
+    msg = (f"runs have different formats ({', '.join(formats)}): {by_format}. Their metrics "
+           "do not mean the same thing; give --allow-mixed-formats to compare them anyway")
+    if as_json:
+        print(json.dumps({"errors": [{"message": msg, "formats": formats}]}, indent=1))
+    raise UsageError(msg)
 
 
 def _load_all(spec, as_json: bool) -> dict | None:

@@ -52,10 +52,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("report needs at least two files: BASE NEW [MORE...] "
                          "(or --base A1 A2 --new B1 B2 for repeated runs)")
     session = Session.open(spec)
-    formats = sorted({p.format for p in session.runs})
-    if len(formats) > 1 and not args.allow_mixed_formats:
-        raise UsageError(f"runs have different formats ({', '.join(formats)}); give "
-                         "--allow-mixed-formats to compare them anyway")
+    from .diff_cli import refuse_mixed_formats
+
+    refuse_mixed_formats(session, args.allow_mixed_formats)
     markdown = args.markdown or bool(args.output and args.output.lower().endswith(".md"))
     rc = write_report(session, args.output, gates, view_from_args(args), markdown=markdown,
                       max_frames=args.max_frames, allow_incomplete=args.allow_incomplete)

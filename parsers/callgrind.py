@@ -266,9 +266,7 @@ class _Reader:
                 nid = self.resolve(space, raw[eq + 1 :], i + 1)
                 if key == b"fn":
                     fn = self.function(ob, cur_file, nid)
-                elif key == b"fl":
-                    cur_file = nid
-                elif key in (b"fi", b"fe"):
+                elif key in (b"fl", b"fi", b"fe"):  # file switches: costs go to this file
                     cur_file = nid
                 elif key == b"ob":
                     ob = nid

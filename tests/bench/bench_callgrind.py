@@ -23,6 +23,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
+sys.path.insert(0, str(HERE))
+
+from bench_ghc_prof import bare_loop  # noqa: E402  (the same floor for every reader)
 
 from profdiff.parsers import callgrind  # noqa: E402
 
@@ -86,12 +89,6 @@ def generate(dest: Path, size_mb: int, n_functions: int = 60000, seed: int = 7) 
     return dest.stat().st_size
 
 
-def bare_loop(path: Path) -> float:
-    t = time.perf_counter()
-    with open(path, encoding="utf-8") as f:
-        for _line in f:
-            pass
-    return time.perf_counter() - t
 
 
 def read_profile(path: Path) -> tuple[float, int]:

@@ -386,7 +386,8 @@ class FlameView(QWidget):
         return s
 
     def color_description(self) -> str:
-        """``Δ self ticks, pp of each run's total``: what the colour means."""
+        """``Δ self ticks, pp of the baseline's total``: what the colour means (the View ▸
+        Colour by share of run switch changes the basis)."""
         cmp = self._cmp
         if cmp is None or self._metric is None:
             return ""
@@ -399,7 +400,9 @@ class FlameView(QWidget):
         else:
             partner = fl.inclusive_partner(cmp, self._metric)
             title = cmp.metric_by_name[partner].title if partner else f"inclusive {m.title}"
-        unit = "pp of each run's total" if self._is_pct_mode() else "absolute"
+        share = ComparisonTreeModel.colour_by_share
+        unit = ("pp of each run's total" if share else "pp of the baseline's total") \
+            if self._is_pct_mode() else "absolute"
         return f"Δ {title} ({unit})"
 
     def legend_title(self) -> str:

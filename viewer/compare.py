@@ -101,6 +101,7 @@ class Comparison:
     groups: tuple[list[Profile], list[Profile]] | None = None  # repeated-run groups
     total_override: dict[str, list[float | None]] | None = None  # e.g. group means
     rounding: dict[str, np.ndarray] = field(default_factory=dict)  # metric -> float[n, R]
+    labels: list[str] | None = None  # run names shown everywhere (viewer.run_labels)
 
     def __post_init__(self) -> None:
         if self.current < 0:

@@ -98,6 +98,7 @@ def _load_all(spec, as_json: bool) -> dict | None:
     """Read every input; when some fail, print each error (``--json``: a document with
     the runs that loaded and ``errors``: ``[{"path", "error"}]``) and return None."""
     from .report import run_json, write_json
+    from .run_labels import distinct_labels
     from .session import Slot, load_slots
 
     paths = list(dict.fromkeys(spec.paths))
@@ -110,7 +111,9 @@ def _load_all(spec, as_json: bool) -> dict | None:
         from . import __version__
 
         write_json({"profdiff": __version__,
-                    "runs": [run_json(p) for p in outcome.slot_runs if p is not None],
+                    "runs": [run_json(p, lab) for p, lab in zip(
+                        outcome.slot_runs, distinct_labels(paths, dict(spec.labels)),
+                        strict=True) if p is not None],
                     "errors": [{"path": p, "error": m} for p, m in outcome.errors]},
                    sys.stdout)
     return None

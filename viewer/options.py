@@ -164,6 +164,15 @@ def add_transform_options(p: argparse.ArgumentParser, by_type: bool = True) -> N
                        "allocated types (count and bytes per type) instead of the call tree")
 
 
+def add_label_option(p: argparse.ArgumentParser) -> None:
+    """``--label``: the name a run is shown by (tables, JSON, reports, the window)."""
+    p.add_argument("--label", action="append", default=[], metavar="NAME[=PATH]",
+                   help="name a run in every table, JSON document and window (default: the "
+                   "shortest path suffix that tells the runs apart, e.g. v1/x.prof). "
+                   "Repeat: the first --label NAME names the first run, the next the "
+                   "second...; --label NAME=PATH names the run read from PATH")
+
+
 def add_display_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("what is shown")
     g.add_argument("--metrics", help="comma-separated metric columns")
@@ -182,6 +191,7 @@ def add_display_options(p: argparse.ArgumentParser) -> None:
 def add_session_options(p: argparse.ArgumentParser) -> None:
     """Everything that says what is compared and how it is shown: the app and ``diff``."""
     p.add_argument("files", nargs="*", metavar="FILE")
+    add_label_option(p)
     add_group_options(p)
     add_matching_options(p)
     add_reading_options(p)
@@ -321,6 +331,9 @@ def spec_from_args(args: argparse.Namespace, default_mode: str = "flat") -> Sess
     mode = resolve_mode(args, default_mode)
     rules, source = rules_from_args(args, [*files, *base, *new])
     auto = getattr(args, "auto_match", None)
+    from .run_labels import parse_label_options
+
+    labels = parse_label_options(getattr(args, "label", None), [*files, *base, *new])
     return SessionSpec(
         files=tuple(files), base=tuple(base), new=tuple(new),
         format=getattr(args, "format", None), lenient=bool(getattr(args, "lenient", False)),
@@ -331,7 +344,7 @@ def spec_from_args(args: argparse.Namespace, default_mode: str = "flat") -> Sess
         rules=tuple(rules), rules_source=source, explicit_rules=explicit_rules(args),
         rules_file=not getattr(args, "no_rules_file", False),
         stat=getattr(args, "stat", "mean"), alpha=float(getattr(args, "alpha", DEFAULT_ALPHA)),
-        auto_match=auto,
+        auto_match=auto, labels=labels,
     )
 
 

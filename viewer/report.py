@@ -36,6 +36,7 @@ from profdiff.parsers.model import Metric, Profile
 
 from . import __version__
 from .compare import MATCHED_BY, Comparison, Status
+from .run_labels import distinct_labels, labels_of
 
 PATH_LIMIT = 32
 """Labels of ``path`` kept per row; deeper rows give the nearest ones (and ``parent``)."""
@@ -103,9 +104,12 @@ def _jsonable(v: Any) -> bool:
     return True
 
 
-def run_json(p: Profile) -> dict[str, Any]:
+def run_json(p: Profile, label: str | None = None) -> dict[str, Any]:
+    """One run's facts; ``label``: how the run is named in tables (its shortest
+    distinguishing path suffix or the user's ``--label``; default its file name)."""
     d: dict[str, Any] = {
         "path": p.path,
+        "label": label if label is not None else distinct_labels([str(p.path)])[0],
         "format": p.format,
         "incomplete": p.incomplete,
         "incomplete_reason": p.incomplete_reason or None,
@@ -231,7 +235,7 @@ def comparison_json(
         "baseline": cmp.baseline,
         "current": cmp.current,
         "metrics": {m.name: metric_json(m) for m in cmp.metrics if m.name in metrics},
-        "runs": [run_json(p) for p in cmp.runs],
+        "runs": [run_json(p, lab) for p, lab in zip(cmp.runs, labels_of(cmp), strict=True)],
         "totals": totals,
         "status_counts": cmp.status_counts(),
         "notes": list(cmp.notes),
@@ -269,7 +273,7 @@ def write_json(doc: dict[str, Any], out) -> None:
     out.write("\n ]\n}\n" if not first else "]\n}\n")
 
 
-def profile_json(p: Profile, rows: Sequence[int]) -> dict[str, Any]:
+def profile_json(p: Profile, rows: Sequence[int], label: str | None = None) -> dict[str, Any]:
     """``profdiff show --json``: one run, its metrics and the listed rows (tree order)."""
     names = [m.name for m in p.metrics]
 
@@ -279,7 +283,7 @@ def profile_json(p: Profile, rows: Sequence[int]) -> dict[str, Any]:
 
     return {
         "profdiff": __version__,
-        "run": run_json(p),
+        "run": run_json(p, label),
         "metrics": {m.name: metric_json(m) for m in p.metrics},
         "rows": [
             {

@@ -67,6 +67,7 @@ class SessionSpec:
     stat: str = "mean"
     alpha: float = DEFAULT_ALPHA
     auto_match: float | None = None
+    labels: tuple[tuple[str, str], ...] = ()  # (path, label) the user chose (--label)
 
     @property
     def grouped(self) -> bool:
@@ -296,9 +297,27 @@ class Session:
         """The comparison in the spec's mode (the CLI's table)."""
         return self.comparison(self.spec.mode)
 
+    @property
+    def labels(self) -> list[str]:
+        """How each run of :attr:`runs` is named everywhere: the user's labels, else the
+        shortest path suffix that tells the runs apart (:mod:`viewer.run_labels`)."""
+        from .run_labels import distinct_labels
+
+        return distinct_labels([str(p.path) for p in self.runs], dict(self.spec.labels))
+
+    def label_runs(self, cmp: Any) -> Any:
+        """``cmp`` with its runs' labels set (every comparison the session builds), so a
+        view given only the comparison names the runs as the rest of the app does."""
+        from .run_labels import distinct_labels
+
+        runs = getattr(cmp, "runs", None)
+        if runs is not None and hasattr(cmp, "labels"):
+            cmp.labels = distinct_labels([str(p.path) for p in runs], dict(self.spec.labels))
+        return cmp
+
     def _cached(self, key: tuple, build: Callable[[], Any]) -> Any:
         if key not in self._cache:
-            self._cache[key] = build()
+            self._cache[key] = self.label_runs(build())
         return self._cache[key]
 
     def comparison(self, mode: str) -> Comparison:

@@ -6,7 +6,13 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from .options import UsageError, add_reading_options, add_transform_options, spec_from_args
+from .options import (
+    UsageError,
+    add_label_option,
+    add_reading_options,
+    add_transform_options,
+    spec_from_args,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -23,6 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--depth", type=int, default=None, help="deepest tree level to print")
     p.add_argument("--sort", help="metric to order siblings by (hottest first)")
     p.add_argument("--metrics", help="comma-separated metric columns")
+    add_label_option(p)
     add_reading_options(p)
     add_transform_options(p, by_type=False)
 
@@ -75,8 +82,9 @@ def run(args: argparse.Namespace) -> int:
     if sort and not p.has_metric(sort):
         raise UsageError(f"unknown metric {sort!r}; metrics: {', '.join(m.name for m in p.metrics)}")
     rows = dfs_rows(p, sort, args.top, args.depth)
+    label = dict(spec.labels).get(args.file)  # --label: the user's name for the run
     if args.json:
-        write_json(profile_json(p, rows), sys.stdout)
+        write_json(profile_json(p, rows, label), sys.stdout)
     else:
-        print(render_profile(p, rows, metrics, color=use_color()))
+        print(render_profile(p, rows, metrics, color=use_color(), label=label))
     return 0

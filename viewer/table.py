@@ -10,13 +10,13 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
 from profdiff.parsers.model import Metric, Profile, Unit
 
 from .compare import Comparison, Status, incomparable_warnings
+from .run_labels import labels_of
 from .units import format_delta, format_rel, format_value
 
 RED, GREEN, GREY, BOLD, YELLOW, RESET = (
@@ -40,11 +40,10 @@ class _Painter:
         return f"{code}{text}{RESET}" if self.color and code else text
 
 
-def _run_label(p: Profile, i: int, cmp: Comparison | None = None) -> str:
-    role = ""
-    if cmp is not None:
-        role = "base" if i == cmp.baseline else ("new" if i == cmp.current else f"run{i}")
-    return f"[{role or i}] {Path(p.path).name}"
+def _run_label(cmp: Comparison, i: int) -> str:
+    """``[base] v1/x.prof``: the run's role and its label (:mod:`viewer.run_labels`)."""
+    role = "base" if i == cmp.baseline else ("new" if i == cmp.current else f"run{i}")
+    return f"[{role}] {labels_of(cmp)[i]}"
 
 
 def _render(rows: list[list[str]], align: Sequence[str], header_rows: int = 1) -> list[str]:
@@ -82,7 +81,7 @@ def render_totals(cmp: Comparison, color: bool) -> list[str]:
     others = [r for r in range(cmp.n_runs) if r != cmp.baseline]
     if cmp.n_runs <= 2:
         others = [cmp.current]
-    head = ["total"] + [_run_label(p, i, cmp) for i, p in enumerate(cmp.runs)]
+    head = ["total"] + [_run_label(cmp, i) for i in range(cmp.n_runs)]
     for r in others:  # a Δ for every run against the baseline
         suffix = f" [{r}]" if len(others) > 1 else ""
         head += [f"Δ{suffix}", f"Δ%{suffix}"]
@@ -123,11 +122,15 @@ def _runs_header(cmp: Comparison, paint: _Painter, notes: Sequence[str]) -> list
     """Which file is which run, and every warning and note that qualifies the numbers,
     printed above the table so nobody reads it without them."""
     lines: list[str] = []
+    labels = labels_of(cmp)
+    width = max(len(x) for x in labels)
     for i, p in enumerate(cmp.runs):
         role = "baseline" if i == cmp.baseline else ("current " if i == cmp.current else "run     ")
         extra = f"  {paint('INCOMPLETE: ' + p.incomplete_reason, YELLOW)}" if p.incomplete else ""
         prog = p.meta.get("command_line") or p.meta.get("program") or ""
-        lines.append(f"{role} [{i}] {p.path}  ({p.format}{', ' + prog if prog else ''}){extra}")
+        where = "" if labels[i] == str(p.path) else f"  {p.path}"
+        lines.append(f"{role} [{i}] {labels[i]:<{width}}{where}  "
+                     f"({p.format}{', ' + prog if prog else ''}){extra}")
     for w in incomparable_warnings(cmp.runs):
         lines.append(paint(f"warning: {w}", YELLOW))
     basis = {str(p.meta["percent_basis"]) for p in cmp.runs if p.meta.get("percent_basis")}
@@ -150,8 +153,9 @@ def _table_head(cmp: Comparison, metrics: Sequence[str]) -> list[str]:
     head.append("status")
     for m in metrics:
         met = cmp.metric_by_name[m]
-        if multi:
-            head += [f"{met.title} [{r}]" for r in range(cmp.n_runs)]
+        if multi:  # each run's column named by its label (v1/x.prof, not x.prof thrice)
+            labels = labels_of(cmp)
+            head += [f"{met.title} {labels[0]}", *labels[1:]]
         else:
             head += [f"{met.title} base", "new"]
         head += ["Δ", "Δ%"]
@@ -264,9 +268,11 @@ def render_comparison(
     return "\n".join(lines)
 
 
-def render_profile(p: Profile, rows: Sequence[int], metrics: Sequence[str], *, color: bool) -> str:
+def render_profile(p: Profile, rows: Sequence[int], metrics: Sequence[str], *, color: bool,
+                   label: str | None = None) -> str:
+    """One run as terminal text (``label``: the user's name for it, printed first)."""
     paint = _Painter(color)
-    lines = [f"{p.path}  ({p.format})"]
+    lines = [f"{label + ': ' if label else ''}{p.path}  ({p.format})"]
     if p.incomplete:
         lines.append(paint(f"INCOMPLETE: {p.incomplete_reason}", YELLOW))
     for k, v in p.meta.items():

@@ -14,7 +14,8 @@
   function header() {
     D.runs.forEach((r, i) => {
       const role = i === D.baseline ? "baseline" : i === D.current ? "new" : "run " + i;
-      $("runs").appendChild(el("div", {}, role + ": " + r.path + " (" + r.format + ")" +
+      const name = r.label && r.label !== r.path ? r.label + " — " + r.path : r.path;
+      $("runs").appendChild(el("div", {}, role + ": " + name + " (" + r.format + ")" +
         (r.incomplete ? " — INCOMPLETE" : "")));
     });
     const w = D.warnings.concat(D.notes);

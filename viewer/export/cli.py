@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..options import (
     UsageError,
+    add_label_option,
     add_matching_options,
     add_reading_options,
     add_transform_options,
@@ -40,6 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sort", metavar="METRIC[:HOW]",
                    help="--csv row order, as in 'diff' (default: the main metric's change)")
     p.add_argument("--metrics", help="--csv: comma-separated metric columns (default: all)")
+    add_label_option(p)
     add_matching_options(p)  # --flat/--tree unset: tree for speedscope, flat for CSV
     add_reading_options(p)
     add_transform_options(p, by_type=False)  # --bottom-up: tree mode for both outputs

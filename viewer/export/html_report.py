@@ -33,7 +33,7 @@ def embed_json(doc: dict[str, Any]) -> str:
 def render_html(doc: dict[str, Any]) -> str:
     """The page for a report document."""
     runs = doc.get("runs", [])
-    title = "profdiff: " + " vs ".join(Path(r["path"]).name for r in runs)
+    title = "profdiff: " + " vs ".join(r.get("label") or Path(r["path"]).name for r in runs)
     page = _resource("report.html")
     # JS last: the data blob may contain any of the other markers' text
     for marker, text in (("/*TITLE*/", html.escape(title)), ("/*CSS*/", _resource("report.css")),

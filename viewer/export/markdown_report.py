@@ -32,7 +32,7 @@ def _pct(x: float) -> str:
 def render_markdown(doc: dict[str, Any], top: int = TOP) -> str:
     runs = doc["runs"]
     base, new = runs[doc["baseline"]], runs[doc["current"]]
-    out = [f"## profdiff: `{_cell(base['path'])}` → `{_cell(new['path'])}`", ""]
+    out = [f"## profdiff: `{_cell(_run_name(base))}` → `{_cell(_run_name(new))}`", ""]
     gate = doc.get("fail_if")
     if gate and gate["failed"] is None:
         out += [f"**--fail-if not judged**: {gate['not_judged']}", ""]
@@ -75,6 +75,12 @@ def render_markdown(doc: dict[str, Any], top: int = TOP) -> str:
     while len(text.encode()) > MAX_BYTES and top > 1:  # very long names: fewer rows
         return render_markdown(doc, top // 2)
     return text
+
+
+def _run_name(run: dict[str, Any]) -> str:
+    """``old (v1/x.prof)`` when the user labelled the run, else its path."""
+    label, path = run.get("label"), run["path"]
+    return f"{label} ({path})" if label and not path.endswith(label) else path
 
 
 def _num(v: Any) -> str:

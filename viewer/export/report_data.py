@@ -22,6 +22,7 @@ import numpy as np
 
 from profdiff.viewer import __version__
 from profdiff.viewer.compare import Status
+from profdiff.viewer.run_labels import labels_of
 from profdiff.viewer.units import format_delta, format_rel, format_value
 
 if TYPE_CHECKING:
@@ -269,8 +270,8 @@ def report_document(session: Session, gates: Sequence[Gate] = (), view: ViewStat
     rows = shown_rows(session, cmp, view, top, "rank", True, metrics, order=ranking.order)
     doc: dict[str, Any] = {
         "profdiff": __version__, "mode": cmp.mode,
-        "runs": [{"path": p.path, "format": p.format, "incomplete": p.incomplete}
-                 for p in cmp.runs],
+        "runs": [{"path": p.path, "label": lab, "format": p.format, "incomplete": p.incomplete}
+                 for p, lab in zip(cmp.runs, labels_of(cmp), strict=True)],
         "baseline": cmp.baseline, "current": cmp.current,
         "totals": totals_json(cmp),
         "changes": changes_json(cmp, ranking, max_changes, rows, metrics),

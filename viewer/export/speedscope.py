@@ -37,6 +37,7 @@ from profdiff.parsers.model import Kind, Metric, Unit, preorder_and_size
 
 from .. import __version__
 from ..compare import Comparison
+from ..run_labels import labels_of
 
 SCHEMA_URL = "https://www.speedscope.app/file-format-schema.json"
 
@@ -130,17 +131,9 @@ def speedscope_unit(unit: Unit | str) -> str:
 # labels and frames
 # ------------------------------------------------------------------------------------------
 def run_labels(cmp: Comparison) -> list[str]:
-    """Short distinct labels for the runs: the file name, with parent folders while ambiguous."""
-    parts = [Path(os.path.normpath(p.path)).parts or (p.path,) for p in cmp.runs]
-    depth = 1
-    while True:
-        labels = ["/".join(pp[-depth:]) for pp in parts]
-        if len(set(labels)) == len(labels) or all(depth >= len(pp) for pp in parts):
-            break
-        depth += 1
-    if len(set(labels)) != len(labels):  # the same file twice: name and position
-        labels = [f"{pp[-1]} #{i}" for i, pp in enumerate(parts)]
-    return labels
+    """How the runs are named (:func:`viewer.run_labels.labels_of`: the user's labels or
+    the shortest distinguishing path suffix), the same as in every other view."""
+    return labels_of(cmp)
 
 
 def _representatives(cmp: Comparison) -> tuple[np.ndarray, np.ndarray]:

@@ -49,7 +49,7 @@ from profdiff.viewer.session import Session  # noqa: E402
 from profdiff.viewer.units import format_value, human_bytes  # noqa: E402
 
 from .models import ROW_ID_ROLE, Column, ComparisonTreeModel, diff_columns  # noqa: E402
-from .totals_table import run_labels  # noqa: E402
+from .totals_table import labels_of  # noqa: E402
 
 HEAP_METRICS = ("peak_bytes", "mean_bytes", "integral_byte_s")
 OTHER = -1
@@ -284,7 +284,7 @@ class HeapView(QWidget):
         super().__init__(parent)
         # the table needs one row per band: the session's flat comparison (its rules)
         self.cmp = Session.of(source).flat
-        self.labels = run_labels([p.path for p in self.cmp.runs])
+        self.labels = labels_of(self.cmp)
         self.colors = band_colors(self.cmp)
         self.rank = band_rank(self.cmp)
         self.highlighted: int | None = None

@@ -39,9 +39,10 @@ from PySide6.QtWidgets import (  # noqa: E402
 
 from profdiff.viewer.colors import DivergingScale  # noqa: E402
 from profdiff.viewer.compare import Comparison, incomparable_warnings  # noqa: E402
+from profdiff.viewer.run_labels import labels_of  # noqa: E402
 from profdiff.viewer.units import format_rel, format_value  # noqa: E402
 
-from .totals_table import TotalsTable, better_of, run_labels, totals_data  # noqa: E402
+from .totals_table import TotalsTable, better_of, totals_data  # noqa: E402
 
 _GEN = re.compile(r"^gen\d+_")
 
@@ -108,7 +109,7 @@ _WARN_STYLE = ("QLabel { background: #fff4ce; border: 1px solid #e0c060; border-
 
 def headline_html(cmp: Comparison) -> str:
     """One sentence per non-baseline run: the few changes people look at first."""
-    labels = run_labels([p.path for p in cmp.runs])
+    labels = labels_of(cmp)
     b = cmp.runs[cmp.baseline].totals
     if cmp.n_runs == 1:
         t = b
@@ -152,7 +153,7 @@ def _coloured(text: str, change: float, direction: str) -> str:
 
 def gc_recomputed_note(cmp: Comparison) -> str:
     """One line for the %GC repair of GHC 9.0 (instead of one long warning per run)."""
-    labels = run_labels([p.path for p in cmp.runs])
+    labels = labels_of(cmp)
     runs = [i for i, p in enumerate(cmp.runs) if p.meta.get("gc_pct_recomputed")]
     if not runs:
         return ""
@@ -170,7 +171,7 @@ def gc_recomputed_note(cmp: Comparison) -> str:
 
 def warnings_text(cmp: Comparison) -> str:
     """The runs' warnings (deduplicated, each naming its runs) and comparability notes."""
-    labels = run_labels([p.path for p in cmp.runs])
+    labels = labels_of(cmp)
     seen: dict[str, list[str]] = {}
     note = gc_recomputed_note(cmp)
     if note:
@@ -199,7 +200,7 @@ class TimeBars(QWidget):
 
     def __init__(self, cmp: Comparison, parent=None) -> None:
         super().__init__(parent)
-        self.labels = run_labels([p.path for p in cmp.runs])
+        self.labels = labels_of(cmp)
         self.rows: list[tuple[float, float, float, float]] = []  # mut, gc, other, total
         for p in cmp.runs:
             t = p.totals
@@ -307,7 +308,7 @@ class GcLogPlot(QWidget):
         super().__init__(parent)
         self.cmp = cmp
         self.runs = gc_log_runs(cmp)
-        self.labels = run_labels([p.path for p in cmp.runs])
+        self.labels = labels_of(cmp)
         self.y_combo = QComboBox()
         self.y_combo.addItems(list(GC_LOG_Y))
         self.x_combo = QComboBox()

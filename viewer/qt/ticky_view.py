@@ -55,7 +55,7 @@ from profdiff.viewer.session import Session
 from profdiff.viewer.units import format_delta, format_value
 
 from .models import Column, ComparisonTreeModel, diff_columns
-from .totals_table import TotalsData, TotalsTable, group_keys, run_labels
+from .totals_table import TotalsData, TotalsTable, group_keys, labels_of
 
 TICKY_METRICS = ("entries", "alloc", "allocd", "alloc_words")
 RAW_PREFIX = "raw:"
@@ -91,7 +91,7 @@ class TickyClosureModel(ComparisonTreeModel):
     def __init__(self, cmp: Comparison, columns: list[Column], parent=None,
                  summed: bool | None = None) -> None:
         super().__init__(cmp, columns, parent=parent)
-        labels = run_labels([p.path for p in cmp.runs])
+        labels = labels_of(cmp)
         metrics = [m for m in TICKY_METRICS if m in cmp.values]
         # grouped by module (a two-level tree): module rows are the roots with children
         self.grouped = bool(cmp.mode == "tree" and cmp.n_rows and np.any(cmp.parent >= 0))
@@ -298,7 +298,7 @@ class TickyClosuresView(QWidget):
 
     def _summary_text(self, hidden: list[str]) -> str:
         m, cmp = self.model, self.cmp
-        labels = run_labels([p.path for p in cmp.runs])
+        labels = labels_of(cmp)
         leaf = cmp.parent >= 0 if m.grouped else np.ones(cmp.n_rows, dtype=bool)
         n = ", ".join(f"{int(cmp.present[leaf, i].sum())} in {labels[i]}"
                       for i in range(cmp.n_runs))
@@ -410,13 +410,13 @@ def counters_data(cmp: Comparison, hide_zero: bool = True) -> TotalsData:
     groups = group_keys(keys, TICKY_GROUPS)
     if raw_keys:
         groups.append(("Raw counters", raw_keys))
-    return TotalsData(runs=run_labels([p.path for p in cmp.runs]), values=values,
+    return TotalsData(runs=labels_of(cmp), values=values,
                       metrics=metrics, baseline=cmp.baseline, groups=groups)
 
 
 def histogram_table(cmp: Comparison, name: str) -> QTableWidget:
     """Rows: arity 0..8 (+ total); columns: count and % per run, then Δpp vs baseline."""
-    labels = run_labels([p.path for p in cmp.runs])
+    labels = labels_of(cmp)
     hists = [(p.extras.get("histograms", {}) or {}).get(name) for p in cmp.runs]
     n_all = max((len(h.get("counts", [])) for h in hists if h), default=0)
     # arities no run ever returned with are left out: the table stays a few rows high

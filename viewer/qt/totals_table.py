@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
@@ -27,6 +26,7 @@ from PySide6.QtWidgets import QHeaderView, QTreeView, QVBoxLayout, QWidget
 from profdiff.parsers.model import Kind, Metric, Unit
 from profdiff.viewer.colors import DivergingScale, text_color_for
 from profdiff.viewer.compare import Comparison
+from profdiff.viewer.run_labels import distinct_labels, labels_of  # noqa: F401 - labels_of for the views
 from profdiff.viewer.units import format_delta, format_rel, format_value
 
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -61,16 +61,9 @@ def better_of(key: str, metric: Metric | None) -> str:
 
 
 def run_labels(paths: Sequence[str]) -> list[str]:
-    """Short, distinct labels for runs: file names, with parent folders when they clash."""
-    ps = [Path(p) for p in paths]
-    labels = [p.name for p in ps]
-    depth = 1
-    while len(set(labels)) < len(labels) and depth < 4:
-        depth += 1
-        labels = ["/".join(p.parts[-depth:]) for p in ps]
-    if len(set(labels)) < len(labels):
-        labels = [f"{lab} #{i}" for i, lab in enumerate(labels)]
-    return labels
+    """Distinct labels for runs read from ``paths`` (:mod:`viewer.run_labels`; a view with
+    a comparison uses :func:`labels_of`, which also knows the user's labels)."""
+    return distinct_labels(paths)
 
 
 def ratio_text(r: float) -> str:
@@ -134,7 +127,7 @@ def totals_data(cmp: Comparison, keys: Sequence[str] | None = None,
         m = cmp.total_metric(k)
         metrics[k] = m if m is not None else Metric(k, Unit.COUNT, Kind.NODE, k)
     groups = group_keys(keys, rules) if rules else [("", keys)]
-    return TotalsData(runs=run_labels([p.path for p in cmp.runs]),
+    return TotalsData(runs=labels_of(cmp),
                       values=[dict(p.totals) for p in cmp.runs], metrics=metrics,
                       baseline=cmp.baseline, groups=groups)
 

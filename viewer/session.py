@@ -315,6 +315,13 @@ class Session:
             cmp.labels = distinct_labels([str(p.path) for p in runs], dict(self.spec.labels))
         return cmp
 
+    def relabel(self, labels: Sequence[tuple[str, str]]) -> None:
+        """The user renamed runs: new (path, label) pairs, set on every comparison already
+        built (nothing is aligned again: a label changes no number)."""
+        self.spec = self.spec.replace(labels=tuple(labels))
+        for value in self._cache.values():
+            self.label_runs(value)
+
     def _cached(self, key: tuple, build: Callable[[], Any]) -> Any:
         if key not in self._cache:
             self._cache[key] = self.label_runs(build())

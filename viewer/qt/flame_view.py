@@ -49,6 +49,7 @@ from profdiff.parsers.model import Unit
 from profdiff.viewer import flame_layout as fl
 from profdiff.viewer.colors import DivergingScale
 from profdiff.viewer.compare import Comparison, Status
+from profdiff.viewer.run_labels import labels_of
 from profdiff.viewer.units import format_delta, format_rel, format_value
 
 from .flame_canvas import (  # noqa: F401 - constants re-exported for tests
@@ -69,12 +70,8 @@ from .models import ComparisonTreeModel
 
 
 def run_labels(cmp: Comparison) -> list[str]:
-    """Short names of the runs: file names, or parent/file when names collide."""
-    paths = [Path(str(p.path)) for p in cmp.runs]
-    names = [p.name for p in paths]
-    if len(set(names)) < len(names):
-        names = [f"{p.parent.name}/{p.name}" if p.parent.name else p.name for p in paths]
-    return names
+    """How the runs are named (:func:`viewer.run_labels.labels_of`), as everywhere else."""
+    return labels_of(cmp)
 
 
 class FlameView(QWidget):

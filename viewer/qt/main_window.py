@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from profdiff.parsers.model import Profile
 from profdiff.viewer.colors import DivergingScale
 from profdiff.viewer.compare import Comparison, Status
+from profdiff.viewer.run_labels import labels_of
 from profdiff.viewer.session import Session, SessionSpec
 from profdiff.viewer.view_state import ViewState, available_metrics, change_scale_factor
 
@@ -252,6 +253,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.side.rowSelected.connect(lambda r: self._row_selected(r, self.side))
         self.diff.rowSelected.connect(lambda r: self._row_selected(r, self.diff))
         self.side.filesDropped.connect(self._pane_drop)
+        self.side.renameRequested.connect(self.rename_run_dialog)
         self.flat.flatRowSelected.connect(self._flat_selected)
         self.flat.revealRequested.connect(self.reveal_key)
         self.flat.callSiteActivated.connect(self.reveal_row)
@@ -507,6 +509,36 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.side.forget_pane_choice(new_base)
         self._set_runs(list(self.runs), True, list(self.paths))
 
+    def set_run_label(self, run: int, label: str) -> None:
+        """Name run ``run`` ``label`` in every view, table and export ("" : back to its
+        path suffix).  The label belongs to the file, so it stays when the baseline
+        changes or runs are added; it changes no number, so nothing is aligned again."""
+        if self.session is None or not 0 <= run < len(self.runs):
+            return
+        from profdiff.viewer.run_labels import path_key
+
+        path = str(self.runs[run].path)
+        labels = {path_key(p): (p, t) for p, t in self.spec.labels}
+        labels.pop(path_key(path), None)
+        if label.strip():
+            labels[path_key(path)] = (path, label.strip())
+        self.spec = self.spec.replace(labels=tuple(labels.values()))
+        self.session.relabel(self.spec.labels)
+        self._apply(self.session, list(self.paths), keep_state=True)
+
+    def rename_run_dialog(self, run: int) -> None:
+        """Ask for run ``run``'s label (double-click on a pane title)."""
+        if self.comparison is None or not 0 <= run < self.comparison.n_runs:
+            return
+        from PySide6.QtWidgets import QInputDialog
+
+        p = self.comparison.runs[run]
+        text, ok = QInputDialog.getText(
+            self, "Name this run", f"Label for run [{run}] ({p.path}); empty: the path "
+            "suffix", text=labels_of(self.comparison)[run])
+        if ok:
+            self.set_run_label(run, text)
+
     def _rebuild_baseline_menu(self) -> None:
         self.baseline_menu.clear()
         cmp = self.comparison
@@ -518,8 +550,8 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
 
         group = QActionGroup(self.baseline_menu)
         group.setExclusive(True)
-        for i, p in enumerate(cmp.runs):
-            a = self.baseline_menu.addAction(f"[{i}] {Path(p.path).name}")
+        for i, label in enumerate(labels_of(cmp)):
+            a = self.baseline_menu.addAction(f"[{i}] {label}")
             a.setCheckable(True)
             a.setChecked(i == cmp.baseline)
             a.setObjectName(f"baselineRun{i}")
@@ -696,13 +728,13 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.status_label.setText(txt)
         inc = [i for i, p in enumerate(cmp.runs) if p.incomplete]
         if inc:
-            reasons = "; ".join(f"{Path(cmp.runs[i].path).name}: {cmp.runs[i].incomplete_reason}"
-                                for i in inc)
+            labels = labels_of(cmp)
+            reasons = "; ".join(f"{labels[i]}: {cmp.runs[i].incomplete_reason}" for i in inc)
             self.incomplete_label.setToolTip(reasons)
             self.incomplete_label.show()
         else:
             self.incomplete_label.hide()
-        names = " vs ".join(Path(p.path).name for p in cmp.runs)
+        names = " vs ".join(labels_of(cmp))
         if cmp.groups is not None:
             names = f"{len(cmp.groups[0])} runs vs {len(cmp.groups[1])} runs"
         self.setWindowTitle(f"{names} — profdiff")

@@ -572,9 +572,9 @@ class ComparisonTreeModel(QAbstractItemModel):
     def _run_name(self, i: int | None) -> str:
         if i is None:
             return ""
-        from pathlib import Path
+        from profdiff.viewer.run_labels import labels_of
 
-        return Path(self.cmp.runs[i].path).name
+        return labels_of(self.cmp)[i]
 
     # ----- sorting ----------------------------------------------------------------------
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:

@@ -10,7 +10,7 @@ can be wired to any other.
 
 from __future__ import annotations
 
-from pathlib import Path
+import html
 
 import numpy as np
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPersistentModelIndex, Qt, Signal
@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from profdiff.viewer.colors import DivergingScale
 from profdiff.viewer.compare import Comparison
+from profdiff.viewer.run_labels import labels_of
 
 from . import bulk_ops
 from .layout import RowLayout, path_to_max
@@ -405,12 +406,23 @@ class _TreeViewMixin:
         self.layout_.set_sort(key, descending)
 
 
+class _PaneTitle(QLabel):
+    """A pane's title; a double-click asks to rename the run it shows."""
+
+    doubleClicked = Signal()
+
+    def mouseDoubleClickEvent(self, ev) -> None:  # noqa: N802 - Qt API
+        self.doubleClicked.emit()
+        ev.accept()
+
+
 class SideBySideView(QWidget, _TreeViewMixin):
     """Baseline | current panes over one union tree; everything in one pane mirrors the other."""
 
     rowSelected = Signal(int)
     filesDropped = Signal(int, list)  # run slot (0 = baseline, 1 = current), paths
     paneRunChanged = Signal(int, int)  # pane slot, run shown
+    renameRequested = Signal(int)  # run index: the user double-clicked its pane title
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -436,8 +448,10 @@ class SideBySideView(QWidget, _TreeViewMixin):
             bl = QVBoxLayout(box)
             bl.setContentsMargins(0, 0, 0, 0)
             bl.setSpacing(2)
-            title = QLabel()
+            title = _PaneTitle()
             title.setObjectName("paneTitle")
+            title.setToolTip("Double-click to name this run (shown in every view)")
+            title.doubleClicked.connect(lambda s=slot: self._rename(s))
             title.setContentsMargins(6, 2, 6, 2)
             combo = QComboBox()
             combo.setObjectName(f"paneRun{slot}")
@@ -459,6 +473,10 @@ class SideBySideView(QWidget, _TreeViewMixin):
             self.panes.append(pane)
             self.titles.append(title)
         self._wire()
+
+    def _rename(self, slot: int) -> None:
+        if self.cmp is not None and self.pane_runs[slot] < self.cmp.n_runs:
+            self.renameRequested.emit(self.pane_runs[slot])
 
     def _wire(self) -> None:
         a, b = self.panes
@@ -585,7 +603,7 @@ class SideBySideView(QWidget, _TreeViewMixin):
         run = self.pane_runs[slot]
         p = cmp.runs[run]
         label = f"<b>{run_role(cmp, run).upper() if cmp.n_runs > 1 else 'RUN'}</b> " \
-                f"[{run}] {Path(p.path).name}"
+                f"[{run}] {html.escape(labels_of(cmp)[run])}"
         if cmp.groups is not None:
             label += f" <i>(mean of {len(cmp.groups[slot])} runs)</i>"
         if p.incomplete:
@@ -599,9 +617,9 @@ class SideBySideView(QWidget, _TreeViewMixin):
             combo.blockSignals(True)
             combo.clear()
             if many:
-                for i, p in enumerate(cmp.runs):
+                for i, label in enumerate(labels_of(cmp)):
                     role = " (baseline)" if i == cmp.baseline else ""
-                    combo.addItem(f"[{i}] {Path(p.path).name}{role}", i)
+                    combo.addItem(f"[{i}] {label}{role}", i)
                 combo.setCurrentIndex(self.pane_runs[slot])
             combo.blockSignals(False)
             combo.setVisible(many)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QRectF, Qt, QTimer, Signal
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
 from profdiff.parsers.model import Unit
 from profdiff.viewer.colors import ADDED, REMOVED, DivergingScale
 from profdiff.viewer.compare import Comparison, Status, incomparable_warnings
+from profdiff.viewer.run_labels import distinct_labels, labels_of
 from profdiff.viewer.units import format_delta, format_rel, format_value, human_bytes
 
 
@@ -146,11 +146,12 @@ def summary_html(cmp: Comparison) -> str:
         head += f"<th align=right>{html.escape(m.title if m and m.label else k)}</th>"
     head += "</tr>"
     rows.append(head)
+    labels = labels_of(cmp)
     for i, p in enumerate(cmp.runs):
         cmd = p.meta.get("command_line") or p.meta.get("program") or ""
         date = p.meta.get("date") or ""
         inc = " <b style='color:#b35806'>INCOMPLETE</b>" if p.incomplete else ""
-        name = html.escape(Path(p.path).name)
+        name = html.escape(labels[i])
         if cmp.groups is not None and i < len(cmp.groups):
             name = f"mean of {len(cmp.groups[i])}: " + html.escape(group_label(cmp.groups[i]))
         tr = (f"<tr><td><b>{run_role(cmp, i)}</b></td><td>{name}"
@@ -185,9 +186,7 @@ def summary_html(cmp: Comparison) -> str:
 
 def group_label(runs, limit: int = 4) -> str:
     """Short names of a group's files: ``run1/ad.prof, run2/ad.prof`` when names repeat."""
-    paths = [Path(p.path) for p in runs]
-    dup = len({q.name for q in paths}) < len(paths)
-    names = [f"{q.parent.name}/{q.name}" if dup else q.name for q in paths]
+    names = distinct_labels([str(p.path) for p in runs])
     more = f" +{len(names) - limit} more" if len(names) > limit else ""
     return ", ".join(names[:limit]) + more
 

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 
 from profdiff.parsers.model import Profile
 from profdiff.viewer.compare import Comparison
+from profdiff.viewer.run_labels import distinct_labels
 from profdiff.viewer.session import Session
 
 from .icons import sample_pair
@@ -144,13 +145,21 @@ class LoadingMixin:
         task = LoadTask(slots, spec, n_base=n_base)
         self._task = task
         self.progress.setValue(0)
-        self.progress_label.setText("Loading " + ", ".join(Path(p).name for p in new_paths))
+        self.progress_label.setText("Loading " + ", ".join(
+            self._labels_for(new_paths, [p for p in paths if p])))
         self.progress_row.show()
         task.signals.progress.connect(lambda f: self.progress.setValue(int(f * 1000)))
         task.signals.finished.connect(lambda res, t=task: self._task_done(t, res, paths, slots))
         task.signals.cancelled.connect(lambda t=task: self._task_cancelled(t))
         task.signals.failed.connect(lambda msg, t=task: self._task_failed(t, msg))
         QThreadPool.globalInstance().start(task)
+
+    def _labels_for(self, some: Sequence[str], among: Sequence[str]) -> list[str]:
+        """The labels of files ``some`` as they will read among all files ``among``
+        (``v2/x.prof``, not ``x.prof``: the loading bar names runs as the views do)."""
+        every = list(dict.fromkeys([*among, *some]))
+        labels = dict(zip(every, distinct_labels(every, dict(self.spec.labels)), strict=True))
+        return [labels[p] for p in some]
 
     def cancel_loading(self) -> None:
         if self._task is not None:
@@ -260,8 +269,9 @@ class LoadingMixin:
         task.signals.finished.connect(
             lambda res, t=task: self._align_done(t, res, paths, keep_state, on_done))
         task.signals.failed.connect(lambda msg, t=task: self._align_failed(t, msg))
+        shown = [p for p in paths if p]
         self.statusBar().showMessage("Comparing " + ", ".join(
-            Path(p).name for p in paths if p) + "…", 10000)
+            self._labels_for(shown, shown)) + "…", 10000)
         QThreadPool.globalInstance().start(task)
 
     @property

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from ..export.csv_export import export_csv
 from ..export.speedscope import export_speedscope
+from ..run_labels import order_dropped, shortest_suffixes
 from .views import local_files
 
 
@@ -73,13 +74,7 @@ class ExportDropMixin:
             ev.ignore()
             return
         ev.acceptProposedAction()
-        if len(files) >= 2:
-            text = "Drop to compare (older file = baseline)"
-        elif self.runs:
-            text = "Drop to replace the current run"
-        else:
-            text = "Drop to open"
-        self.overlay.show_over(self.centralWidget(), text)
+        self.overlay.show_over(self.centralWidget(), drop_hint(files, len(self.runs)))
 
     def dragMoveEvent(self, ev) -> None:  # noqa: N802 - Qt API
         if local_files(ev.mimeData()):
@@ -98,13 +93,44 @@ class ExportDropMixin:
         self.drop_files(files)
 
     def drop_files(self, files: Sequence[str]) -> None:
-        """Two or more files: compare, oldest first; one file: replace the current run."""
+        """Files dropped onto the window (see :func:`drop_hint`): a folder is watched as
+        ``profdiff DIR`` does; two or more files are compared in the natural order of
+        their labels (``v1/x.prof`` before ``v2/x.prof``; never by modification time, so a
+        baseline copied just now stays the baseline); one file opens, or is added as one
+        more run when runs are shown (a drop never silently replaces a run: dropping it
+        onto a pane of Side by side replaces that pane's run)."""
+        files = [str(f) for f in files]
+        folders = [f for f in files if os.path.isdir(f)]
+        if folders and self._watch_dropped(folders[0], len(files) - 1):
+            return
         if len(files) >= 2:
-            self.load_paths(sorted(files, key=_mtime))
+            ordered = order_dropped(files)
+            self.load_paths(ordered)
+            labels = self._labels_for(ordered, ordered)
+            self.statusBar().showMessage(
+                f"Baseline: {labels[0]}, current: {labels[-1]} (dropped files are ordered by "
+                "name; View > Baseline picks another)", 15000)
         elif self.runs:
-            self.open_as_current(files[0])
+            index = len(self.runs)
+            label = self._labels_for([files[0]], [*(p for p in self.paths if p), files[0]])[0]
+            self.add_run(files[0])
+            self.statusBar().showMessage(
+                f"Added {label} as run [{index}] (the current run); drop onto a pane "
+                "of Side by side to replace that pane's run instead", 15000)
         else:
             self.load_paths(files)
+
+    def _watch_dropped(self, folder: str, others: int) -> bool:
+        """Watch a dropped folder (False: it is one run, e.g. a Julia .mem folder)."""
+        from .runs_panel import is_watch_folder, open_watch
+
+        if not is_watch_folder(folder):
+            return False
+        open_watch(self, folder)
+        extra = f"; {others} other dropped item(s) ignored" if others else ""
+        self.statusBar().showMessage(f"Watching {folder}: every profile that lands there is "
+                                     f"compared{extra}", 15000)
+        return True
 
     def _pane_drop(self, slot: int, files: list) -> None:
         if len(files) >= 2:
@@ -115,8 +141,13 @@ class ExportDropMixin:
             self.open_as_current(files[0])
 
 
-def _mtime(p: str) -> float:
-    try:
-        return os.stat(p).st_mtime
-    except OSError:
-        return 0.0
+def drop_hint(files: Sequence[str], n_runs: int) -> str:
+    """What a drop of ``files`` will do, shown over the window while dragging."""
+    if any(os.path.isdir(f) for f in files):
+        return "Drop to watch this folder (each new profile is compared)"
+    if len(files) >= 2:
+        first = shortest_suffixes(order_dropped(list(files)))[0]
+        return f"Drop to compare, ordered by name (baseline: {first})"
+    if n_runs:
+        return "Drop to add as one more run (onto a pane: replace that pane's run)"
+    return "Drop to open"

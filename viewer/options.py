@@ -210,11 +210,13 @@ def build_app_parser() -> argparse.ArgumentParser:
     w.add_argument("--screenshot", metavar="OUT.png",
                    help="render the window offscreen to a PNG and exit")
     w.add_argument("--view", choices=VIEWS, default=None,
-                   help="tab to show (default: diff when comparing, side for one run)")
+                   help="tab to show (default: the one the window opens on); a view the "
+                   "runs' format does not have is an error that lists the views it has")
     w.add_argument("--size", default="1600x900", metavar="WxH", help="window size")
-    w.add_argument("--expand", default="3", metavar="N|hot",
-                   help="expand N tree levels (default 3), 'hot' for the hottest path or "
-                   "'delta' for the path of the largest change")
+    w.add_argument("--expand", default=None, metavar="N|hot|delta",
+                   help="expand N tree levels, 'hot' for the hottest path or 'delta' for the "
+                   "path of the largest change (default: as the window opens, the diff tree "
+                   "open along the path to the top culprit)")
     w.add_argument("--colorblind", action="store_true", help="colour-blind safe palette")
     w.add_argument("--sig-column", action="store_true",
                    help="show the significance column (on by default with --base/--new)")

@@ -113,19 +113,22 @@ def test_filter_keeps_ancestors_and_status_counts(loaded):
     assert "7 added" in w.status_label.text() and "7 removed" in w.status_label.text()
 
 
-def test_drop_two_files_older_becomes_baseline(win, tmp_path):
+def test_drop_two_files_orders_them_by_name_not_by_age(win, tmp_path):
+    """A baseline copied just now (the newest file) must stay the baseline: dropped
+    files are ordered by name, never by modification time."""
     a, b = tmp_path / "a.prof", tmp_path / "b.prof"
-    shutil.copy(V2, a)
-    shutil.copy(V1, b)
-    os.utime(b, (1_000_000, 1_000_000))  # b (v1) is older -> baseline
+    shutil.copy(V1, a)  # a (v1): the baseline by name, but the newest file
+    shutil.copy(V2, b)
+    os.utime(b, (1_000_000, 1_000_000))
     os.utime(a, (2_000_000, 2_000_000))
     mime = QMimeData()
-    mime.setUrls([QUrl.fromLocalFile(str(a)), QUrl.fromLocalFile(str(b))])
+    mime.setUrls([QUrl.fromLocalFile(str(b)), QUrl.fromLocalFile(str(a))])
     ev = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime,
                     Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
     win.dropEvent(ev)
-    assert [Path(p.path).name for p in win.runs] == ["b.prof", "a.prof"]
-    assert win.comparison.runs[0].totals["total_alloc_bytes"] == 4_291_393_792
+    assert [Path(p.path).name for p in win.runs] == ["a.prof", "b.prof"]
+    assert win.comparison.runs[0].totals["total_alloc_bytes"] == 4_291_393_792  # v1's header
+    assert "Baseline: a.prof" in win.statusBar().currentMessage()
 
 
 def test_drop_one_file_on_a_pane_replaces_that_run(loaded, tmp_path):

@@ -57,6 +57,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         view = view_from_args(args)
     except ProfdiffError as e:
         parser.error(str(e))
+    if args.expand is not None and args.expand not in ("hot", "delta") \
+            and not args.expand.isdigit():
+        parser.error(f"--expand expects a number, 'hot' or 'delta', not {args.expand!r}")
     has_display = bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
                        or os.environ.get("QT_QPA_PLATFORM") or sys.platform != "linux")
     if args.screenshot and not has_display:
@@ -144,6 +147,9 @@ def _apply_options(win, args) -> None:
             win.suggestions_dock.show()
         if args.rules_editor:
             win.open_rules_editor()
+        problem = show_requested(win, args)
+        if problem:
+            win.message_bar.show_message(problem, "warning")
 
     if win.comparison is not None:
         go()
@@ -153,6 +159,36 @@ def _apply_options(win, args) -> None:
             go(cmp)
 
         win.comparisonChanged.connect(once)
+
+
+def show_requested(win, args) -> str:
+    """``--view`` and ``--expand`` on a loaded window: the one code path of the live
+    window and ``--screenshot`` (a picture that shows another state than the window the
+    user opens would be a wrong picture).  Without ``--expand`` the window stays as it
+    opened (the diff tree open along the path to the top culprit, that row current).
+    Returns "" or why an option cannot be honoured."""
+    if win.comparison is None:
+        return ""
+    if args.view is not None:
+        available = win.available_views()
+        if args.view not in available:
+            return (f"--view {args.view}: this comparison has no such view; views: "
+                    f"{', '.join(available) or 'none'}")
+        win.show_view(args.view)
+    if args.expand is None:
+        return ""
+    if args.expand not in ("hot", "delta"):
+        if not str(args.expand).isdigit():
+            return f"--expand expects a number, 'hot' or 'delta', not {args.expand!r}"
+    win.collapse_all()
+    if args.expand in ("hot", "delta"):
+        win.expand_to_depth(2)
+        win.expand_hottest("value" if args.expand == "hot" else "delta")
+    else:
+        win.expand_to_depth(int(args.expand))
+        for v in win.tree_views():
+            v.fit_name_column()
+    return ""
 
 
 def _missing_xcb_libraries() -> list[str]:
@@ -205,7 +241,9 @@ def _no_display(args, missing: list[str] | None = None) -> int:
     return print_for_app(args)
 
 
-def _screenshot(app, win, args, spec, view, settings_path: str) -> int:
+def prepare_screenshot(app, win, args, spec, view) -> int:
+    """Open ``spec`` in ``win`` as the live window does, then settle it; returns 0, or 2
+    when nothing could be shown or ``--view`` names a view the comparison lacks."""
     w, h = _size(args.size)
     win.resize(w, h)
     if args.colorblind:
@@ -216,52 +254,49 @@ def _screenshot(app, win, args, spec, view, settings_path: str) -> int:
         return 2
     win.show()
     app.processEvents()
-    _apply_options(win, args)
     if win.comparison is not None:
         win.wait_for_noise()
-    view = args.view
-    if view is None and win.primary_tab() is None:
-        view = "diff" if len(win.runs) > 1 else "side"
-    if view == "flame" and win.flame is None:
-        print("profdiff: warning: the flame view is not available; showing the diff tree",
-              file=sys.stderr)
-        view = "diff"
-    if view is not None:
-        win.show_view(view)
-    if win.comparison is not None:
-        win.collapse_all()
-        if args.expand in ("hot", "delta"):
-            win.expand_to_depth(2)
-            win.expand_hottest("value" if args.expand == "hot" else "delta")
-        else:
-            try:
-                n = int(args.expand)
-            except ValueError:
-                print(f"profdiff: error: --expand expects a number or 'hot', not {args.expand!r}",
-                      file=sys.stderr)
-                return 2
-            win.expand_to_depth(n)
-        for v in win.tree_views():
-            v.fit_name_column()
+    if args.view is not None and win.comparison is not None \
+            and args.view not in win.available_views():
+        print(f"profdiff: error: --view {args.view}: this comparison has no such view; "
+              f"views: {', '.join(win.available_views()) or 'none'}", file=sys.stderr)
+        return 2
+    _apply_options(win, args)
+    win.flush_pending()
     for _ in range(3):
         app.processEvents()
     if win.comparison is not None and args.show_suggestions and win.suggestions.suggestions:
         win.suggestions.select(0)  # reveals the pair in the diff tree
     for _ in range(3):
         app.processEvents()
+    return 0
+
+
+def _screenshot(app, win, args, spec, view, settings_path: str) -> int:
+    """``--screenshot``: the window as it opens, grabbed to a PNG.  An input that failed
+    to read is said on stderr and makes the exit code 2 (the picture, with its error bar,
+    is still written)."""
+    rc = prepare_screenshot(app, win, args, spec, view)
+    errors = list(win.load_errors)
     out = Path(args.screenshot)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    ok = win.grab().save(str(out), "PNG")
+    ok = False
+    if rc == 0:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        ok = win.grab().save(str(out), "PNG")
     win.close()
     try:
         os.unlink(settings_path)
     except OSError:
         pass
+    if rc:
+        return rc
     if not ok:
         print(f"profdiff: error: cannot write {out}", file=sys.stderr)
         return 2
     print(str(out))
-    return 0
+    for msg in errors:
+        print(f"profdiff: error: {msg}", file=sys.stderr)
+    return 2 if errors else 0
 
 
 if __name__ == "__main__":

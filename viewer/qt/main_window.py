@@ -94,6 +94,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.watch_panel: QWidget | None = None  # the "Runs" tab of a watched folder
         self._format_tabs: list[QWidget] = []
         self._pending: dict[int, list] = {}
+        self.load_errors: list[str] = []  # what the last opening of files could not read
         # matching across refactors
         self.rules: list = []
         self.rules_source: Path | None = None  # the .profdiff.toml the rules came from

@@ -132,13 +132,15 @@ class LoadingMixin:
         self.cancel_loading()
         self._drop_align()  # files opened now win over a watched run still aligning
         new_paths = [s.path for s in slots if s.path]
+        self.load_errors = []
         self._pick_up_rules([*new_paths, *[p for p in paths if p]])
         spec = self.load_spec()
         if self.synchronous:
             try:
                 res = load_and_align(slots, spec, n_base=n_base)
             except Exception as e:  # noqa: BLE001
-                self.message_bar.show_message(f"Loading failed: {e}")
+                self.load_errors = [f"Loading failed: {e}"]
+                self.message_bar.show_message(self.load_errors[0])
                 return
             self._loaded(res, paths, slots)
             return
@@ -197,9 +199,11 @@ class LoadingMixin:
         if task is self._task:
             self._task = None
         self.progress_row.hide()
-        self.message_bar.show_message(f"Loading failed: {msg}")
+        self.load_errors = [f"Loading failed: {msg}"]
+        self.message_bar.show_message(self.load_errors[0])
 
     def _loaded(self, res: LoadResult, paths: list[str | None], slots: list[Slot]) -> None:
+        self.load_errors = [msg for _path, msg in res.errors]
         for _path, msg in res.errors:
             self.message_bar.show_message(msg)
         # paths of the runs actually shown (a failed slot keeps its previous run, or is dropped)

@@ -139,7 +139,8 @@ class NavigationMixin:
         if n:
             self.tabs.setCurrentIndex((self.tabs.currentIndex() + step) % n)
 
-    def show_view(self, name: str) -> None:
+    def view_widget(self, name: str) -> QWidget | None:
+        """The tab ``--view name`` means, or None when this comparison has no such tab."""
         w = {"side": self.side, "diff": self.diff, "flat": self.flat,
              "flame": self.flame}.get(name)
         if w is None:  # format tabs by the first word of their title: heap, rts, ticky, ...
@@ -148,6 +149,16 @@ class NavigationMixin:
                 if name.lower() in words or name.lower().split("-") == words:  # bottom-up
                     w = self.tabs.widget(i)
                     break
+        return w if w is not None and self.tabs.indexOf(w) >= 0 else None
+
+    def available_views(self) -> list[str]:
+        """The ``--view`` names this window has a tab for (in --view's order)."""
+        from profdiff.viewer.options import VIEWS
+
+        return [v for v in VIEWS if self.view_widget(v) is not None]
+
+    def show_view(self, name: str) -> None:
+        w = self.view_widget(name)
         if w is not None:
             self.tabs.setCurrentWidget(w)
 

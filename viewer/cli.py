@@ -81,6 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):
         return _run_gui(argv)
+    _hint_path_named_like(argv)
     parser = build_parser(only=argv[0] if argv[0] in SUBCOMMANDS else "")
     from .options import auto_match_value
 
@@ -94,6 +95,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if isinstance(result, int):
         return result
     return _run_gui(result)
+
+
+def _hint_path_named_like(argv: list[str]) -> None:
+    """A subcommand name is always the subcommand (a command line means the same in every
+    folder); when a file or folder of that name is in the working directory and not
+    named again later, say how to open it instead (``profdiff ./watch``)."""
+    import os
+
+    name = argv[0]
+    if not os.path.exists(name):
+        return
+    if any(os.path.normpath(a) == name for a in argv[1:] if not a.startswith("-")):
+        return
+    kind = "folder" if os.path.isdir(name) else "file"
+    print(f"profdiff: note: '{name}' is the {name} subcommand; to open the {kind} ./{name} "
+          f"type: profdiff ./{name}", file=sys.stderr)
 
 
 def _run_gui(request) -> int:

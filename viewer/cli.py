@@ -106,8 +106,9 @@ def _hint_path_named_like(argv: list[str]) -> None:
     name = argv[0]
     if not os.path.exists(name):
         return
-    if any(os.path.normpath(a) == name for a in argv[1:] if not a.startswith("-")):
-        return
+    named = [os.path.normpath(a) for a in argv[1:] if not a.startswith("-")]
+    if any(a == name or a.startswith(name + os.sep) for a in named):
+        return  # profdiff show show/x.prof: the path is used, as the subcommand's argument
     kind = "folder" if os.path.isdir(name) else "file"
     print(f"profdiff: note: '{name}' is the {name} subcommand; to open the {kind} ./{name} "
           f"type: profdiff ./{name}", file=sys.stderr)

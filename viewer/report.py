@@ -273,7 +273,8 @@ def write_json(doc: dict[str, Any], out) -> None:
     out.write("\n ]\n}\n" if not first else "]\n}\n")
 
 
-def profile_json(p: Profile, rows: Sequence[int], label: str | None = None) -> dict[str, Any]:
+def profile_json(p: Profile, rows: Sequence[int], run_label: str | None = None
+                 ) -> dict[str, Any]:
     """``profdiff show --json``: one run, its metrics and the listed rows (tree order)."""
     names = [m.name for m in p.metrics]
 
@@ -283,7 +284,7 @@ def profile_json(p: Profile, rows: Sequence[int], label: str | None = None) -> d
 
     return {
         "profdiff": __version__,
-        "run": run_json(p, label),
+        "run": run_json(p, run_label),
         "metrics": {m.name: metric_json(m) for m in p.metrics},
         "rows": [
             {

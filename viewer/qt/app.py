@@ -82,6 +82,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _screenshot(app, win, args, spec, view, tmp.name)
 
     win = MainWindow()
+    open_live(win, args, spec, view)
+    return int(app.exec())
+
+
+def open_live(win, args, spec, view) -> None:
+    """The window the user gets: open what the command line says, show it, and apply
+    the options that need a loaded comparison when it is in (:func:`show_requested`,
+    shared with ``--screenshot``)."""
     if args.colorblind:
         win.act_palette.setChecked(True)
     from .runs_panel import is_watch_folder, open_watch
@@ -92,7 +100,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         win.open_spec(spec, view)
     win.show()
     _apply_options(win, args)
-    return int(app.exec())
 
 
 def _application():
@@ -262,7 +269,6 @@ def prepare_screenshot(app, win, args, spec, view) -> int:
               f"views: {', '.join(win.available_views()) or 'none'}", file=sys.stderr)
         return 2
     _apply_options(win, args)
-    win.flush_pending()
     for _ in range(3):
         app.processEvents()
     if win.comparison is not None and args.show_suggestions and win.suggestions.suggestions:

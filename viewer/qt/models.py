@@ -32,6 +32,7 @@ from profdiff.viewer.colors import (
     text_color_for,
 )
 from profdiff.viewer.compare import MATCHED_BY, Comparison, Status
+from profdiff.viewer.run_labels import labels_of
 from profdiff.viewer.units import format_delta, format_rel, format_value
 from profdiff.viewer.view_state import (  # noqa: F401 - re-exported for the views
     change_scale_factor,
@@ -140,13 +141,16 @@ def _diff_columns(cmp: Comparison, metrics: list[str], src: bool, status: bool) 
             cols.append(Column("delta", m, cmp.current, f"{h}\nΔ", f"{t}: current − baseline"))
             cols.append(Column("rel", m, cmp.current, f"{h}\nΔ%",
                                f"{t}: change relative to the baseline"))
-        else:
+        else:  # the header names the run by index, the tooltip by its label
+            labels = labels_of(cmp)
             for r in range(cmp.n_runs):
                 tag = "base" if r == cmp.baseline else f"#{r}"
-                cols.append(Column("value", m, r, f"{short_title(t)}\n[{tag}]", met.description))
+                cols.append(Column("value", m, r, f"{short_title(t)}\n[{tag}]",
+                                   f"{t} in run [{r}] {labels[r]}"))
             for r in others:
                 cols.append(Column("delta", m, r, f"{short_title(t)}\nΔ [#{r}]",
-                                   f"{t}: run {r} − baseline"))
+                                   f"{t}: run [{r}] {labels[r]} − baseline "
+                                   f"{labels[cmp.baseline]}"))
     return cols
 
 
@@ -572,8 +576,6 @@ class ComparisonTreeModel(QAbstractItemModel):
     def _run_name(self, i: int | None) -> str:
         if i is None:
             return ""
-        from profdiff.viewer.run_labels import labels_of
-
         return labels_of(self.cmp)[i]
 
     # ----- sorting ----------------------------------------------------------------------

@@ -18,19 +18,18 @@ from PySide6.QtWidgets import (
 MAX_RECENT = 10
 
 
+DEFAULT_SCREEN_SHARE = 0.8
+"""Share of the screen's available width and height a window opens at the first time."""
+
+
 class SettingsMixin:
     """Window geometry, splitter and column widths, recent files (QSettings)."""
 
     def _restore_settings(self) -> None:
         s = self.settings
         g = s.value("geometry")
-        if g is not None:
-            self.restoreGeometry(g)
-        else:  # first start: a comfortable size for side-by-side trees
-            screen = self.screen().availableGeometry() if self.screen() else None
-            w, h = (1500, 950) if screen is None else (
-                min(1500, int(screen.width() * 0.9)), min(950, int(screen.height() * 0.9)))
-            self.resize(w, h)
+        if g is None or not self.restoreGeometry(g) or not self._fits_screen():
+            self._default_geometry()
         sp = s.value("splitter")
         if sp is not None:
             self.splitter.restoreState(sp)
@@ -40,6 +39,28 @@ class SettingsMixin:
         pm = s.value("percentMode")
         if pm is not None:
             self.act_percent.setChecked(str(pm).lower() in ("true", "1"))
+
+    def _default_geometry(self) -> None:
+        """First start (or a saved size that no longer fits this screen): 80 % of the
+        screen's available area, centred - room for two trees side by side and their
+        columns on any screen, instead of Qt's size hint (~925x570 on 1600x1000)."""
+        screen = self.screen().availableGeometry() if self.screen() else None
+        if screen is None or screen.width() < 200:
+            self.resize(1280, 800)
+            return
+        w, h = int(screen.width() * DEFAULT_SCREEN_SHARE), int(screen.height() * DEFAULT_SCREEN_SHARE)
+        self.resize(w, h)
+        self.move(screen.x() + (screen.width() - w) // 2, screen.y() + (screen.height() - h) // 2)
+
+    def _fits_screen(self) -> bool:
+        """The restored size is usable here: not larger than the screen (saved on a bigger
+        monitor) and not a sliver (< 640x400)."""
+        screen = self.screen().availableGeometry() if self.screen() else None
+        if screen is None:
+            return True
+        size = self.size()
+        return (640 <= size.width() <= screen.width() + 8
+                and 400 <= size.height() <= screen.height() + 8)
 
     def save_settings(self) -> None:
         s = self.settings

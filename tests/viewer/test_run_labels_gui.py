@@ -274,3 +274,11 @@ def test_first_start_opens_at_80_percent_of_the_screen(qtbot, tmp_path):
     w4 = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(w4)
     assert w4.width() == int(avail.width() * DEFAULT_SCREEN_SHARE)
+
+
+def test_the_label_option_names_runs_in_the_window(make_window, three):
+    w = make_window()
+    args, spec, view = _args(*three, "--label", "before", "--label", "after=" + three[2])
+    w.open_spec(spec, view)
+    assert w.windowTitle() == "before vs v2/x.prof vs after — profdiff"
+    assert w.side.titles[1].text().endswith("[2] after")

@@ -23,6 +23,7 @@ import numpy as np
 from profdiff.viewer import __version__
 from profdiff.viewer.compare import Status
 from profdiff.viewer.units import format_delta, format_rel, format_value
+from profdiff.viewer.units import format_many as _format_many
 
 if TYPE_CHECKING:
     from profdiff.viewer.compare import Comparison
@@ -121,27 +122,9 @@ def changes_json(cmp: Comparison, ranking: Ranking, limit: int = MAX_CHANGES,
 
 
 def format_many(values: np.ndarray, unit: Any, delta: bool = False) -> list[str]:
-    """:func:`~viewer.units.format_value` (or ``format_delta``) of every value: whole
-    byte/count/tick values and ordinary seconds take a fast path (the same text); the
-    rest go through the shared formatter one by one."""
-    from profdiff.parsers.model import Unit
-
-    u = Unit(unit)
-    v = np.asarray(values, dtype=np.float64)
-    sfx = {Unit.BYTES: " B", Unit.SECONDS: " s", Unit.NANOSECONDS: " ns"}.get(u, "")
-    fast = None
-    if u in (Unit.BYTES, Unit.COUNT, Unit.TICKS, Unit.SAMPLES, Unit.NANOSECONDS):
-        if np.all(np.abs(v - np.round(v)) < 1e-6):
-            fast = ",.0f"
-    elif u is Unit.SECONDS and np.all(np.isfinite(v)) and np.all((np.abs(v) >= 0.001) | (v == 0)):
-        fast = ",.3f"
-    if fast is None:
-        one = format_delta if delta else format_value
-        return [one(x, u) for x in v.tolist()]
-    if not delta:
-        return [f"{x:{fast}}{sfx}" for x in v.tolist()]
-    return ["0" if x == 0 else f"{'+' if x > 0 else '−'}{abs(x):{fast}}{sfx}"
-            for x in v.tolist()]
+    """:func:`~viewer.units.format_many`: the shared formatter over a column (kept here
+    under its old name for the report's callers)."""
+    return _format_many(values, unit, delta=delta)
 
 
 def _keep_rows(widths: np.ndarray, max_frames: int, min_width: float) -> tuple[np.ndarray, float]:

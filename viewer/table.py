@@ -17,7 +17,7 @@ import numpy as np
 from profdiff.parsers.model import Metric, Profile, Unit
 
 from .compare import Comparison, Status, incomparable_warnings
-from .units import format_delta, format_rel, format_value
+from .units import digits_rounding, format_delta, format_rel, format_value
 
 RED, GREEN, GREY, BOLD, YELLOW, RESET = (
     "\x1b[31m", "\x1b[32m", "\x1b[90m", "\x1b[1m", "\x1b[33m", "\x1b[0m")
@@ -191,7 +191,8 @@ def _row_cells(cmp: Comparison, i: int, rank: int, metrics: Sequence[str], paint
         v = cmp.values[m][i]
         runs = range(cmp.n_runs) if multi else (cmp.baseline, cmp.current)
         for r in runs:
-            cells.append(format_value(v[r], met.unit) if cmp.present[i, r] else "·")
+            cells.append(format_value(v[r], met.unit, rounding=digits_rounding(cmp.runs, m, r))
+                         if cmp.present[i, r] else "·")
         d = v[cmp.current] - v[cmp.baseline]
         b = v[cmp.baseline]
         if d and not changed[m][i]:  # within the rounding of the printed values
@@ -203,7 +204,8 @@ def _row_cells(cmp: Comparison, i: int, rank: int, metrics: Sequence[str], paint
         mn = cmp.noise.metrics.get(m) if cmp.noise is not None else None
         if mn is not None and met.sampled and d and not mn.significant[i]:
             code, mark = GREY, " ~"  # within noise: faded
-        cells.append(paint(format_delta(d, met.unit), code))
+        dh = digits_rounding(cmp.runs, m, cmp.current, cmp.baseline)
+        cells.append(paint(format_delta(d, met.unit, rounding=dh), code))
         rel = d / abs(b) if b else (float("inf") if d > 0 else (float("-inf") if d < 0 else 0.0))
         cells.append(paint(format_rel(rel) + mark, code))
     return cells

@@ -96,6 +96,17 @@ def step_of(rounding: float) -> float:
     return 10.0 ** math.floor(math.log10(2.0 * rounding))
 
 
+def digits_rounding(runs: Any, metric: str, run: int, baseline: int | None = None) -> float:
+    """The ± half-width that decides how many digits ``metric`` gets in ``run`` (a
+    Δ against ``baseline``: both runs' summed): the run's own ``Profile.rounding``, the
+    same for every row of a column so the column reads digit by digit (a flat row summing
+    many rounded call sites is less precise still; its ≈ verdict says so)."""
+    h = float(runs[run].rounding.get(metric, 0.0))
+    if baseline is not None:
+        h += float(runs[baseline].rounding.get(metric, 0.0))
+    return h
+
+
 def unit_label(unit: Unit | str, scale: Scale | None = None) -> str:
     """The unit a header names, or "" when the title already says it (percent, counts)."""
     unit = Unit(unit)
@@ -146,6 +157,8 @@ def _time_text(x: float, unit: Unit, rounding: float, scale: Scale | None) -> tu
     step = step_of(rounding) / sc.factor
     if step > 0:  # known only to ± rounding: no digit below that
         dec = max(0, min(dec, -math.floor(math.log10(step) + 1e-12)))
+        if round(x / sc.factor, dec) == 0:
+            return APPROX + "0", sc.label  # within the rounding of zero
     return _decimal_text(x / sc.factor, dec), sc.label
 
 
@@ -183,6 +196,8 @@ def format_value(v: float | None, unit: Unit | str, *, suffix: bool = True,
             " " + (scale.label if scale else ("s" if unit is Unit.SECONDS else "ns"))
         return "0" + (sfx if suffix else "")
     approx, digits, sfx = _magnitude(abs(v), unit, rounding, scale)
+    if digits in ("0", APPROX + "0"):  # within the rounding of zero
+        return APPROX + "0" + (sfx if suffix else "")
     return approx + (MINUS if v < 0 else "") + digits + (sfx if suffix else "")
 
 
@@ -201,6 +216,8 @@ def format_delta(d: float | None, unit: Unit | str, *, suffix: bool = True,
     approx, digits, sfx = _magnitude(abs(d), unit, rounding, scale)
     if unit is Unit.PERCENT:
         sfx = " pp"
+    if digits in ("0", APPROX + "0"):  # a change within the rounding: no sign to give
+        return APPROX + "0"
     return approx + ("+" if d > 0 else MINUS) + digits + (sfx if suffix else "")
 
 
@@ -215,6 +232,21 @@ def format_rel(r: float | None) -> str:
     if r >= 10:  # past +1000 % a ratio reads better: x11.0
         return f"x{r + 1:,.1f}"
     return ("+" if r > 0 else MINUS) + _decimal_text(abs(r) * 100, 1) + "%"
+
+
+def format_precision(h: float, unit: Unit | str) -> str:
+    """The ± half-width itself, to two significant digits (``± 0.05 %``, ``± 0.0014 s``,
+    ``± 2,100,000 B``): printed with the value's own rule it would round (0.05 -> 0.1)."""
+    unit = Unit(unit)
+    if _bad(h) or not math.isfinite(h):
+        return "-"
+    x = float(f"{abs(h):.2g}")
+    digits = f"{int(x):,}" if x >= 100 else f"{x:g}"
+    sfx = _SUFFIX.get(unit, "")
+    if unit is Unit.NANOSECONDS:
+        sc = time_scale(x, unit) or SECONDS_SCALE
+        digits, sfx = f"{float(f'{x / sc.factor:.2g}'):g}", " " + sc.label
+    return "± " + digits + sfx
 
 
 def format_many(values: Any, unit: Unit | str, *, delta: bool = False,

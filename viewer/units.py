@@ -24,6 +24,7 @@ Headers carry the unit when the cells do not: :func:`unit_label` / :func:`with_u
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,10 +117,14 @@ def unit_label(unit: Unit | str, scale: Scale | None = None) -> str:
             Unit.BYTE_SECONDS: "B·s"}.get(unit, "")
 
 
+_SPELLED_UNIT = re.compile(r"\s*\((?:nanoseconds|microseconds|milliseconds|seconds|bytes)\)$")
+
+
 def with_unit(title: str, unit: Unit | str, scale: Scale | None = None) -> str:
-    """``time`` -> ``time (s)``; percent and count titles stay as they are."""
+    """``time`` -> ``time (s)``; a unit the title spells out (pprof's ``cpu
+    (nanoseconds)``) gives way to the shown one; percent and count titles stay."""
     u = unit_label(unit, scale)
-    return f"{title} ({u})" if u else title
+    return f"{_SPELLED_UNIT.sub('', title)} ({u})" if u else title
 
 
 def _bad(v: float | None) -> bool:

@@ -198,7 +198,7 @@ def format_value(v: float | None, unit: Unit | str, *, suffix: bool = True,
         return ("+" if v > 0 else "-") + "inf"
     if v == 0:
         sfx = _SUFFIX.get(unit, "") if unit not in (Unit.SECONDS, Unit.NANOSECONDS) else \
-            " " + (scale.label if scale else ("s" if unit is Unit.SECONDS else "ns"))
+            " " + (scale.label if scale else "s")  # a zero time has no scale to show
         return "0" + (sfx if suffix else "")
     approx, digits, sfx = _magnitude(abs(v), unit, rounding, scale)
     if digits in ("0", APPROX + "0"):  # within the rounding of zero

@@ -223,8 +223,12 @@ def _legend(cmp: Comparison, metrics: Sequence[str], paint: _Painter, color: boo
             legend += ("; ~ = within sampling error (one run per side: run-to-run noise is "
                        "unknown, give repeated runs with --base/--new)")
     if any(m in cmp.rounding for m in metrics):
-        legend += ("; ≈ = within the rounding of the printed percentages (no change the "
-                   "data can support)")
+        legend += ("; ≈0 / ≈ = within the rounding of the printed percentages (no change "
+                   "the data can support)")
+    if any(m in cmp.rounding for m in metrics) or (
+            cmp.noise is not None and (cmp.noise.n_base > 1 or cmp.noise.n_new > 1)):
+        legend += ("; ≈123 = approximate (from a rounded percentage or a mean of runs), "
+                   "printed to the digits it is known to")
     if color:
         legend += f"; {paint('red', RED)} = worse, {paint('green', GREEN)} = better"
     return paint(legend, GREY)

@@ -595,6 +595,14 @@ class RunsPanel(QWidget):
                    f"{name} · {self.frame_metric_box.currentText()}" if name else "",
                    fm.unit if fm else Unit.COUNT)
 
+    def point_labels(self, runs: Sequence[Run]) -> list[str]:
+        """The runs' files; versions of one file (a program rewriting ``ad.prof`` on
+        every run) also get their time, so the points say which run they are."""
+        labels = [self.table.label(r) for r in runs]
+        dup = {x for x in labels if labels.count(x) > 1}
+        return [f"{x} {time.strftime('%H:%M:%S', time.localtime(r.time))}" if x in dup else x
+                for x, r in zip(labels, runs, strict=True)]
+
     def _plot(self, plot, series, title: str, unit: Unit) -> None:
         plot.clear()
         plot.setTitle(title)
@@ -608,7 +616,7 @@ class RunsPanel(QWidget):
             return
         xs, ys = series
         ys = ys * scale
-        names = [self.table.label(self.table.runs[int(i)]) for i in xs]
+        names = self.point_labels([self.table.runs[int(i)] for i in xs])
         plot.getAxis("bottom").setTicks([run_ticks(xs, names)])
         plot.plot(xs, ys, pen=pg.mkPen("#2166ac", width=2))
         tips = [f"{n}\n{format_value(float(y) / scale, unit)}" for n, y in zip(names, ys,

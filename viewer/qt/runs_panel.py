@@ -608,8 +608,7 @@ class RunsPanel(QWidget):
         plot.setTitle(title)
         label = title.split(" · ")[-1]
         axis_label, scale = plot_axis_unit(unit)
-        plot.getAxis("left").enableAutoSIPrefix(scale == 1.0 and bool(axis_label)
-                                                 and unit is not Unit.PERCENT)
+        plot.getAxis("left").enableAutoSIPrefix(bool(axis_label) and unit is not Unit.PERCENT)
         plot.setLabel("left", label, units=axis_label or None)
         if series is None or len(series[0]) == 0:
             plot.getAxis("bottom").setTicks(None)

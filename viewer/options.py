@@ -185,7 +185,8 @@ def add_display_options(p: argparse.ArgumentParser) -> None:
                    help="only rows whose change of the main metric is significant")
     g.add_argument("--threshold", type=float, default=0.0, metavar="PP",
                    help="hide rows whose change of every shown metric is below PP "
-                   "percentage points of the run")
+                   "percentage points of the run (with --absolute: below PP %% of the "
+                   "baseline run's total)")
 
 
 def add_session_options(p: argparse.ArgumentParser) -> None:

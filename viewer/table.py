@@ -17,7 +17,7 @@ from profdiff.parsers.model import Metric, Profile, Unit
 
 from .compare import Comparison, Status, incomparable_warnings
 from .run_labels import labels_of
-from .units import format_delta, format_rel, format_value
+from .units import digits_rounding, format_delta, format_rel, format_value
 
 RED, GREEN, GREY, BOLD, YELLOW, RESET = (
     "\x1b[31m", "\x1b[32m", "\x1b[90m", "\x1b[1m", "\x1b[33m", "\x1b[0m")
@@ -195,7 +195,8 @@ def _row_cells(cmp: Comparison, i: int, rank: int, metrics: Sequence[str], paint
         v = cmp.values[m][i]
         runs = range(cmp.n_runs) if multi else (cmp.baseline, cmp.current)
         for r in runs:
-            cells.append(format_value(v[r], met.unit) if cmp.present[i, r] else "·")
+            cells.append(format_value(v[r], met.unit, rounding=digits_rounding(cmp.runs, m, r))
+                         if cmp.present[i, r] else "·")
         d = v[cmp.current] - v[cmp.baseline]
         b = v[cmp.baseline]
         if d and not changed[m][i]:  # within the rounding of the printed values
@@ -207,7 +208,8 @@ def _row_cells(cmp: Comparison, i: int, rank: int, metrics: Sequence[str], paint
         mn = cmp.noise.metrics.get(m) if cmp.noise is not None else None
         if mn is not None and met.sampled and d and not mn.significant[i]:
             code, mark = GREY, " ~"  # within noise: faded
-        cells.append(paint(format_delta(d, met.unit), code))
+        dh = digits_rounding(cmp.runs, m, cmp.current, cmp.baseline)
+        cells.append(paint(format_delta(d, met.unit, rounding=dh), code))
         rel = d / abs(b) if b else (float("inf") if d > 0 else (float("-inf") if d < 0 else 0.0))
         cells.append(paint(format_rel(rel) + mark, code))
     return cells
@@ -225,8 +227,12 @@ def _legend(cmp: Comparison, metrics: Sequence[str], paint: _Painter, color: boo
             legend += ("; ~ = within sampling error (one run per side: run-to-run noise is "
                        "unknown, give repeated runs with --base/--new)")
     if any(m in cmp.rounding for m in metrics):
-        legend += ("; ≈ = within the rounding of the printed percentages (no change the "
-                   "data can support)")
+        legend += ("; ≈0 / ≈ = within the rounding of the printed percentages (no change "
+                   "the data can support)")
+    if any(m in cmp.rounding for m in metrics) or (
+            cmp.noise is not None and (cmp.noise.n_base > 1 or cmp.noise.n_new > 1)):
+        legend += ("; ≈123 = approximate (from a rounded percentage or a mean of runs), "
+                   "printed to the digits it is known to")
     if color:
         legend += f"; {paint('red', RED)} = worse, {paint('green', GREEN)} = better"
     return paint(legend, GREY)

@@ -162,3 +162,64 @@ def test_landing_runs_align_in_a_worker(qtbot, tmp_path):
     assert len(win.runs) == 2 and not win.aligning  # the views swapped before the note
     assert panel.comparison is win.flat_comparison
     win.close()
+
+
+def _axis_ticks(plot, name: str) -> list[tuple[float, str]]:
+    ticks = plot.getAxis(name)._tickLevels  # noqa: SLF001 - pyqtgraph keeps set ticks here
+    return list(ticks[0]) if ticks else []
+
+
+def test_third_run_counts_plots_by_run_and_follows_the_selection(qtbot, tmp_path, window):
+    """Issue 19 item 7: the count follows a third run; ticks are the runs' files at
+    integer x; the y axis names its unit; points carry their file; the cost-centre plot
+    starts on the top change and then follows the tree's selection."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    panel = open_watch(window, str(folder), settle=SETTLE, refresh_ms=20)
+    tabs = window.tabs
+    assert tabs.tabText(tabs.indexOf(panel)) == "Runs (0)"
+    qtbot.waitUntil(lambda: panel.scan_done, timeout=10000)
+    copy("v1/ad.prof", folder / "v1" / "ad.prof")
+    qtbot.waitUntil(lambda: len(window.runs) == 1, timeout=10000)
+    with qtbot.waitSignal(panel.notified, timeout=10000):
+        copy("v2/ad.prof", folder / "v2" / "ad.prof")
+    with qtbot.waitSignal(panel.notified, timeout=10000) as sig:
+        copy("noise-v1/run1/ad.prof", folder / "r1" / "ad.prof")
+    assert len(panel.table) == 3
+    assert panel.title.text().endswith("— 3 runs")
+    assert tabs.tabText(tabs.indexOf(panel)) == "Runs (3)"
+    assert "r1/ad.prof" in window.windowTitle() or "ad.prof" in window.windowTitle()
+    labels = [panel.table.label(r) for r in panel.table.runs]
+    # the totals plot: one point per run at 0, 1, 2, ticks labelled by file, unit on y
+    panel.total_box.setCurrentIndex(panel.total_box.findData("total_alloc_bytes"))
+    item = panel.total_plot.getPlotItem()
+    line = item.listDataItems()[0]
+    assert list(line.xData) == [0.0, 1.0, 2.0]
+    assert list(line.yData) == [V1_ALLOC, V2_ALLOC, V1_ALLOC]
+    assert _axis_ticks(panel.total_plot, "bottom") == [(0.0, labels[0]), (1.0, labels[1]),
+                                                        (2.0, labels[2])]
+    left = panel.total_plot.getAxis("left")
+    assert left.labelUnits == "B" and left.labelText == "total alloc"
+    dots = [i for i in item.items if type(i).__name__ == "ScatterPlotItem"]
+    assert dots and [p.data().split("\n")[0] for p in dots[0].points()] == labels
+    assert dots[0].points()[1].data().endswith("6,560,334,592 B")
+    # the cost-centre plot: the top change of the notification, without typing
+    top = sig.args[0].split(": ", 1)[1].split(":")[0]
+    assert panel.frame_edit.text() == top == "addGrad"
+    fplot = panel.frame_plot.getPlotItem().listDataItems()
+    assert fplot and len(fplot[0].yData) == 3
+    assert panel.frame_edit.placeholderText() == "name, e.g. addGrad"
+    assert "addGrad" in set(window.comparison.name.tolist())
+    # it follows the row selected in the tree
+    cmp = window.comparison
+    row = next(r for r in range(cmp.n_rows) if cmp.name[r] == "evalDelta")
+    model = window.diff.models[0]
+    window.diff.expand_rows([row])
+    window.diff.tree.setCurrentIndex(model.index_for_row(row))  # what a click does
+    assert panel.frame_edit.text() == "evalDelta"
+    assert panel.frame_plot.getPlotItem().titleLabel.text.startswith("evalDelta")
+    # typing a name stops following
+    panel.frame_edit.setFocus()
+    qtbot.keyClicks(panel.frame_edit, "x")
+    assert not panel.follow_box.isChecked()
+    window.close()

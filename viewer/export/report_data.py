@@ -23,7 +23,8 @@ import numpy as np
 from profdiff.viewer import __version__
 from profdiff.viewer.compare import Status
 from profdiff.viewer.run_labels import labels_of
-from profdiff.viewer.units import format_delta, format_rel, format_value
+from profdiff.viewer.units import digits_rounding, format_delta, format_rel, format_value
+from profdiff.viewer.units import format_many as _format_many
 
 if TYPE_CHECKING:
     from profdiff.viewer.compare import Comparison
@@ -107,9 +108,11 @@ def changes_json(cmp: Comparison, ranking: Ranking, limit: int = MAX_CHANGES,
         for m in metrics:
             b = float(cmp.values[m][i, cmp.baseline])
             c = float(cmp.values[m][i, cmp.current])
+            hb, hc = (digits_rounding(cmp.runs, m, r) for r in (cmp.baseline, cmp.current))
             vals[m] = {"base": _num(b), "new": _num(c), "delta": _num(c - b),
-                       "text": [format_value(b, units[m]), format_value(c, units[m]),
-                                format_delta(c - b, units[m]),
+                       "text": [format_value(b, units[m], rounding=hb),
+                                format_value(c, units[m], rounding=hc),
+                                format_delta(c - b, units[m], rounding=hb + hc),
                                 format_rel((c - b) / abs(b)) if b else ""]}
         out.append({"rank": rank, "name": str(cmp.name[i]), "module": str(cmp.module[i]),
                     "score": float(ranking.score[i]), "metric": str(ranking.metric[i]),
@@ -121,28 +124,11 @@ def changes_json(cmp: Comparison, ranking: Ranking, limit: int = MAX_CHANGES,
             "rows": out, "total_rows": int(cmp.n_rows), "verdict_counts": counts}
 
 
-def format_many(values: np.ndarray, unit: Any, delta: bool = False) -> list[str]:
-    """:func:`~viewer.units.format_value` (or ``format_delta``) of every value: whole
-    byte/count/tick values and ordinary seconds take a fast path (the same text); the
-    rest go through the shared formatter one by one."""
-    from profdiff.parsers.model import Unit
-
-    u = Unit(unit)
-    v = np.asarray(values, dtype=np.float64)
-    sfx = {Unit.BYTES: " B", Unit.SECONDS: " s", Unit.NANOSECONDS: " ns"}.get(u, "")
-    fast = None
-    if u in (Unit.BYTES, Unit.COUNT, Unit.TICKS, Unit.SAMPLES, Unit.NANOSECONDS):
-        if np.all(np.abs(v - np.round(v)) < 1e-6):
-            fast = ",.0f"
-    elif u is Unit.SECONDS and np.all(np.isfinite(v)) and np.all((np.abs(v) >= 0.001) | (v == 0)):
-        fast = ",.3f"
-    if fast is None:
-        one = format_delta if delta else format_value
-        return [one(x, u) for x in v.tolist()]
-    if not delta:
-        return [f"{x:{fast}}{sfx}" for x in v.tolist()]
-    return ["0" if x == 0 else f"{'+' if x > 0 else '−'}{abs(x):{fast}}{sfx}"
-            for x in v.tolist()]
+def format_many(values: np.ndarray, unit: Any, delta: bool = False,
+                rounding: float = 0.0) -> list[str]:
+    """:func:`~viewer.units.format_many`: the shared formatter over a column (kept here
+    under its old name for the report's callers)."""
+    return _format_many(values, unit, delta=delta, rounding=rounding)
 
 
 def _keep_rows(widths: np.ndarray, max_frames: int, min_width: float) -> tuple[np.ndarray, float]:
@@ -184,6 +170,7 @@ def flame_json(cmp: Comparison, metric: str, *, max_frames: int = MAX_FRAMES,
     own = self_values(cmp, width_metric)[keep]
     unit = cmp.metric_by_name[width_metric].unit
     b, c = inc[:, cmp.baseline], inc[:, cmp.current]
+    hb, hc = (digits_rounding(cmp.runs, width_metric, r) for r in (cmp.baseline, cmp.current))
     shown_share = float(lay.width[keep][parent < 0].sum()) if len(keep) else 0.0
     dropped_share = float(lay.width[cmp.parent < 0].sum()) - shown_share
     return {
@@ -198,9 +185,10 @@ def flame_json(cmp: Comparison, metric: str, *, max_frames: int = MAX_FRAMES,
         "colour": [f"#{r:02x}{g:02x}{b_:02x}" for r, g, b_ in rgb.tolist()],
         "status": np.array([s.label for s in Status], dtype=object)[
             np.asarray(cmp.status)[keep]].tolist(),
-        "base": format_many(b, unit), "new": format_many(c, unit),
-        "delta": format_many(c - b, unit, delta=True),
-        "self_delta": format_many(own[:, cmp.current] - own[:, cmp.baseline], unit, delta=True),
+        "base": format_many(b, unit, rounding=hb), "new": format_many(c, unit, rounding=hc),
+        "delta": format_many(c - b, unit, delta=True, rounding=hb + hc),
+        "self_delta": format_many(own[:, cmp.current] - own[:, cmp.baseline], unit, delta=True,
+                                  rounding=hb + hc),
     }
 
 

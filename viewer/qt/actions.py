@@ -165,6 +165,21 @@ def filter_controls(win, tb) -> None:
     tb.addSeparator()
 
 
+def threshold_units(spin, percent: bool) -> None:
+    """The |Δ| threshold's suffix and tooltip follow the unit mode.  Its meaning is the
+    same in both (one number for columns of different units: the change as a share of
+    the baseline run's total); only the name changes: percentage points of the run when
+    the columns are percents, "% of total" when they are seconds and bytes."""
+    if percent:
+        spin.setSuffix(" pp")
+        spin.setToolTip("Hide rows whose change of every shown metric is below this many "
+                        "percentage points of the run")
+    else:
+        spin.setSuffix(" % of total")
+        spin.setToolTip("Hide rows whose change of every shown metric (seconds, bytes…) is "
+                        "below this percentage of the baseline run's total")
+
+
 def row_controls(win, tb) -> None:
     """"changed only", "significant only", the |Δ| threshold, "% of run", palette."""
     win.changed_box = QCheckBox("changed only")
@@ -182,9 +197,7 @@ def row_controls(win, tb) -> None:
     win.threshold_spin.setRange(0, 100)
     win.threshold_spin.setDecimals(2)
     win.threshold_spin.setSingleStep(0.1)
-    win.threshold_spin.setSuffix(" pp")
-    win.threshold_spin.setToolTip("Hide rows whose change of every shown metric is below "
-                                   "this many percentage points of the run")
+    threshold_units(win.threshold_spin, True)
     win.threshold_spin.valueChanged.connect(win.set_threshold)
     tb.addWidget(win.threshold_spin)
     tb.addSeparator()
@@ -194,6 +207,8 @@ def row_controls(win, tb) -> None:
     win.percent_box.toggled.connect(win.act_percent.setChecked)
     win.act_percent.toggled.connect(win.percent_box.setChecked)
     tb.addWidget(win.percent_box)
+    win.act_percent.toggled.connect(lambda on: threshold_units(win.threshold_spin, on))
+    threshold_units(win.threshold_spin, win.act_percent.isChecked())
     win.palette_box = QCheckBox("colour-blind palette")
     win.palette_box.setChecked(win.scale.palette == "colorblind")
     win.palette_box.toggled.connect(win.act_palette.setChecked)

@@ -50,7 +50,7 @@ from profdiff.viewer import flame_layout as fl
 from profdiff.viewer.colors import DivergingScale
 from profdiff.viewer.compare import Comparison, Status
 from profdiff.viewer.run_labels import labels_of
-from profdiff.viewer.units import format_delta, format_rel, format_value
+from profdiff.viewer.units import digits_rounding, format_delta, format_rel, format_value
 
 from .flame_canvas import (  # noqa: F401 - constants re-exported for tests
     BACKGROUND,
@@ -448,13 +448,13 @@ class FlameView(QWidget):
         for r in range(cmp.n_runs):
             mark = " (base)" if r == cmp.baseline and cmp.n_runs > 1 else ""
             cells = "".join(
-                f"<td align='right'>&nbsp;{e(format_value(float(cmp.values[n][row, r]), cmp.metric_by_name[n].unit))}</td>"
+                f"<td align='right'>&nbsp;{e(format_value(float(cmp.values[n][row, r]), cmp.metric_by_name[n].unit, rounding=digits_rounding(cmp.runs, n, r)))}</td>"
                 for n in shown)
             bold = ("<b>", "</b>") if r == cmp.current and cmp.n_runs > 1 else ("", "")
             rows_html.append(f"<tr><td>{bold[0]}{e(labels[r] + mark)}{bold[1]}</td>{cells}</tr>")
         if cmp.n_runs > 1:
             cells = "".join(
-                f"<td align='right'>&nbsp;{e(format_delta(float(cmp.delta(n)[row]), cmp.metric_by_name[n].unit))}"
+                f"<td align='right'>&nbsp;{e(format_delta(float(cmp.delta(n)[row]), cmp.metric_by_name[n].unit, rounding=digits_rounding(cmp.runs, n, cmp.current, cmp.baseline)))}"
                 f" ({e(format_rel(float(cmp.rel(n)[row])))})</td>" for n in shown)
             rows_html.append(f"<tr><td>Δ</td>{cells}</tr>")
         lines.append("<table cellspacing='0'>" + "".join(rows_html) + "</table>")

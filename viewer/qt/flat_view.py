@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from profdiff.viewer.colors import DivergingScale
 from profdiff.viewer.compare import Comparison
-from profdiff.viewer.units import format_delta, format_value
+from profdiff.viewer.units import digits_rounding, format_delta, format_value
 
 from .layout import RowLayout
 from .models import ComparisonTreeModel, diff_columns
@@ -191,9 +191,11 @@ class FlatView(QWidget):
             if metric and metric in tc.values:
                 met = tc.metric_by_name[metric]
                 v = tc.values[metric][r]
-                cells += [format_value(float(v[tc.baseline]), met.unit),
-                          format_value(float(v[tc.current]), met.unit),
-                          format_delta(float(v[tc.current] - v[tc.baseline]), met.unit)]
+                h = [digits_rounding(tc.runs, metric, i) for i in (tc.baseline, tc.current)]
+                cells += [format_value(float(v[tc.baseline]), met.unit, rounding=h[0]),
+                          format_value(float(v[tc.current]), met.unit, rounding=h[1]),
+                          format_delta(float(v[tc.current] - v[tc.baseline]), met.unit,
+                                       rounding=h[0] + h[1])]
             it = QTreeWidgetItem(cells)
             it.setData(0, Qt.ItemDataRole.UserRole, r)
             for c in range(2, len(cells)):

@@ -33,7 +33,15 @@ from profdiff.viewer.colors import (
 )
 from profdiff.viewer.compare import MATCHED_BY, Comparison, Status
 from profdiff.viewer.run_labels import labels_of
-from profdiff.viewer.units import format_delta, format_rel, format_value
+from profdiff.viewer.units import (
+    Scale,
+    column_scale,
+    digits_rounding,
+    format_delta,
+    format_rel,
+    format_value,
+    with_unit,
+)
 from profdiff.viewer.view_state import (  # noqa: F401 - re-exported for the views
     change_scale_factor,
     colour_change,
@@ -100,7 +108,7 @@ def pane_columns(cmp: Comparison, metrics: list[str], run: int) -> list[Column]:
     cols = label_columns(cmp)
     for m in metrics:
         met = cmp.metric_by_name[m]
-        cols.append(Column("value", m, run, short_title(met.title), met.description or met.title))
+        cols.append(Column("value", m, run, unit_title(cmp, m), met.description or met.title))
     return cols
 
 
@@ -132,26 +140,41 @@ def _diff_columns(cmp: Comparison, metrics: list[str], src: bool, status: bool) 
     for m in metrics:
         met = cmp.metric_by_name[m]
         t = met.title
+        h, bare = unit_title(cmp, m), short_title(t)
         if cmp.n_runs <= 1:
-            cols.append(Column("value", m, cmp.baseline, t, met.description))
+            cols.append(Column("value", m, cmp.baseline, with_unit(t, met.unit,
+                                                                   metric_scale(cmp, m)),
+                               met.description))
         elif cmp.n_runs == 2:
-            h = short_title(t)
             cols.append(Column("value", m, cmp.baseline, f"{h}\nbase", f"{t} in the baseline"))
             cols.append(Column("value", m, cmp.current, f"{h}\nnew", f"{t} in the current run"))
             cols.append(Column("delta", m, cmp.current, f"{h}\nΔ", f"{t}: current − baseline"))
-            cols.append(Column("rel", m, cmp.current, f"{h}\nΔ%",
+            cols.append(Column("rel", m, cmp.current, f"{bare}\nΔ%",
                                f"{t}: change relative to the baseline"))
         else:  # the header names the run by index, the tooltip by its label
             labels = labels_of(cmp)
             for r in range(cmp.n_runs):
                 tag = "base" if r == cmp.baseline else f"#{r}"
-                cols.append(Column("value", m, r, f"{short_title(t)}\n[{tag}]",
+                cols.append(Column("value", m, r, f"{h}\n[{tag}]",
                                    f"{t} in run [{r}] {labels[r]}"))
             for r in others:
-                cols.append(Column("delta", m, r, f"{short_title(t)}\nΔ [#{r}]",
+                cols.append(Column("delta", m, r, f"{h}\nΔ [#{r}]",
                                    f"{t}: run [{r}] {labels[r]} − baseline "
                                    f"{labels[cmp.baseline]}"))
     return cols
+
+
+def metric_scale(cmp: Comparison, metric: str) -> Scale | None:
+    """The time scale of ``metric``'s columns (all runs share it, so base and new read
+    digit by digit): perf periods in ns become ms or s; None for non-time metrics."""
+    met = cmp.metric_by_name[metric]
+    return column_scale(cmp.values[metric], met.unit) if metric in cmp.values else None
+
+
+def unit_title(cmp: Comparison, metric: str) -> str:
+    """Header title with the unit the cells leave out: ``time (s)``, ``alloc (B)``."""
+    met = cmp.metric_by_name[metric]
+    return with_unit(short_title(met.title), met.unit, metric_scale(cmp, metric))
 
 
 def short_title(title: str) -> str:
@@ -194,6 +217,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         self._arrays: dict[int, np.ndarray] = {}
         self._colors: dict[tuple[str, int], np.ndarray] = {}
         self._factors: dict[str, float] = {}
+        self._scales: dict[str, Scale | None] = {}
         self._persist_ids: list[tuple[int, int]] = []
         self._bold = QFont()
         self._bold.setBold(True)
@@ -503,12 +527,26 @@ class ComparisonTreeModel(QAbstractItemModel):
                 self.pane_run if self.pane_run is not None else self.cmp.current)
             if self.pane_run is None and not self.cmp.present[r, run]:
                 return "·"
-            return format_value(v, unit, suffix=False)
+            return format_value(v, unit, suffix=False, rounding=self._rounding(c.metric, r, run),
+                                scale=self._scale(c.metric))
         if v == 0 and self.cmp.n_runs > 1:
             return ""  # unchanged: leave the Δ cells empty so changes stand out
         if c.kind == "delta":
-            return format_delta(v, unit, suffix=False)
+            run = self.cmp.current if c.run is None else c.run
+            return format_delta(v, unit, suffix=False, scale=self._scale(c.metric),
+                                rounding=self._rounding(c.metric, r, run, delta=True))
         return format_rel(v)
+
+    def _scale(self, metric: str) -> Scale | None:
+        """The metric's column time scale (cached: computed once per comparison)."""
+        if metric not in self._scales:
+            self._scales[metric] = metric_scale(self.cmp, metric)
+        return self._scales[metric]
+
+    def _rounding(self, metric: str, r: int, run: int, delta: bool = False) -> float:
+        """± half-width deciding the digits of ``run``'s values (Δs: both runs')."""
+        return digits_rounding(self.cmp.runs, metric, run,
+                               self.cmp.baseline if delta else None)
 
     def _background(self, c: Column, col: int, r: int):
         if c.kind in ("delta", "rel") and self.color_deltas:
@@ -550,7 +588,8 @@ class ComparisonTreeModel(QAbstractItemModel):
             vals = self.cmp.values[c.metric][r]
             lines = [met.title]
             for i, v in enumerate(vals):
-                lines.append(f"  {self._run_name(i)}: {format_value(float(v), met.unit)}")
+                lines.append(f"  {self._run_name(i)}: "
+                             f"{format_value(float(v), met.unit, rounding=self._rounding(c.metric, r, i))}")
             mn = self.noise(c.metric) if c.kind in ("delta", "rel") else None
             if mn is not None and vals[self.cmp.current] != vals[self.cmp.baseline]:
                 real = bool(mn.significant[r])

@@ -26,6 +26,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
+    QCheckBox,
     QComboBox,
     QCompleter,
     QFileDialog,
@@ -40,10 +41,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from profdiff.parsers.model import Profile, Unit
+from profdiff.parsers.model import Kind, Profile, Unit
 from profdiff.viewer.runs import MODES, Run, RunsTable, top_changes
 from profdiff.viewer.session import Session, SessionSpec
-from profdiff.viewer.units import format_value
+from profdiff.viewer.units import format_value, unit_label
 from profdiff.viewer.watch import DEFAULT_SETTLE, Landed
 
 from .watch_bridge import WatchBridge
@@ -215,14 +216,17 @@ class RunsPanel(QWidget):
         self._timer.setInterval(refresh_ms)
         self._timer.timeout.connect(self.refresh)
         self._build(glob)
+        flat_view = getattr(main_window, "flat", None)
+        if flat_view is not None and hasattr(flat_view, "flatRowSelected"):
+            flat_view.flatRowSelected.connect(self._follow_flat)
 
     # ----- UI ------------------------------------------------------------------------------
     def _build(self, glob: str | None) -> None:
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         top = QHBoxLayout()
-        self.title = QLabel(f"Watching <b>{self.folder}</b>" + (f" ({glob})" if glob else "")
-                            + " — scanning…")
+        self._glob = glob
+        self.title = QLabel(self._title_text())
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         top.addWidget(self.title, 1)
         self.mode_box = QComboBox()
@@ -256,6 +260,9 @@ class RunsPanel(QWidget):
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.view.verticalHeader().hide()
+        self.view.setWordWrap(False)  # "4,291,393,792 B" on one line, never its unit below
+        self.model.rowsInserted.connect(lambda *_a: self.view.resizeColumnsToContents())
+        self.model.modelReset.connect(self.view.resizeColumnsToContents)
         self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.view.horizontalHeader().setStretchLastSection(False)
         self.view.doubleClicked.connect(lambda _i: self.compare_selected())
@@ -272,11 +279,20 @@ class RunsPanel(QWidget):
         row.addWidget(self.total_box, 1)
         left.addLayout(row)
         row = QHBoxLayout()
-        row.addWidget(QLabel("Cost centre:"))
+        self.frame_label = QLabel("Cost centre:")
+        row.addWidget(self.frame_label)
         self.frame_edit = QLineEdit()
-        self.frame_edit.setPlaceholderText("name, e.g. addGrad")
+        self.frame_edit.setPlaceholderText("name of a row of the tree")
         self.frame_edit.editingFinished.connect(self.update_plots)
+        self.frame_edit.textEdited.connect(self._typed_name)
+        self._frame_module: str | None = None  # module of the followed row (None: any)
+        self._frame_chosen = False  # a row was selected or a name typed: no more defaults
         row.addWidget(self.frame_edit, 1)
+        self.follow_box = QCheckBox("follow selection")
+        self.follow_box.setChecked(True)
+        self.follow_box.setToolTip("Plot the row selected in the tree views (the top change "
+                                   "until one is selected); typing a name stops following")
+        row.addWidget(self.follow_box)
         self.frame_metric_box = QComboBox()
         self.frame_metric_box.currentIndexChanged.connect(lambda _i: self.update_plots())
         row.addWidget(self.frame_metric_box)
@@ -287,7 +303,7 @@ class RunsPanel(QWidget):
             self.frame_plot = pg.PlotWidget(background="w")
             for p in (self.total_plot, self.frame_plot):
                 p.showGrid(x=True, y=True, alpha=0.3)
-                p.setLabel("bottom", "run #")
+                p.setLabel("bottom", "run")
             left.addWidget(self.total_plot, 1)
             right.addWidget(self.frame_plot, 1)
         else:
@@ -325,19 +341,43 @@ class RunsPanel(QWidget):
     def on_landed(self, landed: Landed) -> None:
         run, _action = self.table.add(landed)
         self.model.refresh(run)
+        self.update_count()
         self._schedule()
 
     def on_removed(self, path: str) -> None:
         gone = self.table.remove_path(path)
         self.picked = [r for r in self.picked if r not in gone]
         self.model.refresh()
+        self.update_count()
         self._schedule()
 
     def _on_scan_done(self, n: int) -> None:
         self.scan_done = True
-        self.title.setText(self.title.text().replace(" — scanning…", "")
-                           + f" — {len(self.table)} runs")
+        self.update_count()
         self._schedule()
+
+    # ----- the run count: panel title and tab ------------------------------------------------
+    def _title_text(self) -> str:
+        n = len(self.table)
+        count = f"{n} run{'s' if n != 1 else ''}"
+        state = count if self.scan_done else f"scanning… ({count} so far)"
+        return (f"Watching <b>{self.folder}</b>" + (f" ({self._glob})" if self._glob else "")
+                + f" — {state}")
+
+    def tab_title(self) -> str:
+        """``Runs (3)``: the tab names what it holds and how many (the folder is in the
+        panel's first line and the tab's tooltip)."""
+        return f"Runs ({len(self.table)})"
+
+    def update_count(self) -> None:
+        """Every landed or removed run updates the count in the title and the tab."""
+        self.title.setText(self._title_text())
+        tabs = getattr(self.main_window, "tabs", None)
+        if tabs is not None:
+            i = tabs.indexOf(self)
+            if i >= 0:
+                tabs.setTabText(i, self.tab_title())
+                tabs.setTabToolTip(i, f"runs in the watched folder {self.folder}")
 
     def _schedule(self) -> None:
         if not self._timer.isActive():
@@ -425,8 +465,10 @@ class RunsPanel(QWidget):
         self.comparison = flat
         if len(profiles) < 2:
             self.last_changes = []
+            self._default_frame(flat)
             return
-        self.last_changes = top_changes(flat, 3)
+        self.last_changes = top_changes(flat, 3)  # judges the noise the ranking then uses
+        self._default_frame(flat)
         labels = [self.table.label(r) for r in runs]
         text = (f"{labels[-1]} vs {labels[0]}: "
                 + ("; ".join(self.last_changes) if self.last_changes else "no change"))
@@ -442,6 +484,52 @@ class RunsPanel(QWidget):
         if mw is not None and hasattr(mw, "statusBar"):
             mw.statusBar().showMessage(text, 15000)
         self.notified.emit(text)
+
+    # ----- the cost centre plotted: the selected row, else the top change -------------------
+    def select_row(self, row: int) -> None:
+        """The main window's tree selection (union-row id of its comparison): follow it."""
+        self._follow(getattr(self.main_window, "comparison", None), row)
+
+    def _follow_flat(self, row: int) -> None:
+        self._follow(getattr(self.main_window, "flat_comparison", None), row)
+
+    def _follow(self, cmp, row: int) -> None:
+        if not self.follow_box.isChecked() or cmp is None or not 0 <= row < cmp.n_rows:
+            return
+        self._frame_chosen = True
+        self.set_frame(str(cmp.name[row]), str(cmp.module[row]))
+
+    def set_frame(self, name: str, module: str | None = None) -> None:
+        """Plot ``name`` (in ``module`` when given) over the runs."""
+        if name == self.frame_edit.text() and module == self._frame_module:
+            return
+        self.frame_edit.setText(name)
+        self._frame_module = module
+        self.update_plots()
+
+    def _typed_name(self, _text: str) -> None:
+        """A name typed by hand: plot it in any module, and stop following the selection."""
+        self._frame_module = None
+        self._frame_chosen = True
+        self.follow_box.setChecked(False)
+
+    def _default_frame(self, flat) -> None:
+        """Until a row is selected, plot the top change (or the hottest row of a single
+        run); the placeholder names a row of the loaded program, not a fixed example."""
+        top = top_row(flat) if flat is not None else None
+        if top is None:
+            return
+        name, module, metric = top
+        self.frame_edit.setPlaceholderText(f"name, e.g. {name}")
+        fmt = flat.runs[flat.baseline].format if flat.runs else ""
+        self.frame_label.setText("Cost centre:" if fmt.startswith("ghc") else "Function:")
+        if self.follow_box.isChecked() and not self._frame_chosen:
+            i = self.frame_metric_box.findData(metric)
+            if i >= 0:  # the metric the change is in
+                self.frame_metric_box.blockSignals(True)
+                self.frame_metric_box.setCurrentIndex(i)
+                self.frame_metric_box.blockSignals(False)
+            self.set_frame(name, module)
 
     # ----- plots ---------------------------------------------------------------------------
     def _update_choices(self) -> None:
@@ -488,22 +576,98 @@ class RunsPanel(QWidget):
         metric = self.frame_metric_box.currentData()
         if not name or not metric:
             return None
-        return self.table.frame_series(name, metric)
+        return self.table.frame_series(name, metric, module=self._frame_module)
 
     def update_plots(self) -> None:
+        """Both plots: one point per run at an integer x, the x axis labelled by the runs'
+        files, the y axis by the metric and its unit, a tooltip per point."""
         if self.total_plot is None:
             return
-        for plot, series, title in (
-                (self.total_plot, self.total_series(), self.total_box.currentText()),
-                (self.frame_plot, self.frame_series(),
-                 f"{self.frame_edit.text().strip()} · {self.frame_metric_box.currentText()}")):
-            plot.clear()
-            if series is None or len(series[0]) == 0:
-                continue
-            xs, ys = series
-            plot.plot(xs, ys, pen=pg.mkPen("#2166ac", width=2), symbol="o", symbolSize=6,
-                      symbolBrush="#2166ac")
-            plot.setTitle(title)
+        key = self.total_box.currentData()
+        tm = self.table.total_metric(key) if key else None
+        metric = self.frame_metric_box.currentData()
+        newest = self.shown[-1].profile if self.shown else None
+        fm = newest.metric_by_name.get(metric) if newest is not None and metric else None
+        name = self.frame_edit.text().strip()
+        self._plot(self.total_plot, self.total_series(), self.total_box.currentText(),
+                   tm.unit if tm else Unit.COUNT)
+        self._plot(self.frame_plot, self.frame_series(),
+                   f"{name} · {self.frame_metric_box.currentText()}" if name else "",
+                   fm.unit if fm else Unit.COUNT)
+
+    def point_labels(self, runs: Sequence[Run]) -> list[str]:
+        """The runs' files; versions of one file (a program rewriting ``ad.prof`` on
+        every run) also get their time, so the points say which run they are."""
+        labels = [self.table.label(r) for r in runs]
+        dup = {x for x in labels if labels.count(x) > 1}
+        return [f"{x} {time.strftime('%H:%M:%S', time.localtime(r.time))}" if x in dup else x
+                for x, r in zip(labels, runs, strict=True)]
+
+    def _plot(self, plot, series, title: str, unit: Unit) -> None:
+        plot.clear()
+        plot.setTitle(title)
+        label = title.split(" · ")[-1]
+        axis_label, scale = plot_axis_unit(unit)
+        plot.getAxis("left").enableAutoSIPrefix(bool(axis_label) and unit is not Unit.PERCENT)
+        plot.setLabel("left", label, units=axis_label or None)
+        if series is None or len(series[0]) == 0:
+            plot.getAxis("bottom").setTicks(None)
+            return
+        xs, ys = series
+        ys = ys * scale
+        names = self.point_labels([self.table.runs[int(i)] for i in xs])
+        plot.getAxis("bottom").setTicks([run_ticks(xs, names)])
+        plot.plot(xs, ys, pen=pg.mkPen("#2166ac", width=2))
+        tips = [f"{n}\n{format_value(float(y) / scale, unit)}" for n, y in zip(names, ys,
+                                                                            strict=True)]
+        dots = pg.ScatterPlotItem(x=xs, y=ys, data=tips, size=8, brush="#2166ac",
+                                  hoverable=True, hoverSize=11,
+                                  tip=lambda x, y, data: data)
+        plot.addItem(dots)
+        plot.setXRange(float(xs.min()) - 0.5, float(xs.max()) + 0.5, padding=0)
+
+
+def run_ticks(xs, names: Sequence[str], most: int = 12) -> list[tuple[float, str]]:
+    """Integer ticks at the runs, labelled by their file; with many runs every k-th
+    (the first and the newest always), so labels never overlap into a smear."""
+    n = len(xs)
+    step = max(1, -(-n // most))
+    keep = set(range(0, n, step)) | {n - 1}
+    return [(float(xs[i]), names[i]) for i in sorted(keep)]
+
+
+def plot_axis_unit(unit: Unit) -> tuple[str, float]:
+    """(unit pyqtgraph prints on the y axis, factor to apply to the values): bytes and
+    seconds get SI prefixes (GB, ms), nanosecond periods are plotted in seconds."""
+    if unit is Unit.NANOSECONDS:
+        return "s", 1e-9
+    if unit is Unit.PERCENT:
+        return "% of run", 1.0
+    return unit_label(unit), 1.0
+
+
+def top_row(cmp) -> tuple[str, str, str] | None:
+    """(name, module, metric) of the largest own change of a comparison, as the
+    notification's first culprit (its hottest row for a single run): where a look at one
+    cost centre over the runs should start."""
+    import numpy as np
+
+    from profdiff.viewer.ranking import rank_changes
+
+    if cmp is None or cmp.n_rows == 0:
+        return None
+    if cmp.n_runs > 1:
+        ranking = rank_changes(cmp)
+        if np.any(ranking.score != 0):
+            r = int(np.argmax(np.abs(ranking.score)))
+            return str(cmp.name[r]), str(cmp.module[r]), str(ranking.metric[r])
+    # one run, or nothing changed: its largest own cost
+    own = [m.name for m in cmp.metrics if m.kind is Kind.SELF and m.name in cmp.values]
+    m = own[0] if own else cmp.metrics[0].name
+    if m not in cmp.values:
+        return None
+    r = int(np.nanargmax(np.nan_to_num(cmp.values[m][:, cmp.current], nan=-np.inf)))
+    return str(cmp.name[r]), str(cmp.module[r]), m
 
 
 # ------------------------------------------------------------------------------------------
@@ -519,7 +683,7 @@ def open_watch(main_window, folder: str, glob: str | None = None, **options) -> 
     if old is not None:
         close_watch(main_window)
     panel = RunsPanel(folder, glob=glob, main_window=main_window, **options)
-    idx = main_window.add_tab(panel, f"Runs · {Path(folder).name or folder}")
+    idx = main_window.add_tab(panel, panel.tab_title())
     tabs = getattr(main_window, "tabs", None)
     if tabs is not None:
         tabs.setCurrentIndex(idx)
@@ -533,6 +697,7 @@ def open_watch(main_window, folder: str, glob: str | None = None, **options) -> 
     if app is not None:
         app.aboutToQuit.connect(panel.shutdown)
     main_window.watch_panel = panel
+    panel.update_count()  # the tab exists now: name it with the count
     panel.start()
     return panel
 

@@ -22,7 +22,14 @@ from profdiff.parsers.model import Unit
 from profdiff.viewer.colors import ADDED, REMOVED, DivergingScale
 from profdiff.viewer.compare import Comparison, Status, incomparable_warnings
 from profdiff.viewer.run_labels import distinct_labels, labels_of
-from profdiff.viewer.units import format_delta, format_rel, format_value, human_bytes
+from profdiff.viewer.units import (
+    digits_rounding,
+    format_delta,
+    format_precision,
+    format_rel,
+    format_value,
+    human_bytes,
+)
 
 
 def run_role(cmp: Comparison, i: int) -> str:
@@ -237,7 +244,9 @@ def details_html(cmp: Comparison, row: int) -> str:
         within = cmp.n_runs > 1 and m.name in cmp.rounding and not bool(
             cmp.changed_mask(m.name)[row]) and v[cmp.current] != v[cmp.baseline]
         for i in range(cmp.n_runs):
-            cell = format_value(float(v[i]), m.unit) if cmp.node[row, i] >= 0 else "·"
+            cell = format_value(float(v[i]), m.unit,
+                                rounding=digits_rounding(cmp.runs, m.name, i)) \
+                if cmp.node[row, i] >= 0 else "·"
             tr += f"<td align=right>{e(cell)}</td>"
         for r in others:
             d = float(v[r] - v[cmp.baseline])
@@ -250,7 +259,9 @@ def details_html(cmp: Comparison, row: int) -> str:
             if within:  # no change the rounded values can support: no colour, no Δ%
                 tr += "<td align=right style='color:#888'>≈0</td><td align=right>≈</td>"
                 continue
-            tr += (f"<td align=right style='color:{color}'>{e(format_delta(d, m.unit))}</td>"
+            dh = digits_rounding(cmp.runs, m.name, r, cmp.baseline)
+            tr += (f"<td align=right style='color:{color}'>"
+                   f"{e(format_delta(d, m.unit, rounding=dh))}</td>"
                    f"<td align=right style='color:{color}'>{e(format_rel(rel))}</td>")
         rows.append(tr + f"<td style='color:#555'>&nbsp; {e(_precision_text(cmp, m, row))}</td></tr>")
     out.append("<table cellspacing=0 cellpadding=2>" + "".join(rows) + "</table>")
@@ -270,7 +281,7 @@ def _precision_text(cmp: Comparison, m, row: int) -> str:
     if "rounded" in kinds and m.name in cmp.rounding:
         h = cmp.rounding[m.name][row]
         half = max(float(x) for x in h) if len(h) else 0.0
-        return f"± {format_value(half, m.unit)} (from a rounded percentage)"
+        return f"{format_precision(half, m.unit)} (from a rounded percentage)"
     return "sampled" if "sampled" in kinds else "exact"
 
 

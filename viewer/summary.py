@@ -168,15 +168,18 @@ def build_summary(session: Session, top: int = 5) -> Summary:
 
 # ----- runs and totals -----------------------------------------------------------------
 def run_labels(paths: Sequence[str]) -> list[str]:
-    """File names, with as many parent folders as it takes to tell equal names apart."""
-    parts = [Path(p).parts or (str(p),) for p in paths]
+    """File names, with as many parent folders as it takes to tell different files with
+    equal names apart (the same file twice keeps one label)."""
+    uniq = list(dict.fromkeys(str(p) for p in paths))
+    parts = {p: Path(p).parts or (p,) for p in uniq}
+    longest = max(len(x) for x in parts.values())
     depth = 1
-    while depth < max(len(x) for x in parts):
-        labels = ["/".join(x[-depth:]) for x in parts]
-        if len(set(labels)) == len(labels):
-            return labels
+    while depth < longest:
+        labels = {"/".join(x[-depth:]) for x in parts.values()}
+        if len(labels) == len(uniq):
+            break
         depth += 1
-    return ["/".join(x[-depth:]) for x in parts]
+    return ["/".join(parts[str(p)][-depth:]) for p in paths]
 
 
 def run_infos(cmp: Comparison) -> list[RunInfo]:

@@ -93,7 +93,7 @@ class SummaryView(QTextBrowser):
         items = []
         for w in s.warnings:
             color = WARN if w.kind in ("incomplete", "incomparable") else MUTED
-            mark = "⚠ " if w.kind in ("incomplete", "incomparable") else "ⓘ "
+            mark = "⚠ " if w.kind in ("incomplete", "incomparable") else "note: "
             items.append(f"<div style='color:{color}; margin:2px'>{mark}"
                          f"{html.escape(w.text)}</div>")
         return _SECTION.format("Warnings and notes") + "".join(items)

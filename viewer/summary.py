@@ -47,7 +47,7 @@ HEADLINE_TOTALS = ("total_time_s", "total_ticks", "total_alloc_bytes", "total_sa
                    "total_elapsed_s", "mutator_cpu_s", "gc_cpu_s", "productivity_pct",
                    "peak_bytes", "alloc_total", "bytes")
 MAX_TOTALS = 8
-MAX_SUGGEST_PAIRS = 40_000  # removed x added flat rows scored pairwise (Python per pair)
+MAX_SUGGEST_PAIRS = 1_000  # removed x added rows scored pairwise (0.2-1 ms per pair)
 
 
 @dataclass(frozen=True)
@@ -144,6 +144,8 @@ class Summary:
     n_rows: int  # flat rows (cost centres / functions)
     status_counts: dict[str, int]
 
+    grouped: bool = False  # groups of repeated runs: values are group means
+
     @property
     def compared(self) -> bool:
         return len(self.runs) > 1
@@ -155,14 +157,22 @@ def build_summary(session: Session, top: int = 5) -> Summary:
     runs = run_infos(flat)
     changes: tuple[MetricChanges, ...] = ()
     renames: tuple[RenameOffer, ...] = ()
+    warnings = notices(flat, tree)
     if flat.n_runs > 1 and flat.n_rows:
         changes = tuple(top_changes(session, flat, tree, m, top) for m in main_metrics(flat))
         renames = tuple(rename_offers(flat))
+        n_removed, n_added = (int((flat.status == s).sum()) for s in (Status.REMOVED,
+                                                                       Status.ADDED))
+        if n_removed * n_added > MAX_SUGGEST_PAIRS:
+            warnings.append(Notice("note", (
+                f"{n_removed:,} removed and {n_added:,} added rows: too many to score every "
+                "pair here, so only moved modules are looked for; Tools ▸ Unmatched rows "
+                "scores every pair")))
     totals = total_rows(flat)
     return Summary(runs=tuple(runs), baseline=flat.baseline, current=flat.current,
                    totals=tuple(totals[:MAX_TOTALS]), n_totals=len(totals),
-                   changes=changes, renames=renames, warnings=tuple(notices(flat, tree)),
-                   n_rows=flat.n_rows,
+                   changes=changes, renames=renames, warnings=tuple(warnings),
+                   n_rows=flat.n_rows, grouped=flat.groups is not None,
                    status_counts=flat.status_counts() if flat.n_runs > 1 else {})
 
 

@@ -644,7 +644,9 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         fmts = sorted({p.format for p in cmp.runs})
         nodes = " / ".join(f"{p.n_nodes:,}" for p in cmp.runs)
         txt = f"{', '.join(fmts)} · nodes {nodes} · {cmp.n_rows:,} aligned rows"
-        if cmp.n_runs > 1:
+        if not cmp.n_rows:  # run statistics: no tree to count
+            txt = f"{', '.join(fmts)} · run totals only (no call tree)"
+        elif cmp.n_runs > 1:
             c = cmp.status_counts()
             matched = c["same"] + c["changed"]
             txt += (f" · {matched:,} matched ({c['changed']:,} changed), "

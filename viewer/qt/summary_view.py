@@ -112,8 +112,8 @@ class SummaryView(QTextBrowser):
                             for v in t.values)
             cells += "".join(f"<td align=right>&nbsp;&nbsp;{_total_delta(t, i)}</td>"
                              for i in others)
-            note = (f"<td style='color:{MUTED}'>&nbsp;&nbsp;one timing: noisy</td>"
-                    if t.sampled and others else "<td></td>")
+            note = (f"<td style='color:{MUTED}'>&nbsp;&nbsp;sampled: one run is noisy</td>"
+                    if t.sampled and others and not s.grouped else "<td></td>")
             body.append(f"<tr><td>{html.escape(t.title)}</td>{cells}{note}</tr>")
         out = (_SECTION.format("Run totals") + "<table cellspacing=0 cellpadding=2>"
                + "".join(body) + "</table>")
@@ -129,8 +129,9 @@ class SummaryView(QTextBrowser):
         out = [_SECTION.format(f"Top changes: {html.escape(cur.role)} against the baseline")]
         if s.status_counts:
             c = s.status_counts
-            out.append(f"<div style='color:{MUTED}; margin:2px'>{s.n_rows:,} cost centres / "
-                       f"functions: {c.get('changed', 0):,} changed, {c.get('added', 0):,} "
+            noun = "cost centres" if s.runs[s.baseline].format.startswith("ghc") else "functions"
+            out.append(f"<div style='color:{MUTED}; margin:2px'>{s.n_rows:,} {noun}: "
+                       f"{c.get('changed', 0):,} changed, {c.get('added', 0):,} "
                        f"added, {c.get('removed', 0):,} removed, {c.get('same', 0):,} the "
                        "same.  Verdicts: <b>real</b> = beyond the rounding of the printed "
                        "values and beyond noise.</div>")
@@ -182,7 +183,7 @@ class SummaryView(QTextBrowser):
         out = [_SECTION.format("Unmatched: renames found"),
                f"<div style='color:{MUTED}; margin:2px'>Removed cost centres that look "
                "renamed in the current run.  Accepting a rule matches them and compares "
-               "again (File ▸ Rename rules saves it).</div>"]
+               "again (Tools ▸ Rename rules shows and saves it).</div>"]
         for o in s.renames:
             out.append(f"<div style='margin:3px'>{html.escape(o.text)} — "
                        + self._link("accept", o, "Accept") + "</div>")

@@ -397,11 +397,13 @@ def notices(flat: Comparison, tree: Comparison) -> list[Notice]:
     out += [Notice("incomparable", w) for w in incomparable_warnings(flat.runs)]
     if flat.n_runs > 1 and flat.n_rows:
         base = flat.runs[flat.baseline]
-        for m in main_metrics(flat):
-            if base.precision(m) == "rounded":
-                out.append(Notice("precision", (
-                    f"{flat.metric_by_name[m].title} is derived from rounded percentages: "
-                    "a cost centre's change smaller than the rounding is no change")))
+        rounded = [flat.metric_by_name[m].title for m in main_metrics(flat)
+                   if base.precision(m) == "rounded"]
+        if rounded:
+            verb = "is" if len(rounded) == 1 else "are"
+            out.append(Notice("precision", (
+                f"{' and '.join(rounded)} {verb} derived from rounded percentages: a "
+                "change smaller than the rounding is no change")))
     for note in dict.fromkeys([*tree.notes, *flat.notes]):
         out.append(Notice("note", note))
     return out

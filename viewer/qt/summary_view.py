@@ -67,9 +67,10 @@ class SummaryView(QTextBrowser):
         if summary is None:
             self.clear()
             return
+        # renames before the changes: unmatched rows crowd the top of the change lists
         parts = [self._runs_html(summary), self._warnings_html(summary),
-                 self._totals_html(summary, totals_tab), self._changes_html(summary),
-                 self._renames_html(summary)]
+                 self._totals_html(summary, totals_tab), self._renames_html(summary),
+                 self._changes_html(summary)]
         self.setHtml("<body style='font-size:10pt'>" + "".join(p for p in parts if p)
                      + "</body>")
 

@@ -55,7 +55,7 @@ class OpenApp:
 READER_OPTIONS = ("event", "sample_type", "group_by", "split_by", "demangle", "profile")
 """Reader keywords a reader accepts when it knows them (the others ignore them)."""
 
-VIEWS = ("side", "diff", "flat", "flame", "heap", "rts", "ticky", "counters", "totals",
+VIEWS = ("summary", "side", "diff", "flat", "flame", "heap", "rts", "ticky", "counters", "totals",
          "bottom-up", "types")
 """The desktop app's tabs, for ``--view``."""
 

@@ -144,3 +144,9 @@ def _system_rows(cmp: Comparison) -> np.ndarray:
         if has.any():
             out[has] |= p.frames.kind[p.frame[nodes[has]]] == "system"
     return out
+
+
+def system_rows(cmp: Comparison) -> np.ndarray:
+    """Rows of the runtime's own cost centres (GC, SYSTEM, profiler overhead): they
+    explain a change but never rank as its culprit (the Summary page skips them too)."""
+    return _system_rows(cmp)

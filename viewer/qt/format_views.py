@@ -77,6 +77,25 @@ def extra_views(source: Session | Comparison) -> list[tuple[str, QWidget]]:
     return views
 
 
+def opening_view(cmp: Comparison | None) -> str | None:
+    """The title of the format view to open these runs on, or None (the window then opens
+    on Summary for a comparison, Side by side for a single run).  One table, documented
+    in the README: heap profiles open on their chart, RTS statistics on their table,
+    ticky on its closures."""
+    if cmp is None:
+        return None
+    f = _formats(cmp)
+    if not f:
+        return None
+    if f <= RTS_FORMATS:
+        return "RTS statistics"
+    if f <= HEAP_FORMATS:
+        return "Heap over time"
+    if f <= TICKY_FORMATS:
+        return "Ticky closures"
+    return None
+
+
 def primary_view(cmp: Comparison) -> tuple[str, QWidget] | None:
     """A view replacing the tree views, for formats without a call tree (RTS stats)."""
     if is_rts(cmp):

@@ -44,11 +44,13 @@ from .window_navigation import NavigationMixin
 from .window_noise import NoiseMixin
 from .window_rules import RulesMixin
 from .window_settings import SettingsMixin
+from .window_tabs import TabsMixin
 
 
 class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDropMixin,
-                 SettingsMixin, QMainWindow):
-    """Tabs "Side by side", "Diff tree", "By cost centre" (and "Flame") over one comparison.
+                 SettingsMixin, TabsMixin, QMainWindow):
+    """Tabs "Summary", "Side by side", "Diff tree", "By cost centre", "Flame" and the
+    format's own views over one comparison (only the ones with data: :mod:`.window_tabs`).
 
     Public API for other components:
 
@@ -209,6 +211,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.diff = DiffTreeView()
         self.diff.icons = {int(Status.ADDED): icon("added"), int(Status.REMOVED): icon("removed")}
         self.flat = FlatView()
+        self._build_summary_tab()
         self.tabs.addTab(self.side, "Side by side")
         self.tabs.addTab(self.diff, "Diff tree")
         self.tabs.addTab(self.flat, "By cost centre")
@@ -218,6 +221,8 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.details = DetailsPane()
         self.details.setObjectName("details")
         self.splitter.addWidget(self.details)
+        self.details.hide()  # shown with a selected row (window_tabs)
+        self.details.contentChanged.connect(self._update_details_visibility)
         self.splitter.setStretchFactor(0, 5)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([640, 180])
@@ -251,6 +256,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
 
         # wiring
         self.tabs.currentChanged.connect(self._tab_changed)
+        self.tabs.currentChanged.connect(self._update_details_visibility)
         self.side.rowSelected.connect(lambda r: self._row_selected(r, self.side))
         self.diff.rowSelected.connect(lambda r: self._row_selected(r, self.diff))
         self.side.filesDropped.connect(self._pane_drop)
@@ -339,19 +345,21 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self._rebuild_baseline_menu()
         self._push_comparison()
         self._restore_columns(widths)
-        primary = self._refresh_format_tabs()
+        opening = self._refresh_format_tabs()
         self.apply_filter()
-        if primary is not None and (state is None or old_tree is None):
-            self.tabs.setCurrentWidget(primary)
         if state is not None and old_tree is not None:
             self._restore_state(state, old_tree, old_flat)
+            if self.tabs.tabText(self.tabs.currentIndex()) != st_title(state) and opening:
+                self.tabs.setCurrentWidget(opening)  # that tab has no data for these runs
         else:
+            if opening is not None:  # the format's most useful view (window_tabs)
+                self.tabs.setCurrentWidget(opening)
             self.expand_to_depth(2)
-            if len(self.runs) > 1 and primary is None and tree.n_rows:
-                # First look at a comparison: the merged diff tree, opened along the path
-                # to the biggest change, so the regression is on screen before any click.
-                self.tabs.setCurrentWidget(self.diff)
+            if len(self.runs) > 1 and tree.n_rows:
+                # The diff tree opens along the path to the biggest change, so the
+                # regression is on screen at the first click on it (or on a Summary link).
                 self.expand_hottest("delta", views=[self.diff])
+        self._update_details_visibility()
         self._update_enabled()
         self._schedule_noise()
         self.suggestions.set_comparison(tree)
@@ -380,41 +388,6 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         if st.get("tab_title") in titles:
             self.tabs.setCurrentIndex(titles.index(st["tab_title"]))
 
-    def _refresh_format_tabs(self) -> QWidget | None:
-        """Tabs specific to the runs' format (heap charts, RTS statistics, ticky counters,
-        run totals), rebuilt for each comparison.  Returns the view that should be shown
-        first when the tree views have nothing to show (RTS statistics: no tree)."""
-        from .format_views import extra_views, primary_view, totals_view
-
-        for w in self._format_tabs:
-            idx = self.tabs.indexOf(w)
-            if idx >= 0:
-                self.tabs.removeTab(idx)
-            w.deleteLater()
-        self._format_tabs = []
-        cmp = self.comparison
-        views: list[tuple[str, QWidget]] = []
-        try:
-            primary = primary_view(cmp)
-            if primary is not None:
-                views.append(primary)
-            views += extra_views(self.session if self.session is not None else cmp)
-            if primary is None:
-                tv = totals_view(cmp)
-                if tv is not None:
-                    views.append(tv)
-        except Exception as e:  # noqa: BLE001 - an optional view must not stop the window
-            self.message_bar.show_message(f"format view: {type(e).__name__}: {e}", "warning")
-            return None
-        for title, w in views:
-            if hasattr(w, "set_scale"):
-                w.set_scale(self.scale)
-            self._bind_view(w)
-            self.tabs.addTab(w, title)
-            self._format_tabs.append(w)
-        self._primary_tab = primary[1] if primary is not None else None
-        return self._primary_tab
-
     def _bind_view(self, w: QWidget) -> None:
         """The public interface a format view gets: the window's ViewState (followed on
         every ``viewStateChanged``), the status icons, and the details pane for its rows."""
@@ -425,10 +398,6 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
             w.detailsRequested.connect(self.details.show_row)
         if hasattr(w, "icons"):
             w.icons = self.diff.icons
-
-    def primary_tab(self) -> QWidget | None:
-        """The format view that replaces the trees (RTS statistics), if any."""
-        return getattr(self, "_primary_tab", None)
 
     def _push_comparison(self) -> None:
         cmp = self.comparison
@@ -708,7 +677,9 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         fmts = sorted({p.format for p in cmp.runs})
         nodes = " / ".join(f"{p.n_nodes:,}" for p in cmp.runs)
         txt = f"{', '.join(fmts)} · nodes {nodes} · {cmp.n_rows:,} aligned rows"
-        if cmp.n_runs > 1:
+        if not cmp.n_rows:  # run statistics: no tree to count
+            txt = f"{', '.join(fmts)} · run totals only (no call tree)"
+        elif cmp.n_runs > 1:
             c = cmp.status_counts()
             matched = c["same"] + c["changed"]
             txt += (f" · {matched:,} matched ({c['changed']:,} changed), "
@@ -745,6 +716,11 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
     # ----------------------------------------------------------------------------------
 
 
+
+
+def st_title(state: dict) -> str:
+    """The tab title a captured state was on."""
+    return str(state.get("tab_title", ""))
 
 
 def _settle_gc() -> None:

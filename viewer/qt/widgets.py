@@ -208,18 +208,35 @@ def _fmt_total(v, unit) -> str:
 
 
 class DetailsPane(QTextBrowser):
-    """Everything about one row: full name, module, src, call path, all metrics of all runs."""
+    """Everything about one row: full name, module, src, call path, all metrics of all runs.
+
+    ``has_content`` says whether a row is described; ``contentChanged(bool)`` fires when
+    that changes, so the window can hide the pane while it would be an empty fifth of
+    the screen."""
+
+    contentChanged = Signal(bool)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setOpenLinks(False)
         self.setPlaceholderText("Select a row to see its details.")
+        self.has_content = False
 
     def show_row(self, cmp: Comparison | None, row: int) -> None:
         if cmp is None or row < 0 or row >= cmp.n_rows:
             self.clear()
             return
         self.setHtml(details_html(cmp, row))
+        self._set_has_content(True)
+
+    def clear(self) -> None:
+        super().clear()
+        self._set_has_content(False)
+
+    def _set_has_content(self, on: bool) -> None:
+        if on != self.has_content:
+            self.has_content = on
+            self.contentChanged.emit(on)
 
 
 def details_html(cmp: Comparison, row: int) -> str:

@@ -1,0 +1,221 @@
+"""The Summary page's content (Qt-free): totals, verdicts, rename offers, warnings.
+
+Values are read from real files in tests/data and checked against the files' own text
+(GHC's header lines, ``perf report``'s event count and overhead column), and every
+verdict against the comparison's own precision and noise judgement.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from profdiff.viewer.compare import Status
+from profdiff.viewer.rules import KeyMap, ModuleRename
+from profdiff.viewer.session import Session, SessionSpec
+from profdiff.viewer.summary import NOISE, REAL, ROUNDING, build_summary, run_labels
+
+DATA = Path(__file__).parent.parent / "data"
+HS1, HS2 = DATA / "hs-ad" / "v1" / "ad.prof", DATA / "hs-ad" / "v2" / "ad.prof"
+FRP = DATA / "ghc-prof"
+FRP1 = FRP / "ghc-7.10.3-startstopfrp-example-2016-09-26.prof"
+FRP2 = FRP / "ghc-7.10.3-startstopfrp-example-2016-09-27.prof"
+VM = DATA / "perf" / "c-vm"
+RTS = DATA / "format-views"
+
+
+def _session(*paths, **spec) -> Session:
+    return Session.open(SessionSpec(files=tuple(str(p) for p in paths), **spec))
+
+
+def _header_total_alloc(path: Path) -> int:
+    m = re.search(r"total alloc =\s*([\d,]+) bytes", path.read_text())
+    return int(m.group(1).replace(",", ""))
+
+
+@pytest.fixture(scope="module")
+def hs():
+    s = _session(HS1, HS2)
+    return s, build_summary(s)
+
+
+def test_totals_have_a_delta_for_every_run(hs):
+    _, sm = hs
+    alloc = next(t for t in sm.totals if t.key == "total_alloc_bytes")
+    a, b = _header_total_alloc(HS1), _header_total_alloc(HS2)
+    assert alloc.values == (a, b)
+    assert alloc.deltas == (None, b - a) and alloc.rels[1] == pytest.approx((b - a) / a)
+    assert not alloc.sampled
+    time = next(t for t in sm.totals if t.key == "total_time_s")
+    assert time.values == (2.88, 3.79) and time.sampled  # "total time = 2.88 secs"
+
+
+def test_three_runs_get_a_delta_each():
+    s = _session(HS1, HS2, HS1)
+    sm = build_summary(s)
+    alloc = next(t for t in sm.totals if t.key == "total_alloc_bytes")
+    a, b = _header_total_alloc(HS1), _header_total_alloc(HS2)
+    assert alloc.deltas == (None, b - a, 0.0)
+    assert [r.role for r in sm.runs] == ["baseline", "run 1", "current"]
+    # same file names in different folders: the labels tell them apart
+    assert [r.label for r in sm.runs] == ["v1/ad.prof", "v2/ad.prof", "v1/ad.prof"]
+    assert run_labels(["a/v1/x.prof", "a/v2/x.prof"]) == ["v1/x.prof", "v2/x.prof"]
+
+
+def test_top_changes_carry_the_comparisons_own_verdicts(hs):
+    s, sm = hs
+    flat = s.flat
+    assert [mc.metric for mc in sm.changes] == ["time_s", "alloc_bytes"]
+    seen = set()
+    for mc in sm.changes:
+        sig = flat.noise.metrics[mc.metric].significant if mc.metric in flat.noise.metrics \
+            else None
+        changed = flat.changed_mask(mc.metric)
+        for c in mc.changes:
+            r = c.flat_row
+            assert c.key == flat.keys[r]
+            assert c.delta == pytest.approx(flat.delta(mc.metric)[r]) and c.delta != 0
+            if not changed[r]:
+                assert c.verdict == ROUNDING
+                assert abs(c.delta) <= flat.precision_of(mc.metric)[r] * (1 + 1e-9)
+            elif sig is not None and flat.metric_by_name[mc.metric].sampled and not sig[r]:
+                assert c.verdict == NOISE
+            else:
+                assert c.verdict == REAL
+            seen.add(c.verdict)
+        # real changes first, each list by size
+        verdicts = [c.verdict for c in mc.changes]
+        n_real = verdicts.count(REAL)
+        assert verdicts[:n_real] == [REAL] * n_real
+        sizes = [abs(c.delta) for c in mc.changes[:n_real]]
+        assert sizes == sorted(sizes, reverse=True)
+        assert mc.n_real >= n_real
+    assert seen == {REAL, NOISE, ROUNDING}  # this pair has all three
+    alloc = next(mc for mc in sm.changes if mc.metric == "alloc_bytes")
+    top = alloc.changes[0]
+    assert top.label == "AD.Eval.addGrad" and top.verdict == REAL and top.worse
+    assert top.base == 0 and top.new == pytest.approx(top.delta)
+    # the share is against the baseline's total allocation (the header's figure)
+    # (the sum over the tree, which the 0.1 %-rounded shares put within 0.5 % of it)
+    assert top.share == pytest.approx(top.delta / _header_total_alloc(HS1), rel=5e-3)
+    assert alloc.precision == "rounded"  # a -p report: %alloc x total
+
+
+def test_change_links_to_its_call_sites_in_the_tree(hs):
+    s, sm = hs
+    tree = s.tree
+    for mc in sm.changes:
+        for c in mc.changes:
+            rows = np.flatnonzero(tree.keys == c.key)
+            assert sorted(c.tree_rows) == sorted(rows.tolist())
+            d = np.abs(np.nan_to_num(tree.delta(mc.metric)[list(c.tree_rows)]))
+            assert list(d) == sorted(d, reverse=True)  # largest change first
+
+
+def test_renamed_function_is_offered_as_a_rule(hs):
+    s, sm = hs
+    offers = {o.text: o for o in sm.renames}
+    assert "AD.Dual.sigmoidD → AD.Dual.logisticD: 1 cost centre" in offers
+    o = offers["AD.Dual.sigmoidD → AD.Dual.logisticD: 1 cost centre"]
+    assert isinstance(o.rule, KeyMap) and o.kind == "name"
+    before = s.flat.status_counts()
+    after = s.with_spec(rules=(o.rule,)).flat
+    assert after.status_counts()["removed"] == before["removed"] - 1
+    row = int(np.flatnonzero(after.keys == "AD.Dual\x1fsigmoidD")[0])
+    assert after.status[row] != Status.REMOVED
+
+
+def test_moved_module_is_one_rule_with_its_count():
+    s = _session(FRP1, FRP2)
+    sm = build_summary(s)
+    flat = s.flat
+    core = next(o for o in sm.renames if o.new == "Control.StartStop.Core")
+    assert core.old == "Control.StartStop.ReworkedCore" and core.kind == "module"
+    assert isinstance(core.rule, ModuleRename)
+    # the count: removed cost centres of the old module whose name the new one added
+    st = flat.status
+    removed = {str(n) for n, m in zip(flat.name[st == Status.REMOVED],
+                                      flat.module[st == Status.REMOVED], strict=True)
+               if m == "Control.StartStop.ReworkedCore"}
+    added = {str(n) for n, m in zip(flat.name[st == Status.ADDED],
+                                    flat.module[st == Status.ADDED], strict=True)
+             if m == "Control.StartStop.Core"}
+    assert core.count == len(removed & added) > 20
+    assert core.text == f"Control.StartStop.ReworkedCore → Control.StartStop.Core: " \
+                        f"{core.count} cost centres"
+    # accepting it matches exactly those cost centres
+    after = s.with_spec(rules=(core.rule,)).flat
+    gone = before_after_removed(flat, after, "Control.StartStop.ReworkedCore")
+    assert gone == core.count
+    assert not any(o.new == "Control.StartStop.Core" for o in build_summary(
+        s.with_spec(rules=(core.rule,))).renames)
+
+
+def before_after_removed(before, after, module: str) -> int:
+    def n(cmp):
+        st = cmp.status
+        return int(((st == Status.REMOVED) & (cmp.module == module)).sum())
+
+    return n(before) - n(after)
+
+
+def test_perf_pair_totals_and_top_change_match_perf_report():
+    s = _session(VM / "v1" / "perf.script.txt.gz", VM / "v2" / "perf.script.txt.gz")
+    sm = build_summary(s)
+    counts = []
+    shares = []
+    for v in ("v1", "v2"):
+        text = (VM / v / "perf.report.txt").read_text()
+        counts.append(int(re.search(r"Event count \(approx\.\): (\d+)", text).group(1)))
+        shares.append(float(re.search(r"([\d.]+)%\s+vm\s+vm\s+\[\.\] vm_run", text).group(1)))
+    period = next(t for t in sm.totals if t.key == "total_period")
+    assert period.values == tuple(counts) and period.sampled
+    (mc,) = sm.changes
+    assert mc.metric == "self_period" and mc.precision == "sampled"
+    top = mc.changes[0]
+    assert top.label == "vm.vm_run.constprop.0" and top.verdict == REAL
+    # perf report's self overhead column, rounded to 0.01 %
+    assert top.base / counts[0] * 100 == pytest.approx(shares[0], abs=0.005)
+    assert top.new / counts[1] * 100 == pytest.approx(shares[1], abs=0.005)
+    # the rest are a few samples each: within noise, and labelled so
+    assert all(c.verdict == NOISE for c in mc.changes[1:])
+    with gzip.open(VM / "v1" / "perf.script.txt.gz", "rt") as f:
+        assert "cpu-clock:ppp" in f.readline()
+    assert not [w for w in sm.warnings if w.kind == "incomparable"]
+
+
+def test_incomplete_run_is_a_warning(tmp_path):
+    text = HS2.read_text()
+    cut = tmp_path / "cut.prof"
+    cut.write_text(text[: len(text) * 2 // 3])
+    s = _session(HS1, cut)
+    assert s.runs[1].incomplete
+    sm = build_summary(s)
+    assert sm.runs[1].incomplete and sm.runs[1].incomplete_reason
+    (w,) = [w for w in sm.warnings if w.kind == "incomplete"]
+    assert w.run == 1 and "cut.prof is incomplete" in w.text
+    assert s.runs[1].incomplete_reason in w.text
+
+
+def test_different_rts_options_and_formats_are_warnings():
+    s = _session(RTS / "hs-ad-v1.stats.txt", RTS / "hs-ad-v2.t-machine-readable.txt")
+    sm = build_summary(s)
+    texts = [w.text for w in sm.warnings if w.kind == "incomparable"]
+    assert any(t.startswith("runs have different formats: ghc-rts-s, ghc-rts-t")
+               for t in texts)
+    assert sm.changes == () and sm.renames == ()  # no rows: nothing ranked
+    assert sm.totals  # but the run totals are there
+
+
+def test_rts_pair_totals():
+    s = _session(RTS / "hs-ad-v1.stats.txt", RTS / "hs-ad-v2.stats.txt")
+    sm = build_summary(s)
+    m = re.search(r"([\d,]+) bytes allocated in the heap",
+                  (RTS / "hs-ad-v1.stats.txt").read_text())
+    alloc = next(t for t in sm.totals if t.key == "bytes_allocated")
+    assert alloc.values[0] == int(m.group(1).replace(",", ""))
+    assert sm.n_totals >= len(sm.totals) and sm.n_rows == 0

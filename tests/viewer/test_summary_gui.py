@@ -1,0 +1,178 @@
+"""The window's tabs per format, the tab current at open, the Summary page's links and
+Accept, and the details pane's visibility (real files from tests/data)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from profdiff.viewer.compare import Status
+from profdiff.viewer.rules import ModuleRename
+
+DATA = Path(__file__).parent.parent / "data"
+HS1, HS2 = DATA / "hs-ad" / "v1" / "ad.prof", DATA / "hs-ad" / "v2" / "ad.prof"
+FV = DATA / "format-views"
+FRP = DATA / "ghc-prof"
+VM = DATA / "perf" / "c-vm"
+
+
+@pytest.fixture
+def win(make_window):
+    return make_window(1400, 900, show=True)
+
+
+def _titles(w) -> list[str]:
+    return [w.tabs.tabText(i) for i in range(w.tabs.count())]
+
+
+def _current(w) -> str:
+    return w.tabs.tabText(w.tabs.currentIndex())
+
+
+CASES = {
+    # name: (files, tabs in order, tab current at open)
+    "prof pair": ([HS1, HS2], ["Summary", "Side by side", "Diff tree", "By cost centre",
+                               "Flame", "Bottom up", "Run totals"], "Summary"),
+    "prof single": ([HS1], ["Summary", "Side by side", "Diff tree", "By cost centre",
+                            "Flame", "Bottom up", "Run totals"], "Side by side"),
+    "rts -s pair": ([FV / "hs-ad-v1.stats.txt", FV / "hs-ad-v2.stats.txt"],
+                    ["Summary", "RTS statistics"], "RTS statistics"),
+    "rts -t pair": ([FV / "hs-ad-v1.t-machine-readable.txt",
+                     FV / "hs-ad-v2.t-machine-readable.txt"],
+                    ["Summary", "RTS statistics"], "RTS statistics"),
+    "hp pair": ([FV / "hs-ad-v1.hp", FV / "hs-ad-v2.hp"],
+                ["Summary", "Side by side", "Diff tree", "By cost centre", "Heap over time",
+                 "Run totals"], "Heap over time"),
+    "ticky pair": ([FV / "hs-ad-v1.ticky.txt", FV / "hs-ad-v2.ticky.txt"],
+                   ["Summary", "Side by side", "Diff tree", "By cost centre",
+                    "Ticky closures", "Ticky counters", "Run totals"], "Ticky closures"),
+    "perf script pair": ([VM / "v1" / "perf.script.txt.gz", VM / "v2" / "perf.script.txt.gz"],
+                         ["Summary", "Side by side", "Diff tree", "By cost centre", "Flame",
+                          "Bottom up", "Run totals"], "Summary"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_tabs_per_format_and_the_tab_at_open(win, case):
+    files, tabs, current = CASES[case]
+    win.load_paths([str(p) for p in files])
+    assert win.comparison is not None
+    assert _titles(win) == tabs
+    assert _current(win) == current
+    assert win.primary_tab() is win.tabs.currentWidget()
+    # nothing selected on a page without rows: no empty details pane
+    if current in ("Summary", "RTS statistics", "Heap over time"):
+        assert not win.details.isVisible()
+
+
+def test_flat_formats_have_no_one_row_flame(win):
+    """Heap bands and ticky closures have no call tree: every row is a root."""
+    win.load_paths([str(FV / "hs-ad-v1.hp"), str(FV / "hs-ad-v2.hp")])
+    assert not (win.comparison.parent >= 0).any()
+    assert win.tabs.indexOf(win.flame) < 0
+    # then a format with a call tree brings the generic tabs back, in their place
+    win.load_paths([str(HS1), str(HS2)])
+    assert _titles(win)[:5] == ["Summary", "Side by side", "Diff tree", "By cost centre",
+                                "Flame"]
+    # and a zero-row format removes them (no "nodes 0 / 0" trees)
+    win.load_paths([str(FV / "hs-ad-v1.stats.txt"), str(FV / "hs-ad-v2.stats.txt")])
+    assert win.comparison.n_rows == 0
+    assert _titles(win) == ["Summary", "RTS statistics"]
+    assert "run totals only (no call tree)" in win.status_label.text()
+
+
+def test_summary_tab_lists_top_changes_and_links_to_the_tree(win):
+    win.load_paths([str(HS1), str(HS2)])
+    view = win.summary_view
+    text = view.toPlainText()
+    for part in ("Run totals", "Top changes", "AD.Eval.addGrad", "within noise",
+                 "within rounding", "AD.Dual.sigmoidD → AD.Dual.logisticD: 1 cost centre"):
+        assert part in text
+    tree_links = [k for k in view.links_of("tree") if k.target.metric == "alloc_bytes"]
+    link = tree_links[0]
+    assert link.target.label == "AD.Eval.addGrad"
+    view.open_link(f"pd:{view.links.index(link)}")  # as a click on the anchor does
+    assert win.tabs.currentWidget() is win.diff
+    row = win.diff.current_row()
+    assert row == link.target.tree_rows[0]
+    assert win.comparison.name[row] == "addGrad" and win.comparison.module[row] == "AD.Eval"
+    assert win.details.isVisible() and "addGrad" in win.details.toPlainText()
+    # back on the Summary, the details pane hides again
+    win.tabs.setCurrentWidget(view)
+    assert not win.details.isVisible()
+
+
+def test_summary_links_to_flame_and_bottom_up(win):
+    win.load_paths([str(HS1), str(HS2)])
+    view = win.summary_view
+    flame = next(k for k in view.links_of("flame") if k.target.label == "AD.Eval.evalDelta")
+    view.activate(flame)
+    assert win.tabs.currentWidget() is win.flame
+    row = win.flame.selected_row()
+    assert row == flame.target.tree_rows[0]
+    assert win.comparison.name[row] == "evalDelta"
+    bu = next(k for k in view.links_of("bottom-up") if k.target.label == "AD.Eval.addGrad")
+    view.activate(bu)
+    tab = win.tabs.currentWidget()
+    assert win.tabs.tabText(win.tabs.currentIndex()) == "Bottom up"
+    cur = tab.diff.current_row()
+    assert cur >= 0 and tab.cmp.keys[cur] == "AD.Eval\x1faddGrad" and tab.cmp.parent[cur] < 0
+
+
+def test_accept_on_the_summary_adds_the_rule_and_compares_again(win):
+    win.load_paths([str(FRP / "ghc-7.10.3-startstopfrp-example-2016-09-26.prof"),
+                    str(FRP / "ghc-7.10.3-startstopfrp-example-2016-09-27.prof")])
+    view = win.summary_view
+    before = win.flat_comparison
+    accept = next(k for k in view.links_of("accept")
+                  if k.target.text.startswith("Control.StartStop.ReworkedCore → "
+                                              "Control.StartStop.Core: "))
+    n = accept.target.count
+    view.open_link(f"pd:{view.links.index(accept)}")
+    assert win.flat_comparison is not before
+    assert any(isinstance(r, ModuleRename) and r.new == "Control.StartStop.ReworkedCore"
+               and r.old == "Control.StartStop.Core" for r in win.rules)
+    after = win.flat_comparison
+
+    def removed(cmp):
+        return int(((cmp.status == Status.REMOVED)
+                    & (cmp.module == "Control.StartStop.ReworkedCore")).sum())
+
+    assert removed(before) - removed(after) == n
+    # the page was rebuilt: the offer is gone, the Summary is still the current tab
+    assert not any(k.target.text.startswith("Control.StartStop.ReworkedCore → Control.Start"
+                                            "Stop.Core") for k in view.links_of("accept"))
+    assert win.tabs.currentWidget() is view
+    assert "rename rules: " in win.status_label.text()
+
+
+def test_summary_shows_an_incomplete_run(win, tmp_path):
+    text = HS2.read_text()
+    cut = tmp_path / "cut.prof"
+    cut.write_text(text[: len(text) * 2 // 3])
+    win.load_paths([str(HS1), str(cut)])
+    page = win.summary_view.toPlainText()
+    assert "INCOMPLETE" in page and "cut.prof is incomplete" in page
+
+
+def test_rts_summary_links_to_all_totals(win):
+    win.load_paths([str(FV / "hs-ad-v1.stats.txt"), str(FV / "hs-ad-v2.stats.txt")])
+    view = win.summary_view
+    win.tabs.setCurrentWidget(view)
+    (link,) = view.links_of("tab")
+    view.activate(link)
+    assert _current(win) == "RTS statistics"
+    assert "bytes allocated" in view.toPlainText().lower() or "allocated" in view.toPlainText()
+
+
+def test_details_pane_follows_selection(win):
+    win.load_paths([str(HS1)])
+    assert _current(win) == "Side by side"
+    win.details.clear()
+    assert not win.details.isVisible()
+    row = int(np.flatnonzero(win.comparison.name == "addGrad")[0]) if \
+        (win.comparison.name == "addGrad").any() else 1
+    win.reveal_row(row)
+    assert win.details.isVisible()

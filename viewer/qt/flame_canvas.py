@@ -365,6 +365,16 @@ class FlameCanvas(QWidget):
             a.triggered.connect(slot)
             self.addAction(a)
 
+    def keyPressEvent(self, e) -> None:  # noqa: N802
+        """The same keys when they arrive as key presses (no active window: the actions'
+        shortcuts then do not fire)."""
+        if e.key() in (Qt.Key.Key_Escape, Qt.Key.Key_Backspace):
+            self.zoom_out()
+        elif e.key() == Qt.Key.Key_Home:
+            self._view.zoom_to(-1)
+        else:
+            super().keyPressEvent(e)
+
     def zoom_out(self) -> None:
         """One level up from the zoomed frame."""
         v = self._view

@@ -18,6 +18,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QToolBar
 from synth_profiles import VIEWER_DATA
 
+from profdiff.viewer.compare import Status
 from profdiff.viewer.qt.row_menu import FocusBar, RowMenu, RowRef
 
 V1 = VIEWER_DATA / "hs-ad-v1.prof"
@@ -407,3 +408,33 @@ def test_every_toolbar_switch_is_visible_at_1000x700(make_window, qtbot):
     w.resize(1900, 800)
     QApplication.processEvents()
     assert tb.toolButtonStyle() == Qt.ToolButtonStyle.ToolButtonTextBesideIcon
+
+
+# ----- flame frames within the noise are faded, as the tables' Δ cells -----------------------
+def test_flame_fades_frames_whose_change_is_within_the_noise(loaded):
+    from profdiff.viewer import flame_layout as fl
+    from profdiff.viewer.qt.flame_canvas import pack_rgb
+    from profdiff.viewer.qt.flame_view import fade_rgbs
+
+    w = loaded
+    flame = w.flame
+    w.tabs.setCurrentWidget(flame)
+    w.flush_pending()
+    cmp = flame.comparison()
+    m = flame.noise_metric()
+    assert cmp.metric_by_name[m].sampled  # GHC time ticks are samples
+    mn = cmp.noise.metrics[m]
+    colour_metric = flame.metric_combo.currentData()
+    raw = fl.row_colors(cmp, colour_metric, "self_pct", flame.color_scale)
+    change = fl.color_changes(cmp, colour_metric, "self_pct")
+    plain = np.isin(cmp.status, [Status.SAME, Status.CHANGED])
+    noisy = np.flatnonzero(~mn.significant & (change != 0) & plain)
+    real = np.flatnonzero(mn.significant & (change != 0) & plain)
+    assert noisy.size and real.size
+    got = flame.colors_now()
+    assert (got[noisy] == pack_rgb(fade_rgbs(raw[noisy]))).all()
+    assert (got[real] == pack_rgb(raw[real])).all()
+    assert "faded: within sampling error" in flame.legend_title()
+    assert "within the noise" in flame.tooltip_html(int(noisy[0]))
+    w.act_fade.setChecked(False)  # View ▸ Fade changes within noise: off
+    assert (flame.colors_now()[noisy] == pack_rgb(raw[noisy])).all()

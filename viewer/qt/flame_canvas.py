@@ -79,7 +79,8 @@ def frame_label(name: str, fm: QFontMetrics, width: int) -> str:
     """The text of a frame ``width`` pixels wide: the whole name if it fits, else elided
     on the left, namespace first, as speedscope does (``…::eval_expr``): the function
     name is what tells frames apart.  Then its argument list is shortened (``f(…)``, then
-    ``f``); a function name that is still too long is cut on the right.  The tooltip
+    ``f``); a function name that is still too long is cut on the right, without the
+    ``…::`` so the room goes to the name (``eval_e…``).  The tooltip
     always shows the whole name."""
     if width <= 0:
         return ""
@@ -97,7 +98,7 @@ def frame_label(name: str, fm: QFontMetrics, width: int) -> str:
                  prefix + bare):
         if cand and fm.horizontalAdvance(cand) <= width:
             return cand
-    return fm.elidedText(prefix + bare, Qt.TextElideMode.ElideRight, width)
+    return fm.elidedText(bare, Qt.TextElideMode.ElideRight, width)  # all room to the name
 
 
 def pack_rgb(rgb: np.ndarray) -> np.ndarray:

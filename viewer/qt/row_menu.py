@@ -402,16 +402,16 @@ class RowActions:
             return
         menu.addSeparator()
         self._add(menu, "Filter to this", self.filter_to_this, "filterToThis")
-        self._add(menu, "Show in tree", self.show_in_tree, "showInTree",
+        self._add(menu, f"Show in {self.tree_tab_title()}", self.show_in_tree, "showInTree",
                   enabled=not self._in_tab(self.window.diff) or not self.is_top_down)
         flame = self.window.flame
-        self._add(menu, "Show in flame graph", self.show_in_flame, "showInFlame",
+        self._add(menu, "Show in Flame", self.show_in_flame, "showInFlame",
                   enabled=flame is not None and self.window.tabs.indexOf(flame) >= 0
                   and not self._is_flame())
         bu = bottom_up_tab(self.window)
-        self._add(menu, "Show in bottom-up", self.show_in_bottom_up, "showInBottomUp",
+        self._add(menu, "Show in Bottom up", self.show_in_bottom_up, "showInBottomUp",
                   enabled=bu is not None and not self.is_bottom_up)
-        self._add(menu, "Show in by cost centre", self.show_in_flat, "showInFlat",
+        self._add(menu, "Show in By cost centre", self.show_in_flat, "showInFlat",
                   enabled=self.window.flat_comparison is not None
                   and ref.cmp is not self.window.flat_comparison)
         menu.addSeparator()
@@ -421,6 +421,14 @@ class RowActions:
                   enabled=can_focus)
         if self._is_flame() and flame.zoom_row() >= 0:
             self._add(menu, "Clear focus", lambda: flame.zoom_to(-1), "clearFocus")
+
+    def tree_tab_title(self) -> str:
+        """The tab "Show in tree" goes to (the diff tree, or side by side for one run)."""
+        w = self.window
+        cmp = w.comparison
+        tab = w.diff if cmp is None or cmp.n_runs > 1 else w.side
+        i = w.tabs.indexOf(tab)
+        return w.tabs.tabText(i).replace("&", "") if i >= 0 else "tree"
 
     def _add(self, menu: QMenu, text: str, fn, name: str, key: QKeySequence | None = None,
              enabled: bool = True) -> QAction:

@@ -9,7 +9,7 @@ method of :class:`~viewer.qt.main_window.MainWindow` (``open_files_dialog``,
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QLabel, QLineEdit, QToolBar
 
@@ -22,6 +22,9 @@ def build_actions(win) -> None:
     build_file_menu(win, mb.addMenu("&File"))
     build_view_menu(win, mb.addMenu("&View"))
     build_tools_menu(win, mb.addMenu("&Tools"))
+    from .help_menu import build_help_menu
+
+    build_help_menu(win, mb.addMenu("&Help"))
     build_toolbar(win)
     win.refresh_recent_menu()
     from .runs_panel import install_watch_action
@@ -91,6 +94,12 @@ def build_view_menu(win, vm) -> None:
     win.act_palette.setChecked(win.scale.palette == "colorblind")
     win.act_palette.toggled.connect(win.set_colorblind)
     vm.addAction(win.act_palette)
+    win.act_changed = QAction("Changed rows only", win, checkable=True)
+    win.act_changed.setObjectName("changedOnly")
+    vm.addAction(win.act_changed)
+    win.act_significant = QAction("Significant changes only", win, checkable=True)
+    win.act_significant.setObjectName("significantOnly")
+    vm.addAction(win.act_significant)
     vm.addSeparator()
     win.act_sig = QAction("Significance column (real / noise)", win, checkable=True)
     win.act_sig.setToolTip("A 'sig.' column after the main metric: p-value of its change")
@@ -139,9 +148,46 @@ def build_toolbar(win) -> None:
     tb.addAction(win.act_swap)
     win.act_hot.setIcon(icon("hot"))
     tb.addAction(win.act_hot)
+    for a in (win.act_open, win.act_reload, win.act_swap, win.act_hot):
+        a.setToolTip(_tip(a))
     tb.addSeparator()
     filter_controls(win, tb)
     row_controls(win, tb)
+    win.toolbar_fitter = ToolbarFitter(tb)
+
+
+def _tip(a: QAction) -> str:
+    """``Reload (F5)``: the tooltip of an icon-only toolbar button."""
+    text = a.text().replace("&", "")
+    keys = a.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+    return f"{text} ({keys})" if keys else text
+
+
+class ToolbarFitter(QObject):
+    """Keeps every control of the toolbar on screen: when the buttons' texts would push
+    the switches into the ``»`` overflow menu (about 1000 px wide), the buttons show
+    icons only (their tooltips name them); wide windows get the texts back."""
+
+    def __init__(self, tb: QToolBar) -> None:
+        super().__init__(tb)
+        self.tb = tb
+        self.text_width = 0  # width the toolbar needs with button texts
+        tb.installEventFilter(self)
+
+    def eventFilter(self, obj, ev) -> bool:  # noqa: N802 - Qt API
+        if obj is self.tb and ev.type() == QEvent.Type.Resize:
+            self.fit()
+        return False
+
+    def fit(self) -> None:
+        tb = self.tb
+        with_text = Qt.ToolButtonStyle.ToolButtonTextBesideIcon
+        if tb.toolButtonStyle() == with_text:
+            self.text_width = tb.sizeHint().width()
+            if self.text_width > tb.width():
+                tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
+        elif self.text_width and tb.width() >= self.text_width:
+            tb.setToolButtonStyle(with_text)
 
 
 def filter_controls(win, tb) -> None:
@@ -150,7 +196,7 @@ def filter_controls(win, tb) -> None:
     win.filter_edit.setObjectName("filterEdit")
     win.filter_edit.setPlaceholderText("Filter by name or module (Ctrl+F)")
     win.filter_edit.setClearButtonEnabled(True)
-    win.filter_edit.setMinimumWidth(240)
+    win.filter_edit.setMinimumWidth(190)
     win.filter_edit.setMaximumWidth(360)
     win.filter_timer = QTimer(win)
     win.filter_timer.setSingleShot(True)
@@ -183,6 +229,8 @@ def threshold_units(spin, percent: bool) -> None:
 def row_controls(win, tb) -> None:
     """"changed only", "significant only", the |Δ| threshold, "% of run", palette."""
     win.changed_box = QCheckBox("changed only")
+    win.changed_box.setObjectName("changedBox")
+    win.changed_box.setToolTip("Only rows whose shown metrics changed")
     win.changed_box.toggled.connect(win.set_changed_only)
     tb.addWidget(win.changed_box)
     win.significant_box = QCheckBox("significant only")
@@ -192,6 +240,11 @@ def row_controls(win, tb) -> None:
         "noise (Benjamini–Hochberg, false discovery rate 5%)")
     win.significant_box.toggled.connect(win.set_significant_only)
     tb.addWidget(win.significant_box)
+    for box, a in ((win.changed_box, win.act_changed), (win.significant_box,
+                                                          win.act_significant)):
+        box.toggled.connect(a.setChecked)  # the View menu entry mirrors the switch
+        a.toggled.connect(box.setChecked)
+        a.setToolTip(box.toolTip())
     tb.addWidget(QLabel(" hide |Δ| <"))
     win.threshold_spin = QDoubleSpinBox()
     win.threshold_spin.setRange(0, 100)
@@ -202,6 +255,7 @@ def row_controls(win, tb) -> None:
     tb.addWidget(win.threshold_spin)
     tb.addSeparator()
     win.percent_box = QCheckBox("% of run")
+    win.percent_box.setObjectName("percentBox")
     win.percent_box.setChecked(True)
     win.percent_box.setToolTip("Percent of own run vs absolute units (seconds, bytes…)")
     win.percent_box.toggled.connect(win.act_percent.setChecked)
@@ -209,7 +263,10 @@ def row_controls(win, tb) -> None:
     tb.addWidget(win.percent_box)
     win.act_percent.toggled.connect(lambda on: threshold_units(win.threshold_spin, on))
     threshold_units(win.threshold_spin, win.act_percent.isChecked())
-    win.palette_box = QCheckBox("colour-blind palette")
+    win.palette_box = QCheckBox("colour-blind")
+    win.palette_box.setObjectName("paletteBox")
+    win.palette_box.setToolTip("Colour-blind safe palette (blue-orange instead of "
+                               "green-red); also View ▸ Colour-blind safe palette")
     win.palette_box.setChecked(win.scale.palette == "colorblind")
     win.palette_box.toggled.connect(win.act_palette.setChecked)
     win.act_palette.toggled.connect(win.palette_box.setChecked)

@@ -35,7 +35,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
     QLabel,
-    QMenu,
     QSplitter,
     QStyledItemDelegate,
     QTableView,
@@ -422,15 +421,12 @@ def add_compare_instructions(window: QWidget, view: QAbstractItemView) -> None:
         if t is not None:
             open_disassembly(window, *t, rules=getattr(window, "rules", ()))
 
-    def menu(pos) -> None:
-        index = view.indexAt(pos)
+    def entries(index: QModelIndex) -> list:
         t = target(index)
-        if t is None:
-            return
-        m = QMenu(view)
-        m.addAction(f"Compare instructions of {t[0]}…", lambda: open_for(index))
-        m.exec(view.viewport().mapToGlobal(pos))
+        return [] if t is None else [(f"Compare instructions of {t[0]}…",
+                                      lambda: open_for(index))]
 
-    view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-    view.customContextMenuRequested.connect(menu)
+    from .row_menu import RowMenu
+
+    RowMenu.of(view).add_extra(entries)  # an entry of the row's context menu
     view.doubleClicked.connect(open_for)

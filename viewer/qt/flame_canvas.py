@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter, QPen
+from PySide6.QtGui import (
+    QAction,
+    QColor,
+    QFont,
+    QFontMetrics,
+    QImage,
+    QKeySequence,
+    QPainter,
+    QPen,
+)
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from profdiff.viewer.colors import ADDED, REMOVED
@@ -27,6 +36,69 @@ MERGED = (188, 188, 196)  # strip standing for sub-pixel children ("zoom in for 
 HATCH = (140, 140, 140)
 OUTLINE = (95, 95, 95)
 DIM = 0.22  # search: non-matching frames keep this much of their colour
+
+
+ELLIPSIS = "…"
+
+
+def qualified_parts(name: str) -> list[str]:
+    """``name`` split at its top-level ``::`` (not inside ``<>``, ``()`` or ``[]``):
+    ``a::b<c::d>::f(x::y)`` -> ``["a", "b<c::d>", "f(x::y)"]``."""
+    parts, depth, start, i = [], 0, 0, 0
+    n = len(name)
+    while i < n:
+        ch = name[i]
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]" and depth > 0:
+            depth -= 1
+        elif ch == ":" and depth == 0 and name.startswith("::", i) and i > start:
+            parts.append(name[start:i])
+            i += 2
+            start = i
+            continue
+        i += 1
+    parts.append(name[start:])
+    return [p for p in parts if p]
+
+
+def _without_args(part: str) -> str:
+    """``f(int, char)`` -> ``f``: the function name of a demangled component."""
+    depth = 0
+    for i, ch in enumerate(part):
+        if ch == "<":
+            depth += 1
+        elif ch == ">" and depth:
+            depth -= 1
+        elif ch == "(" and depth == 0 and i > 0:
+            return part[:i]
+    return part
+
+
+def frame_label(name: str, fm: QFontMetrics, width: int) -> str:
+    """The text of a frame ``width`` pixels wide: the whole name if it fits, else elided
+    on the left, namespace first, as speedscope does (``…::eval_expr``): the function
+    name is what tells frames apart.  Then its argument list is shortened (``f(…)``, then
+    ``f``); a function name that is still too long is cut on the right, without the
+    ``…::`` so the room goes to the name (``eval_e…``).  The tooltip
+    always shows the whole name."""
+    if width <= 0:
+        return ""
+    if fm.horizontalAdvance(name) <= width:
+        return name
+    parts = qualified_parts(name)
+    for k in range(1, len(parts)):
+        cand = ELLIPSIS + "::" + "::".join(parts[k:])
+        if fm.horizontalAdvance(cand) <= width:
+            return cand
+    prefix = ELLIPSIS + "::" if len(parts) > 1 else ""
+    last = parts[-1] if parts else name
+    bare = _without_args(last)
+    for cand in ((prefix + bare + "(" + ELLIPSIS + ")") if bare != last else None,
+                 prefix + bare):
+        if cand and fm.horizontalAdvance(cand) <= width:
+            return cand
+    return fm.elidedText(bare, Qt.TextElideMode.ElideRight, width)  # all room to the name
 
 
 def pack_rgb(rgb: np.ndarray) -> np.ndarray:
@@ -55,7 +127,9 @@ class FlameCanvas(QWidget):
         self._font.setPointSizeF(max(7.0, self._font.pointSizeF() * 0.9))
         # what the last frame drew, for tests and hit statistics
         self.last_rects: dict[str, np.ndarray] = {}
+        self.last_labels: dict[int, str] = {}  # row -> the text drawn on its frame
         self.last_merged_px = 0
+        self._key_actions()
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
         return QSize(900, 500)
@@ -166,6 +240,7 @@ class FlameCanvas(QWidget):
         del img  # the QImage borrowed the buffer only for drawImage
 
     def _draw_text(self, painter, rows, left, right, depth, d_top, colors) -> None:
+        self.last_labels = {}
         wide = np.flatnonzero(right - left >= TEXT_PX)
         if wide.size == 0:
             return
@@ -178,9 +253,10 @@ class FlameCanvas(QWidget):
         for i in wide:
             r = int(rows[i])
             x, x2 = int(left[i]), int(right[i])
-            text = fm.elidedText(str(names[r]), Qt.TextElideMode.ElideRight, x2 - x - 6)
-            if not text or text == "…":
+            text = frame_label(str(names[r]), fm, x2 - x - 6)
+            if not text or text == ELLIPSIS:
                 continue
+            self.last_labels[r] = text
             painter.setPen(pen_dark if dark[r] else pen_light)
             y = (int(depth[i]) - d_top) * ROW_H
             painter.drawText(QRect(x + 3, y, x2 - x - 6, ROW_H - 1),
@@ -278,15 +354,34 @@ class FlameCanvas(QWidget):
             v.set_scroll(v.scroll_offset - round(ang.y() / 120.0 * 3))
         e.accept()
 
+    def _key_actions(self) -> None:
+        """Esc/Backspace and Home as actions (so Help ▸ Keyboard shortcuts lists them)."""
+        for text, keys, slot in (("Zoom out one level", ("Esc", "Backspace"), self.zoom_out),
+                                 ("Zoom out to everything", ("Home",),
+                                  lambda: self._view.zoom_to(-1))):
+            a = QAction(text, self)
+            a.setShortcuts([QKeySequence(k) for k in keys])
+            a.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+            a.setProperty("where", "flame graph")
+            a.triggered.connect(slot)
+            self.addAction(a)
+
     def keyPressEvent(self, e) -> None:  # noqa: N802
-        v = self._view
+        """The same keys when they arrive as key presses (no active window: the actions'
+        shortcuts then do not fire)."""
         if e.key() in (Qt.Key.Key_Escape, Qt.Key.Key_Backspace):
-            z = v.zoom_row()
-            v.zoom_to(int(v.comparison().parent[z]) if z >= 0 else -1)
+            self.zoom_out()
         elif e.key() == Qt.Key.Key_Home:
-            v.zoom_to(-1)
+            self._view.zoom_to(-1)
         else:
             super().keyPressEvent(e)
+
+    def zoom_out(self) -> None:
+        """One level up from the zoomed frame."""
+        v = self._view
+        z = v.zoom_row()
+        cmp = v.comparison()
+        v.zoom_to(int(cmp.parent[z]) if z >= 0 and cmp is not None else -1)
 
     def resizeEvent(self, e) -> None:  # noqa: N802
         self._view.update_scrollbar()

@@ -49,6 +49,7 @@ from profdiff.parsers.model import Unit
 from profdiff.viewer import flame_layout as fl
 from profdiff.viewer.colors import DivergingScale
 from profdiff.viewer.compare import Comparison, Status
+from profdiff.viewer.noise import ensure_noise
 from profdiff.viewer.run_labels import labels_of
 from profdiff.viewer.units import digits_rounding, format_delta, format_rel, format_value
 
@@ -67,6 +68,8 @@ from .flame_canvas import (  # noqa: F401 - constants re-exported for tests
     pack_rgb1,
 )
 from .models import ComparisonTreeModel
+
+NOISE_SYNC_ROWS = 200_000  # estimate the noise here up to this many rows (as the window)
 
 
 def run_labels(cmp: Comparison) -> list[str]:
@@ -114,6 +117,8 @@ class FlameView(QWidget):
         self._window = (0.0, 1.0)
         self._scroll = 0
         self._building = False
+        self._fade_noise = True
+        self._faded_rows: np.ndarray | None = None  # rows drawn faded (within noise)
         self._build_ui()
 
     # ----- UI ----------------------------------------------------------------------------
@@ -411,8 +416,12 @@ class FlameView(QWidget):
             head = f"{runs[cmp.current]} vs baseline {runs[cmp.baseline]}"
         else:
             head = runs[0]
+        faded = ""
+        if self._faded_rows is not None:
+            faded = ("  ·  faded: within run-to-run noise" if cmp.groups is not None
+                     else "  ·  faded: within sampling error")
         return (f"{head}  ·  width = {self.width_metric_label()}  ·  "
-                f"colour = {self.color_description()}")
+                f"colour = {self.color_description()}{faded}")
 
     def _is_pct_mode(self) -> bool:
         m = self._cmp.metric_by_name[self._metric] if self._cmp and self._metric else None
@@ -468,6 +477,8 @@ class FlameView(QWidget):
             ch = fl.color_changes(cmp, self._metric, self._color_mode,
                                   by_share=ComparisonTreeModel.colour_by_share)[row]
             lines.append(f"colour: {e(self._format_change(float(ch)))}")
+            if self._faded_rows is not None and self._faded_rows[row] and ch:
+                lines.append("<i>faded: the change is within the noise</i>")
         return "<br>".join(lines)
 
     # ----- what the canvas and the legend read (separate widgets: public) --------------
@@ -581,6 +592,11 @@ class FlameView(QWidget):
         mode = self._color_mode if cmp.n_runs > 1 else "module"
         rgb = fl.row_colors(cmp, self._metric, mode, self._scale,
                             by_share=ComparisonTreeModel.colour_by_share)
+        noisy = self.within_noise() if mode != "module" else None
+        self._faded_rows = noisy if noisy is not None and noisy.any() else None
+        if self._faded_rows is not None:
+            rgb = np.array(rgb, copy=True)
+            rgb[noisy] = fade_rgbs(rgb[noisy])
         self._colors = pack_rgb(rgb)
         faded = np.asarray(rgb, float) * DIM + np.array(BACKGROUND, float) * (1 - DIM)
         self._colors_dim = pack_rgb(faded.round().astype(np.uint8))
@@ -590,6 +606,44 @@ class FlameView(QWidget):
         self._dark = lum > 140
         self.legend.update()
         self.canvas.update()
+
+    def set_fade_noise(self, on: bool) -> None:
+        """Fade frames whose colour change is within the noise, as the tables fade
+        their Δ cells (View ▸ Fade changes within noise)."""
+        self._fade_noise = bool(on)
+        self.recolor()
+
+    def noise_metric(self) -> str | None:
+        """The metric whose change colours the frames (the self or inclusive partner of
+        the colour metric, as the colour mode says): its noise decides the fading."""
+        cmp, m = self._cmp, self._metric
+        if cmp is None or m is None or self._color_mode == "module":
+            return None
+        part = (fl.self_partner(cmp, m) if self._color_mode.startswith("self")
+                else fl.inclusive_partner(cmp, m))
+        return part if part in cmp.values else m
+
+    def within_noise(self) -> np.ndarray | None:
+        """Rows whose colour change is not significant (two runs, a sampled metric; None
+        when fading is off or no estimate applies).  A small comparison gets the
+        estimate here; a big one's comes from the window's worker (then
+        :meth:`recolor`)."""
+        cmp, m = self._cmp, self.noise_metric()
+        if not self._fade_noise or cmp is None or m is None or cmp.n_runs != 2:
+            return None
+        if not cmp.metric_by_name[m].sampled:
+            return None  # exact counts: every change is real
+        have = cmp.noise.metrics if cmp.noise is not None else {}
+        if m not in have and cmp.groups is None and cmp.n_rows <= NOISE_SYNC_ROWS:
+            try:
+                ensure_noise(cmp, [m])
+            except Exception:  # noqa: BLE001 - fading is optional
+                return None
+        mn = cmp.noise.metrics.get(m) if cmp.noise is not None else None
+        if mn is None or mn.method.startswith("deterministic"):
+            return None
+        keep = (self._status != Status.ADDED) & (self._status != Status.REMOVED)
+        return ~np.asarray(mn.significant, dtype=bool) & keep
 
     def _colors_now(self) -> np.ndarray:
         if self._match is None:
@@ -679,6 +733,12 @@ class FlameView(QWidget):
                 else:
                     parts.append(f"<a href='{r}'>{html.escape(str(cmp.name[r]))}</a>")
         self.breadcrumb.setText(" › ".join(parts))
+
+
+def fade_rgbs(rgb: np.ndarray, amount: float = 0.75) -> np.ndarray:
+    """:func:`~viewer.qt.models.fade_rgb` over an array of colours (uint8[n, 3])."""
+    a = np.asarray(rgb, dtype=np.float64)
+    return np.round(a + (255.0 - a) * amount).astype(np.uint8)
 
 
 def render_flame_png(cmp: Comparison, path: str | Path, size: tuple[int, int] = (1400, 800),

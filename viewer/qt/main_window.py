@@ -34,6 +34,7 @@ from .flat_view import FlatView
 from .icons import icon
 from .layout import map_rows
 from .loader import LoadTask, Slot
+from .row_menu import bind_format_view, install_row_menus
 from .rules_editor import RulesEditor, describe_rules
 from .suggestions_panel import SuggestionsPanel
 from .views import DiffTreeView, SideBySideView
@@ -270,6 +271,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         from .disassembly_view import add_compare_instructions
         for pane in (*self.side.panes, self.diff.tree, self.flat.table):
             add_compare_instructions(self, pane)
+        install_row_menus(self)  # issue 19: copy, filter, show in, focus on every row
 
         self.suggestions = SuggestionsPanel()
         self.suggestions_dock = QDockWidget("Unmatched: suggested matches", self)
@@ -296,6 +298,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.act_swap.setEnabled(len(self.runs) >= 2)
         two = self.comparison is not None and self.comparison.n_runs == 2
         self.significant_box.setEnabled(two)
+        self.act_significant.setEnabled(two)
         self.act_sig.setEnabled(two)
 
     # ----------------------------------------------------------------------------------
@@ -398,6 +401,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
             w.detailsRequested.connect(self.details.show_row)
         if hasattr(w, "icons"):
             w.icons = self.diff.icons
+        bind_format_view(self, w)
 
     def _push_comparison(self) -> None:
         cmp = self.comparison

@@ -316,7 +316,10 @@ class ComparisonTreeModel(QAbstractItemModel):
         if c.kind in ("name", "module", "src"):
             codes, _ = pd.factorize(pd.Series(a, dtype=object).astype(str).str.lower(), sort=True)
             return codes.astype(np.float64)
-        return np.asarray(a, dtype=np.float64)
+        key = np.asarray(a, dtype=np.float64)
+        if c.kind in ("delta", "rel") and self.cmp.metric_by_name[c.metric].better == "higher":
+            key = -key  # descending = the largest regression first, whichever way is worse
+        return key
 
     colour_by_share = False  # class-wide: one switch for every view (set_colour_by_share)
 
@@ -431,6 +434,8 @@ class ComparisonTreeModel(QAbstractItemModel):
             return c.tooltip or c.header
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return _RIGHT if c.numeric else _LEFT
+        if role == Qt.ItemDataRole.InitialSortOrderRole:
+            return initial_sort_order(c)
         return None
 
     def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
@@ -674,6 +679,15 @@ def scalar_color(scale: DivergingScale, change: float) -> tuple[int, int, int]:
     hi, lo = (strong_w, pale_w) if change > 0 else (strong_b, pale_b)
     return (round(lo[0] + (hi[0] - lo[0]) * t), round(lo[1] + (hi[1] - lo[1]) * t),
             round(lo[2] + (hi[2] - lo[2]) * t))
+
+
+def initial_sort_order(c: Column) -> int:
+    """The order of a first click on ``c``'s header (``Qt.InitialSortOrderRole``): numbers
+    descending, so the largest value or regression comes first (a second click flips);
+    names and p-values ascending."""
+    desc = c.numeric
+    order = Qt.SortOrder.DescendingOrder if desc else Qt.SortOrder.AscendingOrder
+    return int(order.value)
 
 
 def format_pvalue(p: float) -> str:

@@ -372,9 +372,26 @@ class _TreeViewMixin:
         for p in self.panes:
             p.verticalScrollBar().setValue(v)
 
+    focus_keep: np.ndarray | None = None
+    """Rows of the focused subtree (:mod:`viewer.qt.row_menu`), None: no focus."""
+    outer_keep: np.ndarray | None = None
+    """The window's row rules as last given to :meth:`apply_filter` (before the focus)."""
+
+    def set_focus_keep(self, mask: np.ndarray | None) -> None:
+        """Show only ``mask``'s rows (a subtree; their ancestors stay as its path), within
+        the filter and row rules last applied; None shows every row again."""
+        self.focus_keep = mask
+        if self.layout_ is not None:
+            self.apply_filter(self.layout_.filter_text, self.layout_.filter_regex,
+                              self.outer_keep)
+
     def apply_filter(self, text: str, regex: bool, keep: np.ndarray | None) -> None:
         if self.layout_ is None:
             return
+        self.outer_keep = keep
+        focus = self.focus_keep
+        if focus is not None and len(focus) == self.layout_.n:
+            keep = focus if keep is None else keep & focus
         self.layout_.set_filter(text, regex, keep)
         # rows hidden by the filter lose their expansion in Qt; re-open what is still shown
         keep_open = self.state.expanded.copy()
@@ -551,6 +568,7 @@ class SideBySideView(QWidget, _TreeViewMixin):
         self.cmp = cmp
         self.layout_ = RowLayout(cmp)
         self.state.reset(cmp.n_rows)
+        self.focus_keep = self.outer_keep = None  # row ids of another comparison
         self._metrics = list(metrics)
         self._scale = scale
         self.pane_runs = [self._default_run(slot) for slot in (0, 1)]
@@ -715,6 +733,7 @@ class DiffTreeView(QWidget, _TreeViewMixin):
         self.cmp = cmp
         self.layout_ = RowLayout(cmp)
         self.state.reset(cmp.n_rows)
+        self.focus_keep = self.outer_keep = None  # row ids of another comparison
         self._metrics = list(metrics)
         m = ComparisonTreeModel(cmp, diff_columns(cmp, metrics, sig=self.sig_metric), None,
                                 self.layout_, scale, parent=self)

@@ -93,6 +93,8 @@ class NoiseMixin:
                 self.details.show_row(cmp, cur)
         if cmp is self.flat_comparison:
             self.flat.noise_changed()
+        if cmp is self.comparison and self.flame is not None and hasattr(self.flame, "recolor"):
+            self.flame.recolor()  # frames within the noise fade, as table cells do
         self._update_legend()
 
     def _update_legend(self) -> None:
@@ -125,6 +127,8 @@ class NoiseMixin:
         self.fade_noise = on
         self.diff.set_fade_noise(on)
         self.flat.set_fade_noise(on)
+        if self.flame is not None and hasattr(self.flame, "set_fade_noise"):
+            self.flame.set_fade_noise(on)
         self._update_legend()
 
 

@@ -214,8 +214,6 @@ def _screenshot(app, win, args, spec, view, settings_path: str) -> int:
     if (args.files or args.base) and not win.runs:
         print("profdiff: error: " + "; ".join(win.message_bar.messages), file=sys.stderr)
         return 2
-    win.show()
-    app.processEvents()
     _apply_options(win, args)
     if win.comparison is not None:
         win.wait_for_noise()
@@ -231,7 +229,9 @@ def _screenshot(app, win, args, spec, view, settings_path: str) -> int:
     if win.comparison is not None:
         win.collapse_all()
         if args.expand in ("hot", "delta"):
-            win.expand_to_depth(2)
+            from .views import FIRST_LOOK_ROWS
+
+            win.expand_to_depth(2, max_rows=FIRST_LOOK_ROWS)
             win.expand_hottest("value" if args.expand == "hot" else "delta")
         else:
             try:
@@ -243,6 +243,9 @@ def _screenshot(app, win, args, spec, view, settings_path: str) -> int:
             win.expand_to_depth(n)
         for v in win.tree_views():
             v.fit_name_column()
+    # shown only now: a window shown before the expansion above would lay out and paint
+    # the tree twice (every shown row costs a call into the Python model per layout)
+    win.show()
     for _ in range(3):
         app.processEvents()
     if win.comparison is not None and args.show_suggestions and win.suggestions.suggestions:

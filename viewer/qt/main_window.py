@@ -35,7 +35,7 @@ from .layout import map_rows
 from .loader import LoadTask, Slot
 from .rules_editor import RulesEditor, describe_rules
 from .suggestions_panel import SuggestionsPanel
-from .views import DiffTreeView, SideBySideView
+from .views import FIRST_LOOK_ROWS, DiffTreeView, SideBySideView
 from .widgets import DetailsPane, DropOverlay, EmptyState, MessageBar, SummaryBar
 from .window_io import ExportDropMixin
 from .window_loading import LoadingMixin
@@ -343,7 +343,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         if state is not None and old_tree is not None:
             self._restore_state(state, old_tree, old_flat)
         else:
-            self.expand_to_depth(2)
+            self.expand_to_depth(2, max_rows=FIRST_LOOK_ROWS)
             if len(self.runs) > 1 and primary is None and tree.n_rows:
                 # First look at a comparison: the merged diff tree, opened along the path
                 # to the biggest change, so the regression is on screen before any click.

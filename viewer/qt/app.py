@@ -187,9 +187,11 @@ def show_requested(win, args) -> str:
     if args.expand not in ("hot", "delta"):
         if not str(args.expand).isdigit():
             return f"--expand expects a number, 'hot' or 'delta', not {args.expand!r}"
+    from .views import FIRST_LOOK_ROWS
+
     win.collapse_all()
     if args.expand in ("hot", "delta"):
-        win.expand_to_depth(2)
+        win.expand_to_depth(2, max_rows=FIRST_LOOK_ROWS)
         win.expand_hottest("value" if args.expand == "hot" else "delta")
     else:
         win.expand_to_depth(int(args.expand))

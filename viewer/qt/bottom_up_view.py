@@ -31,7 +31,7 @@ from profdiff.viewer.session import Session
 from profdiff.viewer.view_state import ViewState, metric_pairs
 
 from .layout import precompute
-from .views import DiffTreeView
+from .views import FIRST_LOOK_ROWS, DiffTreeView
 
 NOISE_SYNC_ROWS = 200_000
 
@@ -186,7 +186,7 @@ class BottomUpView(QWidget):
         v = cmp.values[main]
         key = np.fmax(v[:, cmp.current], v[:, cmp.baseline])
         self.diff.sort_by_key(key)
-        self.diff.expand_to_depth(2)
+        self.diff.expand_to_depth(2, max_rows=FIRST_LOOK_ROWS)
         self.diff.fit_name_column()
         self.follow(vs)
         return cmp

@@ -43,6 +43,34 @@ def widest_name_rows(shown: np.ndarray, depth: np.ndarray, name: np.ndarray,
     return rows[top]
 
 
+def depth_mask(parent: np.ndarray, depth: np.ndarray, has_kids: np.ndarray, levels: int,
+               visible: np.ndarray | None = None, max_rows: int | None = None) -> np.ndarray:
+    """Rows to expand so the tree is open ``levels`` levels deep (rows with visible
+    children above that depth), level by level while the shown rows stay within
+    ``max_rows`` (None: no limit).  One ``bincount`` gives every row's visible child
+    count, so the budget costs no per-row Python."""
+    parent = np.asarray(parent)
+    depth = np.asarray(depth)
+    mask = (depth < levels) & has_kids
+    if visible is not None and len(visible) == len(mask):
+        mask &= visible
+    if max_rows is None:
+        return mask
+    vis = np.ones(len(parent), dtype=bool) if visible is None else np.asarray(visible, bool)
+    kids = (parent >= 0) & vis
+    counts = np.bincount(parent[kids], minlength=len(parent))
+    shown = int(((parent < 0) & vis).sum())
+    out = np.zeros(len(mask), dtype=bool)
+    for d in range(levels):
+        level = mask & (depth == d)
+        add = int(counts[level].sum())
+        if shown + add > max_rows:
+            break
+        out |= level
+        shown += add
+    return out
+
+
 def collapse_quietly(view: QTreeView) -> None:
     """``collapseAll`` without its per-row ``collapsed`` signals (the callers reset their
     expansion state in one array operation)."""

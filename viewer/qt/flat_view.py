@@ -228,5 +228,5 @@ class FlatView(QWidget):
             return
         idx = self.model.index_for_row(row)
         if idx.isValid():
-            self.table.setCurrentIndex(idx)
-            self.table.scrollTo(idx)
+            self.table.set_current(idx)
+            self.table.scroll_to_when_shown(idx)

@@ -37,7 +37,7 @@ from .loader import LoadTask, Slot
 from .row_menu import bind_format_view, install_row_menus
 from .rules_editor import RulesEditor, describe_rules
 from .suggestions_panel import SuggestionsPanel
-from .views import DiffTreeView, SideBySideView
+from .views import FIRST_LOOK_ROWS, DiffTreeView, SideBySideView
 from .widgets import DetailsPane, DropOverlay, EmptyState, MessageBar, SummaryBar
 from .window_io import ExportDropMixin
 from .window_loading import LoadingMixin
@@ -357,7 +357,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         else:
             if opening is not None:  # the format's most useful view (window_tabs)
                 self.tabs.setCurrentWidget(opening)
-            self.expand_to_depth(2)
+            self.expand_to_depth(2, max_rows=FIRST_LOOK_ROWS)
             if len(self.runs) > 1 and tree.n_rows:
                 # The diff tree opens along the path to the biggest change, so the
                 # regression is on screen at the first click on it (or on a Summary link).

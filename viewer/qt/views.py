@@ -35,6 +35,11 @@ from .layout import RowLayout, path_to_max
 from .models import Column, ComparisonTreeModel, diff_columns, pane_columns
 from .widgets import DropOverlay, LegendWidget, run_role
 
+FIRST_LOOK_ROWS = 5000
+"""Automatic expansion when a comparison is first shown stops at this many shown rows
+(every shown row costs ~10 us of Python in each relayout; the hottest path is opened on
+top of it)."""
+
 
 def local_files(mime) -> list[str]:
     if not mime.hasUrls():
@@ -66,6 +71,7 @@ class TreePane(QTreeView):
                              else QAbstractItemView.DragDropMode.NoDragDrop)
         self._overlay = DropOverlay(self)
         self._scroll_pending: QPersistentModelIndex | None = None
+        self._geometry_stale = False
 
     def scroll_to_when_shown(self, idx: QModelIndex) -> None:
         """``scrollTo(idx)`` now if shown, else when first shown: scrolling a hidden view
@@ -76,7 +82,39 @@ class TreePane(QTreeView):
         else:
             self._scroll_pending = QPersistentModelIndex(idx)
 
+    def set_current(self, idx: QModelIndex) -> None:
+        """Make ``idx``'s row current and selected.
+
+        On a hidden pane without the full relayout Qt would do: with all columns showing
+        the focus, ``QTreeView.currentChanged`` computes the old and new rows' rectangles,
+        which lays out every shown row first (~1 s at 70k shown rows, through the Python
+        model) for a view nobody sees; it is laid out once when shown instead."""
+        flags = (QItemSelectionModel.SelectionFlag.ClearAndSelect
+                 | QItemSelectionModel.SelectionFlag.Rows)
+        quiet = not self.isVisible() and self.allColumnsShowFocus()
+        if quiet:
+            self.setAllColumnsShowFocus(False)
+        try:
+            self.selectionModel().setCurrentIndex(idx, flags)
+        finally:
+            if quiet:
+                self.setAllColumnsShowFocus(True)
+
+    def updateGeometries(self) -> None:  # noqa: N802 - Qt API
+        """Skipped while hidden: Qt calls it on every resize (a window shown or resized
+        resizes every tab page) and QTreeView's version lays out all shown rows for its
+        scroll bars - for a hidden tab, seconds of Python model calls for nothing.  Done
+        on the next show instead."""
+        if self.isVisible():
+            self._geometry_stale = False
+            super().updateGeometries()
+        else:
+            self._geometry_stale = True
+
     def showEvent(self, ev) -> None:  # noqa: N802 - Qt API
+        if self._geometry_stale:
+            self._geometry_stale = False
+            super().updateGeometries()
         super().showEvent(ev)
         p, self._scroll_pending = self._scroll_pending, None
         if p is not None and p.isValid() and p.model() is self.model():
@@ -307,16 +345,19 @@ class _TreeViewMixin:
             bulk_ops.collapse_quietly(p)
         self.state.expanded[:] = False
 
-    def expand_to_depth(self, depth: int) -> None:
+    def expand_to_depth(self, depth: int, max_rows: int | None = None) -> None:
         """Expand every visible row shallower than ``depth`` levels (depth 1 = roots open)
         and collapse the deeper ones, like ``QTreeView.expandToDepth`` - whose per-row
-        layout is quadratic in the shown rows, so the expansion is batched here instead."""
+        layout is quadratic in the shown rows, so the expansion is batched here instead.
+
+        ``max_rows``: open a level only while the tree then shows at most that many rows
+        (the first look at a file: a root with 32k children opened one level further
+        would lay out 67k rows through the Python model, ~1 s, to show 40 of them)."""
         if self.cmp is None or depth <= 0:
             return
-        lay = self.layout_
-        mask = (self.cmp.depth < depth) & (np.frombuffer(lay.has_kids(), dtype=np.uint8) > 0)
-        if lay.visible is not None:
-            mask &= lay.visible
+        mask = bulk_ops.depth_mask(self.cmp.parent, self.cmp.depth,
+                                   np.frombuffer(self.layout_.has_kids(), dtype=np.uint8) > 0,
+                                   depth, self.layout_.visible, max_rows)
         for p in self.panes:
             bulk_ops.collapse_quietly(p)
         self.state.expanded[:] = False
@@ -352,9 +393,7 @@ class _TreeViewMixin:
                 continue
             self._syncing = True
             try:
-                pane.selectionModel().setCurrentIndex(
-                    idx, QItemSelectionModel.SelectionFlag.ClearAndSelect
-                    | QItemSelectionModel.SelectionFlag.Rows)
+                pane.set_current(idx)
                 pane.scroll_to_when_shown(idx)
             finally:
                 self._syncing = False
@@ -549,9 +588,7 @@ class SideBySideView(QWidget, _TreeViewMixin):
                     m = p.model_()
                     idx = m.index_for_row(rid, cur.column()) if m else QModelIndex()
                     if idx.isValid():
-                        p.selectionModel().setCurrentIndex(
-                            idx, QItemSelectionModel.SelectionFlag.ClearAndSelect
-                            | QItemSelectionModel.SelectionFlag.Rows)
+                        p.set_current(idx)
             finally:
                 self._syncing = False
         self.rowSelected.emit(rid)

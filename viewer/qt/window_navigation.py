@@ -40,9 +40,11 @@ class NavigationMixin:
             for fn in fns:
                 fn()
 
-    def expand_to_depth(self, depth: int) -> None:
+    def expand_to_depth(self, depth: int, max_rows: int | None = None) -> None:
+        """Open every tree view ``depth`` levels deep (``max_rows``: only the levels
+        that keep it within that many shown rows; see ``views.expand_to_depth``)."""
         for v in self.tree_views():
-            self._defer(v, lambda v=v: v.expand_to_depth(depth))
+            self._defer(v, lambda v=v: v.expand_to_depth(depth, max_rows))
 
     def collapse_all(self) -> None:
         for v in self.tree_views():

@@ -282,3 +282,17 @@ def test_the_label_option_names_runs_in_the_window(make_window, three):
     w.open_spec(spec, view)
     assert w.windowTitle() == "before vs v2/x.prof vs after — profdiff"
     assert w.side.titles[1].text().endswith("[2] after")
+
+
+def test_the_live_window_says_when_a_view_is_missing(make_window):
+    from profdiff.viewer.qt.app import open_live
+
+    stats = Path(__file__).parents[1] / "data" / "ghc-rts"
+    w = make_window()
+    args, spec, view = _args(str(stats / "hs-ad-v1.stats.txt"), str(stats / "hs-ad-v2.stats.txt"),
+                             "--view", "heap")
+    open_live(w, args, spec, view)
+    assert "heap" not in w.available_views() and "rts" in w.available_views()
+    msgs = " ".join(w.message_bar.messages)
+    assert "--view heap: this comparison has no such view; views: " in msgs
+    assert "rts" in msgs.split("views: ", 1)[1]

@@ -157,6 +157,8 @@ def _apply_options(win, args) -> None:
         problem = show_requested(win, args)
         if problem:
             win.message_bar.show_message(problem, "warning")
+        if args.show_suggestions and win.suggestions.suggestions:
+            win.suggestions.select(0)  # reveals the pair in the diff tree
 
     if win.comparison is not None:
         go()
@@ -274,7 +276,7 @@ def prepare_screenshot(app, win, args, spec, view) -> int:
     for _ in range(3):
         app.processEvents()
     if win.comparison is not None and args.show_suggestions and win.suggestions.suggestions:
-        win.suggestions.select(0)  # reveals the pair in the diff tree
+        win.suggestions.select(0)  # found after the events above: as _apply_options does
     for _ in range(3):
         app.processEvents()
     return 0

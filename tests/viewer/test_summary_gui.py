@@ -176,3 +176,18 @@ def test_details_pane_follows_selection(win):
         (win.comparison.name == "addGrad").any() else 1
     win.reveal_row(row)
     assert win.details.isVisible()
+
+
+def test_rename_offer_shows_both_rows_in_the_tree(win):
+    win.load_paths([str(HS1), str(HS2)])
+    view = win.summary_view
+    link = next(k for k in view.links_of("rename")
+                if k.target.text == "AD.Dual.sigmoidD → AD.Dual.logisticD: 1 cost centre")
+    view.activate(link)
+    cmp = win.comparison
+    assert win.tabs.currentWidget() is win.diff
+    cur = win.diff.current_row()
+    assert cmp.name[cur] == "sigmoidD" and cmp.status[cur] == Status.REMOVED
+    added = np.flatnonzero((cmp.name == "logisticD") & (cmp.status == Status.ADDED))
+    m = win.diff.models[0]
+    assert m.index_for_row(int(added[0])).isValid()  # its twin is on screen too

@@ -27,7 +27,7 @@ _SECTION = ("<h3 style='margin-top:14px; margin-bottom:4px; background:#eceff3; 
 
 @dataclass(frozen=True)
 class Link:
-    """One anchor of the page: ``kind`` (tree, flame, bottom-up, accept, tab) and what it
+    """One anchor of the page: ``kind`` (tree, flame, bottom-up, accept, rename, tab) and what it
     points at (a :class:`Change`, a rename offer, or a tab name)."""
 
     kind: str
@@ -42,6 +42,7 @@ class SummaryView(QTextBrowser):
     flameRequested = Signal(int)  # tree row
     bottomUpRequested = Signal(str)  # match key
     acceptRequested = Signal(object)  # a viewer.summary.RenameOffer
+    renameRequested = Signal(object)  # show a RenameOffer's rows in the diff tree
     tabRequested = Signal(str)  # a view name for MainWindow.show_view
 
     def __init__(self, parent=None) -> None:
@@ -187,7 +188,8 @@ class SummaryView(QTextBrowser):
                "again (Tools ▸ Rename rules shows and saves it).</div>"]
         for o in s.renames:
             out.append(f"<div style='margin:3px'>{html.escape(o.text)} — "
-                       + self._link("accept", o, "Accept") + "</div>")
+                       + self._link("accept", o, "Accept") + " · "
+                       + self._link("rename", o, "show in tree") + "</div>")
         return "".join(out)
 
     # ----- links ------------------------------------------------------------------------
@@ -212,6 +214,8 @@ class SummaryView(QTextBrowser):
             self.bottomUpRequested.emit(t.key)
         elif link.kind == "accept":
             self.acceptRequested.emit(t)
+        elif link.kind == "rename":
+            self.renameRequested.emit(t)
         elif link.kind == "tab":
             self.tabRequested.emit(str(t))
 

@@ -40,6 +40,7 @@ class TabsMixin:
         self.summary_view.flameRequested.connect(self.show_in_flame)
         self.summary_view.bottomUpRequested.connect(self.show_in_bottom_up)
         self.summary_view.acceptRequested.connect(self.accept_rule)
+        self.summary_view.renameRequested.connect(self.show_rename)
         self.summary_view.tabRequested.connect(self.show_view)
 
     def _core_tabs(self) -> list[tuple[QWidget, str]]:
@@ -197,6 +198,29 @@ class TabsMixin:
         self._realign()
         self._sync_rules_editor()
         self.statusBar().showMessage(f"Matched {getattr(offer, 'text', rule)}", 6000)
+
+    def show_rename(self, offer) -> None:
+        """Show a rename offer in the diff tree: its first removed row and the added row
+        it would match (both visible, the removed one selected)."""
+        from profdiff.viewer.compare import Status
+
+        cmp = self.comparison
+        if cmp is None or self.tabs.indexOf(self.diff) < 0:
+            return
+        st = cmp.status
+        if offer.kind == "module":
+            added = (st == Status.ADDED) & (cmp.module == offer.new)
+            names = set(cmp.name[added].tolist())
+            gone = np.flatnonzero((st == Status.REMOVED) & (cmp.module == offer.old)
+                                  & np.isin(cmp.name, list(names)))
+            new = np.flatnonzero(added & (cmp.name == cmp.name[gone[0]])) if gone.size \
+                else gone
+        else:
+            (sug,) = offer.suggestions
+            gone = np.flatnonzero((st == Status.REMOVED) & (cmp.keys == sug.old_key))
+            new = np.flatnonzero((st == Status.ADDED) & (cmp.keys == sug.new_key))
+        if gone.size:
+            self.reveal_pair(int(gone[0]), int(new[0]) if new.size else -1)
 
     # ----- the details pane -------------------------------------------------------------
     def _row_view(self, w: QWidget | None) -> bool:

@@ -205,9 +205,10 @@ def run_infos(cmp: Comparison) -> list[RunInfo]:
         else:
             role = f"run {i}"
         label = labels[i]
-        if cmp.groups is not None and i < len(cmp.groups):
-            label = f"mean of {len(cmp.groups[i])} runs: " + ", ".join(
-                run_labels([q.path for q in cmp.groups[i]])[:4])
+        if cmp.groups is not None and i < len(cmp.groups) and len(cmp.groups[i]) > 1:
+            names = run_labels([q.path for q in cmp.groups[i]])
+            more = f" +{len(names) - 4} more" if len(names) > 4 else ""
+            label = f"mean of {len(names)} runs: " + ", ".join(names[:4]) + more
         out.append(RunInfo(i, label, role, p.path, p.format, p.incomplete,
                            p.incomplete_reason))
     return out
@@ -257,13 +258,30 @@ def verdicts(session: Session, cmp: Comparison, metric: str) -> np.ndarray:
     out[moved & ~changed] = ROUNDING
     real = moved & changed
     m = cmp.metric_by_name[metric]
-    noise = session.noise(cmp, [metric]) if m.sampled else None
-    if noise is not None and metric in noise.metrics:
-        sig = noise.metrics[metric].significant
+    sig = _significant(session, cmp, metric) if m.sampled else None
+    if sig is not None:
         out[real & ~sig] = NOISE
         real &= sig
     out[real] = REAL
     return out
+
+
+def _significant(session: Session, cmp: Comparison, metric: str) -> np.ndarray | None:
+    """Rows whose sampled ``metric`` changed beyond noise (current run against the
+    baseline): the session's estimate for two runs or groups; with 3+ single runs, the
+    sampling error of the two runs compared here (not kept: the comparison's own noise
+    belongs to its current run)."""
+    noise = session.noise(cmp, [metric])
+    if noise is not None and metric in noise.metrics:
+        return noise.metrics[metric].significant
+    if cmp.n_runs > 2 and cmp.groups is None:
+        from .noise import compute_noise
+
+        pair = compute_noise(cmp, [cmp.baseline], [cmp.current], session.spec.alpha,
+                             [metric])
+        if metric in pair.metrics:
+            return pair.metrics[metric].significant
+    return None
 
 
 def top_changes(session: Session, flat: Comparison, tree: Comparison, metric: str,

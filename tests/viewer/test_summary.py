@@ -219,3 +219,16 @@ def test_rts_pair_totals():
     alloc = next(t for t in sm.totals if t.key == "bytes_allocated")
     assert alloc.values[0] == int(m.group(1).replace(",", ""))
     assert sm.n_totals >= len(sm.totals) and sm.n_rows == 0
+
+
+def test_three_runs_judge_the_current_run_against_noise():
+    """v1 run again (same build, tests/data/hs-ad/noise-v1/run2) as the current run of
+    three: its allocation is identical to v1's (the headers agree) and its timing moves
+    are sampling noise, so nothing is called real."""
+    again = DATA / "hs-ad" / "noise-v1" / "run2" / "ad.prof"
+    assert _header_total_alloc(again) == _header_total_alloc(HS1)
+    sm = build_summary(_session(HS1, HS2, again))
+    by = {mc.metric: mc for mc in sm.changes}
+    assert by["alloc_bytes"].n_real == 0 and by["alloc_bytes"].changes == ()
+    assert by["time_s"].changes and by["time_s"].n_real == 0
+    assert {c.verdict for c in by["time_s"].changes} == {NOISE}

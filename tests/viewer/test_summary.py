@@ -201,7 +201,7 @@ def test_incomplete_run_is_a_warning(tmp_path):
     assert s.runs[1].incomplete_reason in w.text
 
 
-def test_different_rts_options_and_formats_are_warnings():
+def test_mixed_rts_formats_are_a_warning():
     s = _session(RTS / "hs-ad-v1.stats.txt", RTS / "hs-ad-v2.t-machine-readable.txt")
     sm = build_summary(s)
     texts = [w.text for w in sm.warnings if w.kind == "incomparable"]
@@ -232,3 +232,17 @@ def test_three_runs_judge_the_current_run_against_noise():
     assert by["alloc_bytes"].n_real == 0 and by["alloc_bytes"].changes == ()
     assert by["time_s"].changes and by["time_s"].n_real == 0
     assert {c.verdict for c in by["time_s"].changes} == {NOISE}
+
+
+def test_different_rts_options_warn():
+    """StartStopFRP Oct 14 ran ``+RTS -p -hc``, Nov 28 ``+RTS -p -hy`` (line 3 of each)."""
+    a = FRP / "ghc-7.10.3-startstopfrp-example-2016-10-14.prof"
+    b = FRP / "ghc-7.10.3-startstopfrp-example-2016-11-28.prof"
+    opts = [a.read_text().splitlines()[2].split("+RTS")[1].split("-RTS")[0].split()
+            for a in (a, b)]
+    assert sorted(opts[0]) != sorted(opts[1])
+    sm = build_summary(_session(a, b))
+    (w,) = [w for w in sm.warnings if w.text.startswith("runs used different RTS options")]
+    assert w.kind == "incomparable"
+    for o in opts:
+        assert " ".join(sorted(o)) in w.text

@@ -27,7 +27,8 @@ _SECTION = ("<h3 style='margin-top:14px; margin-bottom:4px; background:#eceff3; 
 
 @dataclass(frozen=True)
 class Link:
-    """One anchor of the page: ``kind`` (tree, flame, bottom-up, accept, rename, tab) and what it
+    """One anchor of the page: ``kind`` (tree, flame, bottom-up, heap, accept, rename,
+    tab) and what it
     points at (a :class:`Change`, a rename offer, or a tab name)."""
 
     kind: str
@@ -41,6 +42,7 @@ class SummaryView(QTextBrowser):
     treeRequested = Signal(str, int)  # match key, tree row (-1: none)
     flameRequested = Signal(int)  # tree row
     bottomUpRequested = Signal(str)  # match key
+    heapRequested = Signal(str)  # match key: highlight the band in "Heap over time"
     acceptRequested = Signal(object)  # a viewer.summary.RenameOffer
     renameRequested = Signal(object)  # show a RenameOffer's rows in the diff tree
     tabRequested = Signal(str)  # a view name for MainWindow.show_view
@@ -55,15 +57,18 @@ class SummaryView(QTextBrowser):
         self.links: list[Link] = []
         self.has_bottom_up = False
         self.has_flame = True
+        self.has_heap = False
         self.setPlaceholderText("Open two runs to see what changed.")
 
     # ----- content ----------------------------------------------------------------------
     def set_summary(self, summary: Summary | None, *, flame: bool = True,
-                    bottom_up: bool = False, totals_tab: str | None = None) -> None:
-        """Show ``summary``; ``flame`` / ``bottom_up``: those tabs exist (offer links);
-        ``totals_tab``: the view name listing every total, when the page shows a part."""
+                    bottom_up: bool = False, heap: bool = False,
+                    totals_tab: str | None = None) -> None:
+        """Show ``summary``; ``flame`` / ``bottom_up`` / ``heap``: those tabs exist (offer
+        links); ``totals_tab``: the view name listing every total, when the page shows
+        a part."""
         self.summary = summary
-        self.has_flame, self.has_bottom_up = flame, bottom_up
+        self.has_flame, self.has_bottom_up, self.has_heap = flame, bottom_up, heap
         self.links = []
         if summary is None:
             self.clear()
@@ -136,7 +141,8 @@ class SummaryView(QTextBrowser):
                        f"{c.get('changed', 0):,} changed, {c.get('added', 0):,} "
                        f"added, {c.get('removed', 0):,} removed, {c.get('same', 0):,} the "
                        "same.  Verdicts: <b>real</b> = beyond the rounding of the printed "
-                       "values and beyond noise.</div>")
+                       "values and beyond noise; <i>of run</i> = Δ as a share of the "
+                       "baseline's total of that metric.</div>")
         for mc in s.changes:
             out.append(f"<h4 style='margin-top:8px; margin-bottom:2px'>"
                        f"{html.escape(mc.title)} <span style='color:{MUTED}; "
@@ -166,6 +172,8 @@ class SummaryView(QTextBrowser):
             links.append(self._link("flame", c, "flame"))
         if self.has_bottom_up:
             links.append(self._link("bottom-up", c, "bottom-up"))
+        if self.has_heap:
+            links.append(self._link("heap", c, "heap"))
         name = html.escape(c.label) + (f" <i style='color:{MUTED}'>({c.status})</i>"
                                        if c.status in ("added", "removed") else "")
         style = f"color:{color}" + ("" if real else "; font-style:italic")
@@ -212,6 +220,8 @@ class SummaryView(QTextBrowser):
             self.flameRequested.emit(t.tree_rows[0])
         elif link.kind == "bottom-up" and isinstance(t, Change):
             self.bottomUpRequested.emit(t.key)
+        elif link.kind == "heap" and isinstance(t, Change):
+            self.heapRequested.emit(t.key)
         elif link.kind == "accept":
             self.acceptRequested.emit(t)
         elif link.kind == "rename":

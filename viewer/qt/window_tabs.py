@@ -28,6 +28,8 @@ from profdiff.viewer.compare import Comparison
 
 from .summary_view import SummaryView
 
+HEAP_TAB = "Heap over time"
+
 
 class TabsMixin:
     """Per-format tabs, the opening tab, the Summary page and the details pane's visibility."""
@@ -39,6 +41,7 @@ class TabsMixin:
         self.summary_view.treeRequested.connect(self.show_in_tree)
         self.summary_view.flameRequested.connect(self.show_in_flame)
         self.summary_view.bottomUpRequested.connect(self.show_in_bottom_up)
+        self.summary_view.heapRequested.connect(self.show_in_heap)
         self.summary_view.acceptRequested.connect(self.accept_rule)
         self.summary_view.renameRequested.connect(self.show_rename)
         self.summary_view.tabRequested.connect(self.show_view)
@@ -130,6 +133,14 @@ class TabsMixin:
             return self.summary_view
         return self.side if cmp.n_rows else self.summary_view
 
+    def _format_tab(self, title: str) -> QWidget | None:
+        """The format tab titled ``title`` (by title: no need to import its module, and
+        pyqtgraph with it, for formats without it)."""
+        for w in self._format_tabs:
+            if self.tabs.tabText(self.tabs.indexOf(w)) == title:
+                return w
+        return None
+
     def primary_tab(self) -> QWidget | None:
         """The tab current when these runs were opened: the format's most useful view."""
         return getattr(self, "_primary_tab", None)
@@ -154,6 +165,7 @@ class TabsMixin:
         self.summary_view.set_summary(
             summary, flame=self.tabs.indexOf(self.flame) >= 0 if self.flame else False,
             bottom_up=any(isinstance(w, BottomUpView) for w in self._format_tabs),
+            heap=self._format_tab(HEAP_TAB) is not None,
             totals_tab=totals.split()[0].lower() if totals else None)
 
     def show_in_tree(self, key: str, row: int = -1) -> None:
@@ -187,6 +199,16 @@ class TabsMixin:
         roots = np.flatnonzero((bu.keys == key) & (bu.parent < 0))
         if roots.size:
             view.diff.select_row(int(roots[0]))
+
+    def show_in_heap(self, key: str) -> None:
+        """Switch to "Heap over time" with the band ``key`` highlighted in every chart."""
+        view = self._format_tab(HEAP_TAB)
+        if view is None:
+            return
+        self.tabs.setCurrentWidget(view)
+        rows = np.flatnonzero(view.cmp.keys == key)
+        if rows.size:
+            view.set_highlight(int(rows[0]))
 
     def accept_rule(self, offer) -> None:
         """Add a rename offer's rule (Summary ▸ Accept) and compare again."""

@@ -246,3 +246,22 @@ def test_different_rts_options_warn():
     assert w.kind == "incomparable"
     for o in opts:
         assert " ".join(sorted(o)) in w.text
+
+
+def test_one_run_lists_its_top_costs_as_perf_report_does():
+    """One run: no changes, its largest own costs; each share matches ``perf report``'s
+    self overhead column (tests/data/perf/c-vm/v1/perf.report.txt, 0.01 % rounding)."""
+    sm = build_summary(_session(VM / "v1" / "perf.script.txt.gz"))
+    assert sm.changes == () and not sm.compared
+    (hot,) = sm.hotspots
+    report = {}
+    for line in (VM / "v1" / "perf.report.txt").read_text().splitlines():
+        m = re.match(r"\s+([\d.]+)%\s+\S+\s+(\S+)\s+\[[.k]\] (\S+)\s*$", line)
+        if m:
+            report.setdefault(f"{m.group(2)}.{m.group(3)}", float(m.group(1)))
+    assert hot.changes[0].label == "vm.vm_run.constprop.0"
+    for c in hot.changes:
+        assert c.share * 100 == pytest.approx(report[c.label], abs=0.005), c.label
+        assert c.tree_rows
+    shares = [c.share for c in hot.changes]
+    assert shares == sorted(shares, reverse=True)

@@ -76,7 +76,7 @@ class SummaryView(QTextBrowser):
         # renames before the changes: unmatched rows crowd the top of the change lists
         parts = [self._runs_html(summary), self._warnings_html(summary),
                  self._totals_html(summary, totals_tab), self._renames_html(summary),
-                 self._changes_html(summary)]
+                 self._changes_html(summary), self._hotspots_html(summary)]
         self.setHtml("<body style='font-size:10pt'>" + "".join(p for p in parts if p)
                      + "</body>")
 
@@ -160,13 +160,26 @@ class SummaryView(QTextBrowser):
             out.append("<table cellspacing=0 cellpadding=2>" + "".join(rows) + "</table>")
         return "".join(out)
 
-    def _change_row(self, c: Change, unit: Unit) -> str:
-        real = c.verdict == REAL
-        color = (WORSE if c.worse else BETTER) if real and c.worse is not None else (
-            NEUTRAL if real else MUTED)
-        verdict = {REAL: "<b>real</b>", NOISE: "within noise",
-                   ROUNDING: "within rounding"}.get(c.verdict, html.escape(c.verdict))
-        share = f"{c.share * 100:+.2f}%".replace("-", "−")
+    def _hotspots_html(self, s: Summary) -> str:
+        if not s.hotspots:
+            return ""
+        out = [_SECTION.format("Top costs")]
+        for mc in s.hotspots:
+            out.append(f"<h4 style='margin-top:8px; margin-bottom:2px'>"
+                       f"{html.escape(mc.title)} <span style='color:{MUTED}; "
+                       f"font-weight:normal'>(own cost; {html.escape(mc.precision)})</span></h4>")
+            rows = ["<tr><th align=left>name</th><th align=right>&nbsp;&nbsp;value</th>"
+                    "<th align=right>&nbsp;&nbsp;of run</th><th align=left>&nbsp;&nbsp;"
+                    "show in</th></tr>"]
+            for c in mc.changes:
+                rows.append(f"<tr><td>{html.escape(c.label)}</td><td align=right>&nbsp;&nbsp;"
+                            f"{html.escape(format_value(c.new, mc.unit))}</td>"
+                            f"<td align=right>&nbsp;&nbsp;{c.share * 100:.2f}%</td>"
+                            f"<td>&nbsp;&nbsp;{' · '.join(self._links_for(c))}</td></tr>")
+            out.append("<table cellspacing=0 cellpadding=2>" + "".join(rows) + "</table>")
+        return "".join(out)
+
+    def _links_for(self, c: Change) -> list[str]:
         links = [self._link("tree", c, "tree")]
         if self.has_flame and c.tree_rows:
             links.append(self._link("flame", c, "flame"))
@@ -174,6 +187,16 @@ class SummaryView(QTextBrowser):
             links.append(self._link("bottom-up", c, "bottom-up"))
         if self.has_heap:
             links.append(self._link("heap", c, "heap"))
+        return links
+
+    def _change_row(self, c: Change, unit: Unit) -> str:
+        real = c.verdict == REAL
+        color = (WORSE if c.worse else BETTER) if real and c.worse is not None else (
+            NEUTRAL if real else MUTED)
+        verdict = {REAL: "<b>real</b>", NOISE: "within noise",
+                   ROUNDING: "within rounding"}.get(c.verdict, html.escape(c.verdict))
+        share = f"{c.share * 100:+.2f}%".replace("-", "−")
+        links = self._links_for(c)
         name = html.escape(c.label) + (f" <i style='color:{MUTED}'>({c.status})</i>"
                                        if c.status in ("added", "removed") else "")
         style = f"color:{color}" + ("" if real else "; font-style:italic")

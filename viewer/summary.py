@@ -145,6 +145,7 @@ class Summary:
     status_counts: dict[str, int]
 
     grouped: bool = False  # groups of repeated runs: values are group means
+    hotspots: tuple[MetricChanges, ...] = ()  # one run: its largest own costs
 
     @property
     def compared(self) -> bool:
@@ -168,11 +169,14 @@ def build_summary(session: Session, top: int = 5) -> Summary:
                 f"{n_removed:,} removed and {n_added:,} added rows: too many to score every "
                 "pair here, so only moved modules are looked for; Tools ▸ Unmatched rows "
                 "scores every pair")))
+    hotspots: tuple[MetricChanges, ...] = ()
+    if flat.n_runs == 1 and flat.n_rows:
+        hotspots = tuple(top_costs(flat, tree, m, top) for m in main_metrics(flat))
     totals = total_rows(flat)
     return Summary(runs=tuple(runs), baseline=flat.baseline, current=flat.current,
                    totals=tuple(totals[:MAX_TOTALS]), n_totals=len(totals),
                    changes=changes, renames=renames, warnings=tuple(warnings),
-                   n_rows=flat.n_rows, grouped=flat.groups is not None,
+                   n_rows=flat.n_rows, grouped=flat.groups is not None, hotspots=hotspots,
                    status_counts=flat.status_counts() if flat.n_runs > 1 else {})
 
 
@@ -205,9 +209,10 @@ def run_infos(cmp: Comparison) -> list[RunInfo]:
         else:
             role = f"run {i}"
         label = labels[i]
-        if cmp.groups is not None and i < len(cmp.groups):
-            label = f"mean of {len(cmp.groups[i])} runs: " + ", ".join(
-                run_labels([q.path for q in cmp.groups[i]])[:4])
+        if cmp.groups is not None and i < len(cmp.groups) and len(cmp.groups[i]) > 1:
+            names = run_labels([q.path for q in cmp.groups[i]])
+            more = f" +{len(names) - 4} more" if len(names) > 4 else ""
+            label = f"mean of {len(names)} runs: " + ", ".join(names[:4]) + more
         out.append(RunInfo(i, label, role, p.path, p.format, p.incomplete,
                            p.incomplete_reason))
     return out
@@ -257,13 +262,30 @@ def verdicts(session: Session, cmp: Comparison, metric: str) -> np.ndarray:
     out[moved & ~changed] = ROUNDING
     real = moved & changed
     m = cmp.metric_by_name[metric]
-    noise = session.noise(cmp, [metric]) if m.sampled else None
-    if noise is not None and metric in noise.metrics:
-        sig = noise.metrics[metric].significant
+    sig = _significant(session, cmp, metric) if m.sampled else None
+    if sig is not None:
         out[real & ~sig] = NOISE
         real &= sig
     out[real] = REAL
     return out
+
+
+def _significant(session: Session, cmp: Comparison, metric: str) -> np.ndarray | None:
+    """Rows whose sampled ``metric`` changed beyond noise (current run against the
+    baseline): the session's estimate for two runs or groups; with 3+ single runs, the
+    sampling error of the two runs compared here (not kept: the comparison's own noise
+    belongs to its current run)."""
+    noise = session.noise(cmp, [metric])
+    if noise is not None and metric in noise.metrics:
+        return noise.metrics[metric].significant
+    if cmp.n_runs > 2 and cmp.groups is None:
+        from .noise import compute_noise
+
+        pair = compute_noise(cmp, [cmp.baseline], [cmp.current], session.spec.alpha,
+                             [metric])
+        if metric in pair.metrics:
+            return pair.metrics[metric].significant
+    return None
 
 
 def top_changes(session: Session, flat: Comparison, tree: Comparison, metric: str,
@@ -298,6 +320,27 @@ def top_changes(session: Session, flat: Comparison, tree: Comparison, metric: st
     base_run = flat.runs[flat.baseline]
     return MetricChanges(metric, met.title, met.unit, base_run.precision(metric),
                          int(len(real)), tuple(items))
+
+
+def top_costs(flat: Comparison, tree: Comparison, metric: str, top: int = 5
+              ) -> MetricChanges:
+    """One run's ``top`` largest own costs of ``metric`` (hotspot's "Top Hotspots"):
+    entries with Δ 0 and ``share`` = the cost's share of the run's total."""
+    met = flat.metric_by_name[metric]
+    v = np.nan_to_num(flat.value(metric, flat.baseline))
+    v = np.where(system_rows(flat), 0.0, v)
+    total = baseline_total(flat, metric)
+    scale = abs(total) if np.isfinite(total) and total else 1.0
+    picked = [int(r) for r in np.argsort(-v, kind="stable")[:top] if v[r] > 0]
+    keys = [str(flat.keys[r]) for r in picked]
+    sites = call_sites(tree, keys, metric)
+    items = tuple(Change(metric=metric, key=k, label=k.replace("\x1f", ".").lstrip("."),
+                         flat_row=r, tree_rows=sites[k], base=float(v[r]), new=float(v[r]),
+                         delta=0.0, rel=0.0, share=float(v[r]) / scale, verdict="",
+                         worse=None, status="same")
+                  for r, k in zip(picked, keys, strict=True))
+    return MetricChanges(metric, met.title, met.unit,
+                         flat.runs[flat.baseline].precision(metric), 0, items)
 
 
 def _worse(better: str, d: float) -> bool | None:

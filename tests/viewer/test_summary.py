@@ -201,7 +201,7 @@ def test_incomplete_run_is_a_warning(tmp_path):
     assert s.runs[1].incomplete_reason in w.text
 
 
-def test_different_rts_options_and_formats_are_warnings():
+def test_mixed_rts_formats_are_a_warning():
     s = _session(RTS / "hs-ad-v1.stats.txt", RTS / "hs-ad-v2.t-machine-readable.txt")
     sm = build_summary(s)
     texts = [w.text for w in sm.warnings if w.kind == "incomparable"]
@@ -219,3 +219,49 @@ def test_rts_pair_totals():
     alloc = next(t for t in sm.totals if t.key == "bytes_allocated")
     assert alloc.values[0] == int(m.group(1).replace(",", ""))
     assert sm.n_totals >= len(sm.totals) and sm.n_rows == 0
+
+
+def test_three_runs_judge_the_current_run_against_noise():
+    """v1 run again (same build, tests/data/hs-ad/noise-v1/run2) as the current run of
+    three: its allocation is identical to v1's (the headers agree) and its timing moves
+    are sampling noise, so nothing is called real."""
+    again = DATA / "hs-ad" / "noise-v1" / "run2" / "ad.prof"
+    assert _header_total_alloc(again) == _header_total_alloc(HS1)
+    sm = build_summary(_session(HS1, HS2, again))
+    by = {mc.metric: mc for mc in sm.changes}
+    assert by["alloc_bytes"].n_real == 0 and by["alloc_bytes"].changes == ()
+    assert by["time_s"].changes and by["time_s"].n_real == 0
+    assert {c.verdict for c in by["time_s"].changes} == {NOISE}
+
+
+def test_different_rts_options_warn():
+    """StartStopFRP Oct 14 ran ``+RTS -p -hc``, Nov 28 ``+RTS -p -hy`` (line 3 of each)."""
+    a = FRP / "ghc-7.10.3-startstopfrp-example-2016-10-14.prof"
+    b = FRP / "ghc-7.10.3-startstopfrp-example-2016-11-28.prof"
+    opts = [a.read_text().splitlines()[2].split("+RTS")[1].split("-RTS")[0].split()
+            for a in (a, b)]
+    assert sorted(opts[0]) != sorted(opts[1])
+    sm = build_summary(_session(a, b))
+    (w,) = [w for w in sm.warnings if w.text.startswith("runs used different RTS options")]
+    assert w.kind == "incomparable"
+    for o in opts:
+        assert " ".join(sorted(o)) in w.text
+
+
+def test_one_run_lists_its_top_costs_as_perf_report_does():
+    """One run: no changes, its largest own costs; each share matches ``perf report``'s
+    self overhead column (tests/data/perf/c-vm/v1/perf.report.txt, 0.01 % rounding)."""
+    sm = build_summary(_session(VM / "v1" / "perf.script.txt.gz"))
+    assert sm.changes == () and not sm.compared
+    (hot,) = sm.hotspots
+    report = {}
+    for line in (VM / "v1" / "perf.report.txt").read_text().splitlines():
+        m = re.match(r"\s+([\d.]+)%\s+\S+\s+(\S+)\s+\[[.k]\] (\S+)\s*$", line)
+        if m:
+            report.setdefault(f"{m.group(2)}.{m.group(3)}", float(m.group(1)))
+    assert hot.changes[0].label == "vm.vm_run.constprop.0"
+    for c in hot.changes:
+        assert c.share * 100 == pytest.approx(report[c.label], abs=0.005), c.label
+        assert c.tree_rows
+    shares = [c.share for c in hot.changes]
+    assert shares == sorted(shares, reverse=True)

@@ -176,3 +176,34 @@ def test_details_pane_follows_selection(win):
         (win.comparison.name == "addGrad").any() else 1
     win.reveal_row(row)
     assert win.details.isVisible()
+
+
+def test_rename_offer_shows_both_rows_in_the_tree(win):
+    win.load_paths([str(HS1), str(HS2)])
+    view = win.summary_view
+    link = next(k for k in view.links_of("rename")
+                if k.target.text == "AD.Dual.sigmoidD → AD.Dual.logisticD: 1 cost centre")
+    view.activate(link)
+    cmp = win.comparison
+    assert win.tabs.currentWidget() is win.diff
+    cur = win.diff.current_row()
+    assert cmp.name[cur] == "sigmoidD" and cmp.status[cur] == Status.REMOVED
+    added = np.flatnonzero((cmp.name == "logisticD") & (cmp.status == Status.ADDED))
+    m = win.diff.models[0]
+    assert m.index_for_row(int(added[0])).isValid()  # its twin is on screen too
+
+
+def test_heap_pair_summary_links_to_the_band(win):
+    win.load_paths([str(FV / "hs-ad-v1.hp"), str(FV / "hs-ad-v2.hp")])
+    view = win.summary_view
+    assert not view.links_of("flame")  # no flame graph for heap bands
+    link = view.links_of("heap")[0]
+    heap = win.tabs.currentWidget()
+    assert _current(win) == "Heap over time"
+    win.tabs.setCurrentWidget(view)
+    view.activate(link)
+    assert win.tabs.currentWidget() is heap
+    assert heap.highlighted is not None and heap.cmp.keys[heap.highlighted] == link.target.key
+    # the Summary and the heap tab agree on the band's change
+    assert link.target.verdict == "real" and link.target.delta == pytest.approx(
+        heap.cmp.delta(link.target.metric)[heap.highlighted])

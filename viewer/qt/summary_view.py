@@ -27,7 +27,8 @@ _SECTION = ("<h3 style='margin-top:14px; margin-bottom:4px; background:#eceff3; 
 
 @dataclass(frozen=True)
 class Link:
-    """One anchor of the page: ``kind`` (tree, flame, bottom-up, accept, tab) and what it
+    """One anchor of the page: ``kind`` (tree, flame, bottom-up, heap, accept, rename,
+    tab) and what it
     points at (a :class:`Change`, a rename offer, or a tab name)."""
 
     kind: str
@@ -41,7 +42,9 @@ class SummaryView(QTextBrowser):
     treeRequested = Signal(str, int)  # match key, tree row (-1: none)
     flameRequested = Signal(int)  # tree row
     bottomUpRequested = Signal(str)  # match key
+    heapRequested = Signal(str)  # match key: highlight the band in "Heap over time"
     acceptRequested = Signal(object)  # a viewer.summary.RenameOffer
+    renameRequested = Signal(object)  # show a RenameOffer's rows in the diff tree
     tabRequested = Signal(str)  # a view name for MainWindow.show_view
 
     def __init__(self, parent=None) -> None:
@@ -54,15 +57,18 @@ class SummaryView(QTextBrowser):
         self.links: list[Link] = []
         self.has_bottom_up = False
         self.has_flame = True
+        self.has_heap = False
         self.setPlaceholderText("Open two runs to see what changed.")
 
     # ----- content ----------------------------------------------------------------------
     def set_summary(self, summary: Summary | None, *, flame: bool = True,
-                    bottom_up: bool = False, totals_tab: str | None = None) -> None:
-        """Show ``summary``; ``flame`` / ``bottom_up``: those tabs exist (offer links);
-        ``totals_tab``: the view name listing every total, when the page shows a part."""
+                    bottom_up: bool = False, heap: bool = False,
+                    totals_tab: str | None = None) -> None:
+        """Show ``summary``; ``flame`` / ``bottom_up`` / ``heap``: those tabs exist (offer
+        links); ``totals_tab``: the view name listing every total, when the page shows
+        a part."""
         self.summary = summary
-        self.has_flame, self.has_bottom_up = flame, bottom_up
+        self.has_flame, self.has_bottom_up, self.has_heap = flame, bottom_up, heap
         self.links = []
         if summary is None:
             self.clear()
@@ -70,7 +76,7 @@ class SummaryView(QTextBrowser):
         # renames before the changes: unmatched rows crowd the top of the change lists
         parts = [self._runs_html(summary), self._warnings_html(summary),
                  self._totals_html(summary, totals_tab), self._renames_html(summary),
-                 self._changes_html(summary)]
+                 self._changes_html(summary), self._hotspots_html(summary)]
         self.setHtml("<body style='font-size:10pt'>" + "".join(p for p in parts if p)
                      + "</body>")
 
@@ -135,7 +141,8 @@ class SummaryView(QTextBrowser):
                        f"{c.get('changed', 0):,} changed, {c.get('added', 0):,} "
                        f"added, {c.get('removed', 0):,} removed, {c.get('same', 0):,} the "
                        "same.  Verdicts: <b>real</b> = beyond the rounding of the printed "
-                       "values and beyond noise.</div>")
+                       "values and beyond noise; <i>of run</i> = Δ as a share of the "
+                       "baseline's total of that metric.</div>")
         for mc in s.changes:
             out.append(f"<h4 style='margin-top:8px; margin-bottom:2px'>"
                        f"{html.escape(mc.title)} <span style='color:{MUTED}; "
@@ -153,6 +160,35 @@ class SummaryView(QTextBrowser):
             out.append("<table cellspacing=0 cellpadding=2>" + "".join(rows) + "</table>")
         return "".join(out)
 
+    def _hotspots_html(self, s: Summary) -> str:
+        if not s.hotspots:
+            return ""
+        out = [_SECTION.format("Top costs")]
+        for mc in s.hotspots:
+            out.append(f"<h4 style='margin-top:8px; margin-bottom:2px'>"
+                       f"{html.escape(mc.title)} <span style='color:{MUTED}; "
+                       f"font-weight:normal'>(own cost; {html.escape(mc.precision)})</span></h4>")
+            rows = ["<tr><th align=left>name</th><th align=right>&nbsp;&nbsp;value</th>"
+                    "<th align=right>&nbsp;&nbsp;of run</th><th align=left>&nbsp;&nbsp;"
+                    "show in</th></tr>"]
+            for c in mc.changes:
+                rows.append(f"<tr><td>{html.escape(c.label)}</td><td align=right>&nbsp;&nbsp;"
+                            f"{html.escape(format_value(c.new, mc.unit))}</td>"
+                            f"<td align=right>&nbsp;&nbsp;{c.share * 100:.2f}%</td>"
+                            f"<td>&nbsp;&nbsp;{' · '.join(self._links_for(c))}</td></tr>")
+            out.append("<table cellspacing=0 cellpadding=2>" + "".join(rows) + "</table>")
+        return "".join(out)
+
+    def _links_for(self, c: Change) -> list[str]:
+        links = [self._link("tree", c, "tree")]
+        if self.has_flame and c.tree_rows:
+            links.append(self._link("flame", c, "flame"))
+        if self.has_bottom_up:
+            links.append(self._link("bottom-up", c, "bottom-up"))
+        if self.has_heap:
+            links.append(self._link("heap", c, "heap"))
+        return links
+
     def _change_row(self, c: Change, unit: Unit) -> str:
         real = c.verdict == REAL
         color = (WORSE if c.worse else BETTER) if real and c.worse is not None else (
@@ -160,11 +196,7 @@ class SummaryView(QTextBrowser):
         verdict = {REAL: "<b>real</b>", NOISE: "within noise",
                    ROUNDING: "within rounding"}.get(c.verdict, html.escape(c.verdict))
         share = f"{c.share * 100:+.2f}%".replace("-", "−")
-        links = [self._link("tree", c, "tree")]
-        if self.has_flame and c.tree_rows:
-            links.append(self._link("flame", c, "flame"))
-        if self.has_bottom_up:
-            links.append(self._link("bottom-up", c, "bottom-up"))
+        links = self._links_for(c)
         name = html.escape(c.label) + (f" <i style='color:{MUTED}'>({c.status})</i>"
                                        if c.status in ("added", "removed") else "")
         style = f"color:{color}" + ("" if real else "; font-style:italic")
@@ -187,7 +219,8 @@ class SummaryView(QTextBrowser):
                "again (Tools ▸ Rename rules shows and saves it).</div>"]
         for o in s.renames:
             out.append(f"<div style='margin:3px'>{html.escape(o.text)} — "
-                       + self._link("accept", o, "Accept") + "</div>")
+                       + self._link("accept", o, "Accept") + " · "
+                       + self._link("rename", o, "show in tree") + "</div>")
         return "".join(out)
 
     # ----- links ------------------------------------------------------------------------
@@ -210,8 +243,12 @@ class SummaryView(QTextBrowser):
             self.flameRequested.emit(t.tree_rows[0])
         elif link.kind == "bottom-up" and isinstance(t, Change):
             self.bottomUpRequested.emit(t.key)
+        elif link.kind == "heap" and isinstance(t, Change):
+            self.heapRequested.emit(t.key)
         elif link.kind == "accept":
             self.acceptRequested.emit(t)
+        elif link.kind == "rename":
+            self.renameRequested.emit(t)
         elif link.kind == "tab":
             self.tabRequested.emit(str(t))
 

@@ -28,6 +28,8 @@ from profdiff.viewer.compare import Comparison
 
 from .summary_view import SummaryView
 
+HEAP_TAB = "Heap over time"
+
 
 class TabsMixin:
     """Per-format tabs, the opening tab, the Summary page and the details pane's visibility."""
@@ -39,7 +41,9 @@ class TabsMixin:
         self.summary_view.treeRequested.connect(self.show_in_tree)
         self.summary_view.flameRequested.connect(self.show_in_flame)
         self.summary_view.bottomUpRequested.connect(self.show_in_bottom_up)
+        self.summary_view.heapRequested.connect(self.show_in_heap)
         self.summary_view.acceptRequested.connect(self.accept_rule)
+        self.summary_view.renameRequested.connect(self.show_rename)
         self.summary_view.tabRequested.connect(self.show_view)
 
     def _core_tabs(self) -> list[tuple[QWidget, str]]:
@@ -129,6 +133,14 @@ class TabsMixin:
             return self.summary_view
         return self.side if cmp.n_rows else self.summary_view
 
+    def _format_tab(self, title: str) -> QWidget | None:
+        """The format tab titled ``title`` (by title: no need to import its module, and
+        pyqtgraph with it, for formats without it)."""
+        for w in self._format_tabs:
+            if self.tabs.tabText(self.tabs.indexOf(w)) == title:
+                return w
+        return None
+
     def primary_tab(self) -> QWidget | None:
         """The tab current when these runs were opened: the format's most useful view."""
         return getattr(self, "_primary_tab", None)
@@ -153,6 +165,7 @@ class TabsMixin:
         self.summary_view.set_summary(
             summary, flame=self.tabs.indexOf(self.flame) >= 0 if self.flame else False,
             bottom_up=any(isinstance(w, BottomUpView) for w in self._format_tabs),
+            heap=self._format_tab(HEAP_TAB) is not None,
             totals_tab=totals.split()[0].lower() if totals else None)
 
     def show_in_tree(self, key: str, row: int = -1) -> None:
@@ -187,6 +200,16 @@ class TabsMixin:
         if roots.size:
             view.diff.select_row(int(roots[0]))
 
+    def show_in_heap(self, key: str) -> None:
+        """Switch to "Heap over time" with the band ``key`` highlighted in every chart."""
+        view = self._format_tab(HEAP_TAB)
+        if view is None:
+            return
+        self.tabs.setCurrentWidget(view)
+        rows = np.flatnonzero(view.cmp.keys == key)
+        if rows.size:
+            view.set_highlight(int(rows[0]))
+
     def accept_rule(self, offer) -> None:
         """Add a rename offer's rule (Summary ▸ Accept) and compare again."""
         rule = getattr(offer, "rule", None)
@@ -197,6 +220,29 @@ class TabsMixin:
         self._realign()
         self._sync_rules_editor()
         self.statusBar().showMessage(f"Matched {getattr(offer, 'text', rule)}", 6000)
+
+    def show_rename(self, offer) -> None:
+        """Show a rename offer in the diff tree: its first removed row and the added row
+        it would match (both visible, the removed one selected)."""
+        from profdiff.viewer.compare import Status
+
+        cmp = self.comparison
+        if cmp is None or self.tabs.indexOf(self.diff) < 0:
+            return
+        st = cmp.status
+        if offer.kind == "module":
+            added = (st == Status.ADDED) & (cmp.module == offer.new)
+            names = set(cmp.name[added].tolist())
+            gone = np.flatnonzero((st == Status.REMOVED) & (cmp.module == offer.old)
+                                  & np.isin(cmp.name, list(names)))
+            new = np.flatnonzero(added & (cmp.name == cmp.name[gone[0]])) if gone.size \
+                else gone
+        else:
+            (sug,) = offer.suggestions
+            gone = np.flatnonzero((st == Status.REMOVED) & (cmp.keys == sug.old_key))
+            new = np.flatnonzero((st == Status.ADDED) & (cmp.keys == sug.new_key))
+        if gone.size:
+            self.reveal_pair(int(gone[0]), int(new[0]) if new.size else -1)
 
     # ----- the details pane -------------------------------------------------------------
     def _row_view(self, w: QWidget | None) -> bool:

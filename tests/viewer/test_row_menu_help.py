@@ -444,3 +444,53 @@ def test_flame_fades_frames_whose_change_is_within_the_noise(loaded):
     assert "within the noise" in flame.tooltip_html(int(noisy[0]))
     w.act_fade.setChecked(False)  # View ▸ Fade changes within noise: off
     assert (flame.colors_now()[noisy] == pack_rgb(raw[noisy])).all()
+
+
+# ----- format tabs get the same row menu ------------------------------------------------------
+def _tab(w, title: str):
+    i = next(i for i in range(w.tabs.count()) if w.tabs.tabText(i) == title)
+    w.tabs.setCurrentIndex(i)
+    return w.tabs.widget(i)
+
+
+def test_ticky_closures_rows_have_the_row_menu(make_window):
+    from PySide6.QtWidgets import QTreeView
+
+    fv = DATA / "format-views"
+    w = make_window(1000, 700)
+    w.load_paths([str(fv / "hs-ad-v1.ticky.txt"), str(fv / "hs-ad-v2.ticky.txt")])
+    view = _tab(w, "Ticky closures").findChild(QTreeView)
+    idx = view.model().index(0, 0)
+    menu = RowMenu.of(view)
+    ref = menu.ref_at(idx)
+    assert ref is not None  # the closure as the baseline's ticky report prints it
+    assert ref.name in (fv / "hs-ad-v1.ticky.txt").read_text()
+    acts = {a.objectName(): a for a in menu.build(ref, idx).actions() if a.objectName()}
+    acts["copyName"].trigger()
+    assert QApplication.clipboard().text() == ref.name
+    acts["showInFlat"].trigger()
+    assert w.tabs.currentWidget() is w.flat
+    assert str(w.flat_comparison.name[w.flat.table.currentIndex().internalId()]) == ref.name
+
+
+def test_callgrind_callers_callees_rows_have_the_row_menu(make_window):
+    from PySide6.QtWidgets import QTableWidget
+
+    cg = DATA / "callgrind"
+    w = make_window(1000, 700)
+    w.load_paths([str(cg / "cargo-profiler-rsmat-valgrind-3.10.0.SVN.callgrind.out.gz"),
+                  str(cg / "cargo-profiler-rsmat-valgrind-3.10.1.callgrind.out.19118.gz")])
+    table = _tab(w, "Callers / callees").findChild(QTableWidget, "callGraphFunctions")
+    label = table.item(0, 0).text()
+    idx = table.model().index(0, 0)
+    menu = RowMenu.of(table)
+    ref = menu.ref_at(idx)
+    assert ref is not None and label in (ref.qualified, ref.name)
+    acts = {a.objectName(): a for a in menu.build(ref, idx).actions() if a.objectName()}
+    acts["copyName"].trigger()
+    assert QApplication.clipboard().text() == ref.name
+    acts["showInTree"].trigger()
+    cmp = w.comparison
+    shown = w.tabs.currentWidget()
+    assert shown in (w.diff, w.side)
+    assert str(cmp.keys[shown.current_row()]) == ref.key

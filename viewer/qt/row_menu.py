@@ -35,6 +35,7 @@ from PySide6.QtCore import QAbstractProxyModel, QEvent, QModelIndex, QObject, QP
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -628,11 +629,20 @@ def bottom_up_tab(window):
 
 
 def item_views(widget: QWidget) -> list[QAbstractItemView]:
-    """The row views inside ``widget`` (headers are item views too: not those)."""
+    """The row views inside ``widget``: not headers (item views too) and not the lists
+    that pop up under combo boxes."""
     out = [widget] if isinstance(widget, QAbstractItemView) else []
-    out += [v for v in widget.findChildren(QAbstractItemView)
-            if not isinstance(v, QHeaderView)]
-    return [v for v in out if not isinstance(v, QHeaderView)]
+    out += widget.findChildren(QAbstractItemView)
+
+    def in_combo(v: QWidget) -> bool:
+        p = v.parentWidget()
+        while p is not None and p is not widget:
+            if isinstance(p, QComboBox):
+                return True
+            p = p.parentWidget()
+        return False
+
+    return [v for v in out if not isinstance(v, QHeaderView) and not in_combo(v)]
 
 
 def install_row_menus(window) -> None:

@@ -94,7 +94,7 @@ def source_row(index: QModelIndex) -> tuple[ComparisonTreeModel, int] | None:
     return None
 
 
-def call_path(ref: RowRef, bottom_up: bool = False, limit: int = 200) -> str:
+def call_path(ref: RowRef, bottom_up: bool = False) -> str:
     """What "Copy call path" copies (see the module docstring)."""
     cmp = ref.cmp
     if cmp.mode == "flat":

@@ -332,6 +332,7 @@ class RowMenu(QObject):
         if menu is None:
             return
         self.last_menu = menu
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)  # one per right-click
         target = v.viewport() if isinstance(v, QAbstractItemView) else v
         menu.popup(target.mapToGlobal(pos))
 
@@ -704,4 +705,5 @@ class FlameRowMenu(RowMenu):
         if menu is None:
             return
         self.last_menu = menu
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
         menu.popup(self.view.mapToGlobal(pos))

@@ -336,7 +336,7 @@ def test_frame_label_drops_the_namespace_first(qapp):
 
     fm = QFontMetrics(QFont())
     name = "exprcalc::parser::eval_expr(exprcalc::Node const*)"
-    assert qualified_parts(name) == ["exprcalc", "parser", "eval_expr(exprcalc::Node const*)"]
+    assert qualified_parts(name) == ("exprcalc", "parser", "eval_expr(exprcalc::Node const*)")
     assert frame_label(name, fm, fm.horizontalAdvance(name)) == name
     w = fm.horizontalAdvance("…::eval_expr(exprcalc::Node const*)")
     assert frame_label(name, fm, w) == "…::eval_expr(exprcalc::Node const*)"
@@ -346,7 +346,7 @@ def test_frame_label_drops_the_namespace_first(qapp):
     assert short.startswith("eval") and short.endswith("…")
     assert fm.horizontalAdvance(short) <= fm.horizontalAdvance("…::eval")
     assert qualified_parts("std::vector<std::pair<int, int> >::push_back") == \
-        ["std", "vector<std::pair<int, int> >", "push_back"]
+        ("std", "vector<std::pair<int, int> >", "push_back")
 
 
 def test_flame_of_a_cpp_perf_profile_keeps_function_names(qtbot):

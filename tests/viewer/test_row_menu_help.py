@@ -162,6 +162,23 @@ def test_flat_row_copies_the_call_path_of_each_call_site(loaded):
     assert w.comparison.name[w.diff.current_row()] == "evalDelta"
 
 
+def test_focus_in_side_by_side_shows_a_one_line_bar(loaded, qtbot):
+    w = loaded
+    w.show()
+    qtbot.waitExposed(w)
+    w.tabs.setCurrentWidget(w.side)
+    cmp = w.comparison
+    r = row_of(cmp, "AD.Eval.drainPending", "AD.Eval.evalDelta")
+    menu_actions(w.side.panes[0], RowRef(cmp, r), w)["focusSubtree"].trigger()
+    QApplication.processEvents()
+    bar = w.side.findChild(FocusBar, "focusBar")
+    assert bar.isVisible() and bar.height() <= 3 * bar.fontMetrics().height()
+    assert w.side.panes[0].height() > 10 * bar.height()  # the trees keep the room
+    outside = row_of(cmp, "Main.trainStep", "Main.trainStep.lossD")
+    for m in w.side.models:  # both panes show the focus
+        assert m.index_for_row(r).isValid() and not m.index_for_row(outside).isValid()
+
+
 def test_focus_on_a_subtree_and_clear_it(loaded):
     w = loaded
     cmp = w.comparison

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QMenu,
+    QSizePolicy,
     QTableWidget,
     QTreeView,
     QWidget,
@@ -561,6 +562,7 @@ class FocusBar(QWidget):
         self.label.setTextFormat(Qt.TextFormat.RichText)
         self.label.linkActivated.connect(lambda _h: clear_focus(tree))
         lay.addWidget(self.label, 1)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)  # one line
         self.setStyleSheet("#focusBar { background: #fff4d6; }")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.hide()

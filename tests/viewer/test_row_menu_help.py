@@ -162,6 +162,23 @@ def test_flat_row_copies_the_call_path_of_each_call_site(loaded):
     assert w.comparison.name[w.diff.current_row()] == "evalDelta"
 
 
+def test_focus_in_side_by_side_shows_a_one_line_bar(loaded, qtbot):
+    w = loaded
+    w.show()
+    qtbot.waitExposed(w)
+    w.tabs.setCurrentWidget(w.side)
+    cmp = w.comparison
+    r = row_of(cmp, "AD.Eval.drainPending", "AD.Eval.evalDelta")
+    menu_actions(w.side.panes[0], RowRef(cmp, r), w)["focusSubtree"].trigger()
+    QApplication.processEvents()
+    bar = w.side.findChild(FocusBar, "focusBar")
+    assert bar.isVisible() and bar.height() <= 3 * bar.fontMetrics().height()
+    assert w.side.panes[0].height() > 10 * bar.height()  # the trees keep the room
+    outside = row_of(cmp, "Main.trainStep", "Main.trainStep.lossD")
+    for m in w.side.models:  # both panes show the focus
+        assert m.index_for_row(r).isValid() and not m.index_for_row(outside).isValid()
+
+
 def test_focus_on_a_subtree_and_clear_it(loaded):
     w = loaded
     cmp = w.comparison
@@ -336,7 +353,7 @@ def test_frame_label_drops_the_namespace_first(qapp):
 
     fm = QFontMetrics(QFont())
     name = "exprcalc::parser::eval_expr(exprcalc::Node const*)"
-    assert qualified_parts(name) == ["exprcalc", "parser", "eval_expr(exprcalc::Node const*)"]
+    assert qualified_parts(name) == ("exprcalc", "parser", "eval_expr(exprcalc::Node const*)")
     assert frame_label(name, fm, fm.horizontalAdvance(name)) == name
     w = fm.horizontalAdvance("…::eval_expr(exprcalc::Node const*)")
     assert frame_label(name, fm, w) == "…::eval_expr(exprcalc::Node const*)"
@@ -346,7 +363,7 @@ def test_frame_label_drops_the_namespace_first(qapp):
     assert short.startswith("eval") and short.endswith("…")
     assert fm.horizontalAdvance(short) <= fm.horizontalAdvance("…::eval")
     assert qualified_parts("std::vector<std::pair<int, int> >::push_back") == \
-        ["std", "vector<std::pair<int, int> >", "push_back"]
+        ("std", "vector<std::pair<int, int> >", "push_back")
 
 
 def test_flame_of_a_cpp_perf_profile_keeps_function_names(qtbot):
@@ -444,3 +461,53 @@ def test_flame_fades_frames_whose_change_is_within_the_noise(loaded):
     assert "within the noise" in flame.tooltip_html(int(noisy[0]))
     w.act_fade.setChecked(False)  # View ▸ Fade changes within noise: off
     assert (flame.colors_now()[noisy] == pack_rgb(raw[noisy])).all()
+
+
+# ----- format tabs get the same row menu ------------------------------------------------------
+def _tab(w, title: str):
+    i = next(i for i in range(w.tabs.count()) if w.tabs.tabText(i) == title)
+    w.tabs.setCurrentIndex(i)
+    return w.tabs.widget(i)
+
+
+def test_ticky_closures_rows_have_the_row_menu(make_window):
+    from PySide6.QtWidgets import QTreeView
+
+    fv = DATA / "format-views"
+    w = make_window(1000, 700)
+    w.load_paths([str(fv / "hs-ad-v1.ticky.txt"), str(fv / "hs-ad-v2.ticky.txt")])
+    view = _tab(w, "Ticky closures").findChild(QTreeView)
+    idx = view.model().index(0, 0)
+    menu = RowMenu.of(view)
+    ref = menu.ref_at(idx)
+    assert ref is not None  # the closure as the baseline's ticky report prints it
+    assert ref.name in (fv / "hs-ad-v1.ticky.txt").read_text()
+    acts = {a.objectName(): a for a in menu.build(ref, idx).actions() if a.objectName()}
+    acts["copyName"].trigger()
+    assert QApplication.clipboard().text() == ref.name
+    acts["showInFlat"].trigger()
+    assert w.tabs.currentWidget() is w.flat
+    assert str(w.flat_comparison.name[w.flat.table.currentIndex().internalId()]) == ref.name
+
+
+def test_callgrind_callers_callees_rows_have_the_row_menu(make_window):
+    from PySide6.QtWidgets import QTableWidget
+
+    cg = DATA / "callgrind"
+    w = make_window(1000, 700)
+    w.load_paths([str(cg / "cargo-profiler-rsmat-valgrind-3.10.0.SVN.callgrind.out.gz"),
+                  str(cg / "cargo-profiler-rsmat-valgrind-3.10.1.callgrind.out.19118.gz")])
+    table = _tab(w, "Callers / callees").findChild(QTableWidget, "callGraphFunctions")
+    label = table.item(0, 0).text()
+    idx = table.model().index(0, 0)
+    menu = RowMenu.of(table)
+    ref = menu.ref_at(idx)
+    assert ref is not None and label in (ref.qualified, ref.name)
+    acts = {a.objectName(): a for a in menu.build(ref, idx).actions() if a.objectName()}
+    acts["copyName"].trigger()
+    assert QApplication.clipboard().text() == ref.name
+    acts["showInTree"].trigger()
+    cmp = w.comparison
+    shown = w.tabs.currentWidget()
+    assert shown in (w.diff, w.side)
+    assert str(cmp.keys[shown.current_row()]) == ref.key

@@ -6,6 +6,7 @@ through its public interface (``flame_layout``, ``window_range``, ``colors_now()
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -41,7 +42,8 @@ DIM = 0.22  # search: non-matching frames keep this much of their colour
 ELLIPSIS = "…"
 
 
-def qualified_parts(name: str) -> list[str]:
+@lru_cache(maxsize=1 << 16)
+def qualified_parts(name: str) -> tuple[str, ...]:
     """``name`` split at its top-level ``::`` (not inside ``<>``, ``()`` or ``[]``):
     ``a::b<c::d>::f(x::y)`` -> ``["a", "b<c::d>", "f(x::y)"]``."""
     parts, depth, start, i = [], 0, 0, 0
@@ -59,9 +61,10 @@ def qualified_parts(name: str) -> list[str]:
             continue
         i += 1
     parts.append(name[start:])
-    return [p for p in parts if p]
+    return tuple(p for p in parts if p)  # cached per name: frames repaint on every pan
 
 
+@lru_cache(maxsize=1 << 16)
 def _without_args(part: str) -> str:
     """``f(int, char)`` -> ``f``: the function name of a demangled component."""
     depth = 0
@@ -80,20 +83,23 @@ def frame_label(name: str, fm: QFontMetrics, width: int) -> str:
     on the left, namespace first, as speedscope does (``…::eval_expr``): the function
     name is what tells frames apart.  Then its argument list is shortened (``f(…)``, then
     ``f``); a function name that is still too long is cut on the right, without the
-    ``…::`` so the room goes to the name (``eval_e…``).  The tooltip
-    always shows the whole name."""
+    ``…::`` so the room goes to the name (``eval_e…``).  The tooltip always shows the
+    whole name.  A plain name (no namespace, no arguments) costs one ``elidedText`` as
+    before: labels are laid out on every repaint."""
     if width <= 0:
         return ""
+    parts = qualified_parts(name) or (name,)
+    last = parts[-1]
+    bare = _without_args(last)
+    if len(parts) == 1 and bare == last:
+        return fm.elidedText(name, Qt.TextElideMode.ElideRight, width)
     if fm.horizontalAdvance(name) <= width:
         return name
-    parts = qualified_parts(name)
     for k in range(1, len(parts)):
         cand = ELLIPSIS + "::" + "::".join(parts[k:])
         if fm.horizontalAdvance(cand) <= width:
             return cand
     prefix = ELLIPSIS + "::" if len(parts) > 1 else ""
-    last = parts[-1] if parts else name
-    bare = _without_args(last)
     for cand in ((prefix + bare + "(" + ELLIPSIS + ")") if bare != last else None,
                  prefix + bare):
         if cand and fm.horizontalAdvance(cand) <= width:

@@ -118,6 +118,7 @@ def _table(headers: list[str], rows: list[tuple[str, ...]], name: str) -> QTable
     t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     t.setWordWrap(False)
+    t.verticalHeader().setDefaultSectionSize(t.fontMetrics().height() + 6)
     for r, cells in enumerate(rows):
         for c, text in enumerate(cells):
             t.setItem(r, c, QTableWidgetItem(text))

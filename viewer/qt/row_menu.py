@@ -35,10 +35,12 @@ from PySide6.QtCore import QAbstractProxyModel, QEvent, QModelIndex, QObject, QP
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QMenu,
+    QSizePolicy,
     QTableWidget,
     QTreeView,
     QWidget,
@@ -93,7 +95,7 @@ def source_row(index: QModelIndex) -> tuple[ComparisonTreeModel, int] | None:
     return None
 
 
-def call_path(ref: RowRef, bottom_up: bool = False, limit: int = 200) -> str:
+def call_path(ref: RowRef, bottom_up: bool = False) -> str:
     """What "Copy call path" copies (see the module docstring)."""
     cmp = ref.cmp
     if cmp.mode == "flat":
@@ -331,6 +333,7 @@ class RowMenu(QObject):
         if menu is None:
             return
         self.last_menu = menu
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)  # one per right-click
         target = v.viewport() if isinstance(v, QAbstractItemView) else v
         menu.popup(target.mapToGlobal(pos))
 
@@ -559,6 +562,7 @@ class FocusBar(QWidget):
         self.label.setTextFormat(Qt.TextFormat.RichText)
         self.label.linkActivated.connect(lambda _h: clear_focus(tree))
         lay.addWidget(self.label, 1)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)  # one line
         self.setStyleSheet("#focusBar { background: #fff4d6; }")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.hide()
@@ -628,11 +632,20 @@ def bottom_up_tab(window):
 
 
 def item_views(widget: QWidget) -> list[QAbstractItemView]:
-    """The row views inside ``widget`` (headers are item views too: not those)."""
+    """The row views inside ``widget``: not headers (item views too) and not the lists
+    that pop up under combo boxes."""
     out = [widget] if isinstance(widget, QAbstractItemView) else []
-    out += [v for v in widget.findChildren(QAbstractItemView)
-            if not isinstance(v, QHeaderView)]
-    return [v for v in out if not isinstance(v, QHeaderView)]
+    out += widget.findChildren(QAbstractItemView)
+
+    def in_combo(v: QWidget) -> bool:
+        p = v.parentWidget()
+        while p is not None and p is not widget:
+            if isinstance(p, QComboBox):
+                return True
+            p = p.parentWidget()
+        return False
+
+    return [v for v in out if not isinstance(v, QHeaderView) and not in_combo(v)]
 
 
 def install_row_menus(window) -> None:
@@ -694,4 +707,5 @@ class FlameRowMenu(RowMenu):
         if menu is None:
             return
         self.last_menu = menu
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
         menu.popup(self.view.mapToGlobal(pos))

@@ -301,7 +301,8 @@ def render_profile(p: Profile, rows: Sequence[int], metrics: Sequence[str], *, c
     for i in rows:
         cells = ["  " * int(depth[i]) + _short(str(p.name[i]), 60), _short(str(p.module[i]), 32)]
         for m in metrics:
-            cells.append(format_value(p.values[m][i], p.metric(m).unit))
+            cells.append(format_value(p.values[m][i], p.metric(m).unit,
+                                      rounding=float(p.rounding.get(m, 0.0))))
         table.append(cells)
     lines += _render(table, ["<", "<"] + [">"] * len(metrics))
     lines.append(f"\n{len(rows)} of {p.n_nodes} nodes shown")

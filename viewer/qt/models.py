@@ -187,6 +187,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         self.color_deltas = True
         self.fade_noise = True  # draw Δ cells whose change is within the noise faded
         self._arrays: dict[int, np.ndarray] = {}
+        self._candidates: dict[int, np.ndarray] = {}  # rows measured for a column's width
         self._colors: dict[tuple[str, int], np.ndarray] = {}
         self._factors: dict[str, float] = {}
         self._persist_ids: list[tuple[int, int]] = []
@@ -207,6 +208,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         self.columns = list(columns)
         self._ncols = len(self.columns)
         self._arrays.clear()
+        self._candidates.clear()
         self.endResetModel()
 
     def noise_changed(self) -> None:
@@ -214,6 +216,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         for i, c in enumerate(self.columns):
             if c.kind == "sig":
                 self._arrays.pop(i, None)
+                self._candidates.pop(i, None)
         self.appearanceChanged.emit()
 
     def set_fade_noise(self, on: bool) -> None:
@@ -279,6 +282,36 @@ class ComparisonTreeModel(QAbstractItemModel):
             raise ValueError(f"unknown column kind {c.kind!r}")
         self._arrays[col] = a
         return a
+
+    def cell_texts(self, col: int, rows) -> list[str]:
+        """The text ``data(DisplayRole)`` shows in column ``col`` for each of ``rows``
+        (what column widths are measured on)."""
+        c = self.columns[col]
+        pres = self.present
+        out = []
+        for r in np.asarray(rows, dtype=np.int64).tolist():
+            if pres is not None and not pres[r]:
+                out.append(PLACEHOLDER_TEXT if col == 0 else "")
+            else:
+                out.append(self._text(c, col, r))
+        return out
+
+    def width_candidates(self, col: int) -> np.ndarray:
+        """Rows whose value in numeric column ``col`` may print widest (the largest and
+        smallest magnitudes of the whole column; cached until the columns change)."""
+        rows = self._candidates.get(col)
+        if rows is None:
+            from .column_sizing import value_candidates
+
+            c = self.columns[col]
+            a = self.column_array(col) if c.numeric or c.kind == "sig" else None
+            rows = value_candidates(a) if a is not None else np.zeros(0, dtype=np.int64)
+            self._candidates[col] = rows
+        return rows
+
+    def has_icons(self) -> bool:
+        """Whether name cells may carry a status icon (the merged diff of 2+ runs)."""
+        return bool(self.icons) and self.pane_run is None and self.cmp.n_runs > 1
 
     def sort_key(self, col: int) -> np.ndarray:
         """Float key for sorting by column ``col`` (strings by their sorted codes)."""

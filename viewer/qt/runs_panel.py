@@ -256,6 +256,7 @@ class RunsPanel(QWidget):
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.view.verticalHeader().hide()
+        self.view.setWordWrap(False)  # "4,291,393,792 B" on one line, never the unit below
         self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.view.horizontalHeader().setStretchLastSection(False)
         self.view.doubleClicked.connect(lambda _i: self.compare_selected())
@@ -325,7 +326,18 @@ class RunsPanel(QWidget):
     def on_landed(self, landed: Landed) -> None:
         run, _action = self.table.add(landed)
         self.model.refresh(run)
+        self.fit_columns()
         self._schedule()
+
+    def fit_columns(self) -> None:
+        """Widen the runs table's columns to their contents and headers (never narrower:
+        a width the user dragged wider stays).  The table holds one row per run, so
+        Qt's own per-row measure is cheap here."""
+        h = self.view.horizontalHeader()
+        for c in range(self.model.columnCount()):
+            want = max(self.view.sizeHintForColumn(c), h.sectionSizeHint(c))
+            if want > h.sectionSize(c):
+                h.resizeSection(c, want)
 
     def on_removed(self, path: str) -> None:
         gone = self.table.remove_path(path)

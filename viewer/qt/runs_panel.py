@@ -16,6 +16,7 @@ with thousands of runs does not re-align the views for every file.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import time
 from collections.abc import Sequence
@@ -49,10 +50,21 @@ from profdiff.viewer.watch import DEFAULT_SETTLE, Landed
 from .watch_bridge import WatchBridge
 
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
-try:  # plots are optional: the runs table works without pyqtgraph
-    import pyqtgraph as pg
-except Exception:  # noqa: BLE001
-    pg = None
+
+
+class _LazyPyqtgraph:
+    """pyqtgraph, imported on first use.  The window imports this module at start-up
+    (for its "Watch folder" action), and importing pyqtgraph costs ~0.5 s - it loads
+    every Qt binding module - which every window paid before its first paint."""
+
+    def __getattr__(self, name: str):
+        import pyqtgraph
+
+        return getattr(pyqtgraph, name)
+
+
+# plots are optional: the runs table works without pyqtgraph
+pg = _LazyPyqtgraph() if importlib.util.find_spec("pyqtgraph") is not None else None
 
 MODE_TITLES = {"previous": "Newest vs previous", "pinned": "Newest vs pinned baseline",
                "picked": "Runs picked in the table"}

@@ -3,8 +3,9 @@
 Every visible cell's displayed text is compared with the width Qt renders it in: no
 number may be elided, no header clipped; names may be elided only on the left side of
 their qualifier (the function name stays) and, when any is, the window has no empty
-area left that could have shown it.  Checked on the hs-ad GHC pair, a Julia pprof pair
-and a perf script pair, at 1000x700 and 2560x1440.
+area left that could have shown it.  Checked in the side-by-side, diff, by-cost-centre
+and bottom-up tabs on the hs-ad GHC pair, a Julia pprof pair and a perf script pair, at
+1000x700 and 2560x1440.
 """
 
 from __future__ import annotations
@@ -66,6 +67,12 @@ def _panes(w: MainWindow, view: str):
         return [p for p in w.side.panes if p.isVisible()]
     if view == "diff":
         return [w.diff.tree]
+    if view == "bottom-up":
+        from profdiff.viewer.qt.views import TreePane
+
+        tree = w.findChild(TreePane, "bottomUpTree")
+        assert tree is not None and tree.isVisible(), "no bottom-up tab"
+        return [tree]
     return [w.flat.table]
 
 
@@ -134,7 +141,7 @@ def test_no_displayed_number_is_elided(qtbot, tmp_path, data_dir, pair, size):
     w = _window(qtbot, tmp_path, data_dir, pair, size)
     assert (w.width(), w.height()) == size
     total_numbers = 0
-    for view in ("side", "diff", "flat"):
+    for view in ("side", "diff", "flat", "bottom-up"):
         for pane in _panes(w, view):
             numbers, names, elided = _check_view(pane)
             assert names > 0

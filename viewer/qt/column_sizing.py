@@ -29,6 +29,8 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QTreeView
 
 SAMPLE = 48
 """Candidate rows per end (largest / smallest magnitude) measured for a numeric column."""
+EXTREMES_ONLY = 50_000
+"""Above this many rows a column's candidates are its extremes only (one pass each)."""
 ALL_SHOWN = 1500
 """Up to this many shown rows are all measured (beyond it: the candidates only)."""
 NAME_MIN = 160
@@ -125,26 +127,47 @@ def bold_metrics(view: QTreeView) -> QFontMetrics:
     return QFontMetrics(f)
 
 
+def column_extremes(a: np.ndarray) -> np.ndarray:
+    """Rows of a whole column whose value may print widest: the largest finite magnitude
+    (most digits), the smallest non-zero one (``0.00091``) and a NaN - a few passes over
+    the array and no partial sort (every column of every view is measured on first
+    paint, 10^6 rows each)."""
+    v = np.asarray(a, dtype=np.float64)
+    if v.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    mag = np.abs(v)
+    bad = ~np.isfinite(mag)
+    mag[bad] = -1.0
+    out = [int(np.argmax(mag))]
+    mag[mag <= 0] = np.inf
+    out.append(int(np.argmin(mag)))
+    if bad.any():
+        out.append(int(np.argmax(bad)))
+    return np.unique(np.asarray(out, dtype=np.int64))
+
+
 def value_candidates(a: np.ndarray, rows: np.ndarray | None = None, k: int = SAMPLE) -> np.ndarray:
     """Rows of ``a`` (restricted to ``rows``) whose formatted value may be the widest:
-    the ``k`` largest and the ``k`` smallest non-zero magnitudes, and one NaN."""
+    up to ``k`` rows with the largest and with the smallest non-zero magnitudes, and one
+    NaN (more than :data:`EXTREMES_ONLY` rows: :func:`column_extremes`)."""
     a = np.asarray(a)
-    idx = np.arange(len(a)) if rows is None else np.asarray(rows, dtype=np.int64)
-    if idx.size == 0 or a.dtype.kind not in "fiub":
-        return idx[:0]
+    if a.dtype.kind not in "fiub":
+        return np.zeros(0, dtype=np.int64)
+    if rows is None:
+        if len(a) > EXTREMES_ONLY:
+            return column_extremes(a)
+        rows = np.arange(len(a))
+    idx = np.asarray(rows, dtype=np.int64)
+    if idx.size > EXTREMES_ONLY:
+        return idx[column_extremes(a[idx])]
+    if idx.size <= 2 * k:
+        return idx
     mag = np.abs(a[idx].astype(np.float64, copy=False))
-    out = [idx[np.isnan(mag)][:1]]
-    fin = np.flatnonzero(np.isfinite(mag))
-    if fin.size <= 2 * k:
-        out.append(idx[fin])
-    else:
-        m = mag[fin]
-        out.append(idx[fin[np.argpartition(-m, k - 1)[:k]]])
-        nz = fin[m > 0]
-        if nz.size:
-            mz = mag[nz]
-            out.append(idx[nz[np.argpartition(mz, min(k, nz.size) - 1)[:k]]])
-        out.append(idx[fin[:1]])
+    bad = ~np.isfinite(mag)
+    big = np.where(bad, -1.0, mag)
+    small = np.where(bad | (mag <= 0), np.inf, mag)
+    out = [idx[bad][:1], idx[np.argpartition(-big, k - 1)[:k]],
+           idx[np.argpartition(small, k - 1)[:k]]]
     return np.unique(np.concatenate(out))
 
 

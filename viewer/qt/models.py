@@ -15,6 +15,7 @@ shared :class:`~viewer.colors.DivergingScale`), and the flat "by cost centre" ta
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -43,6 +44,8 @@ from profdiff.viewer.view_state import (  # noqa: F401 - re-exported for the vie
 
 from .layout import RowLayout
 
+_CANDIDATES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Per comparison: rows measured for a numeric column's width, by (kind, metric, run)."""
 ROW_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 """``data(index, ROW_ID_ROLE)`` -> the union-row id (also ``index.internalId()``)."""
 SORT_VALUE_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -304,8 +307,16 @@ class ComparisonTreeModel(QAbstractItemModel):
             from .column_sizing import value_candidates
 
             c = self.columns[col]
-            a = self.column_array(col) if c.numeric or c.kind == "sig" else None
-            rows = value_candidates(a) if a is not None else np.zeros(0, dtype=np.int64)
+            if not (c.numeric or c.kind == "sig"):
+                rows = np.zeros(0, dtype=np.int64)
+            else:  # shared by every model over this comparison (side panes, diff tree)
+                per_cmp = _CANDIDATES.setdefault(self.cmp, {})
+                run = c.run if c.run is not None else (
+                    self.pane_run if self.pane_run is not None else self.cmp.current)
+                key = (c.kind, c.metric, run, self.cmp.noise is not None)
+                rows = per_cmp.get(key)
+                if rows is None:
+                    rows = per_cmp[key] = value_candidates(self.column_array(col))
             self._candidates[col] = rows
         return rows
 

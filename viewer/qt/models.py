@@ -15,6 +15,7 @@ shared :class:`~viewer.colors.DivergingScale`), and the flat "by cost centre" ta
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -52,6 +53,8 @@ from profdiff.viewer.view_state import (  # noqa: F401 - re-exported for the vie
 
 from .layout import RowLayout
 
+_CANDIDATES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Per comparison: rows measured for a numeric column's width, by (kind, metric, run)."""
 ROW_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 """``data(index, ROW_ID_ROLE)`` -> the union-row id (also ``index.internalId()``)."""
 SORT_VALUE_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -214,6 +217,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         self.color_deltas = True
         self.fade_noise = True  # draw Δ cells whose change is within the noise faded
         self._arrays: dict[int, np.ndarray] = {}
+        self._candidates: dict[int, np.ndarray] = {}  # rows measured for a column's width
         self._colors: dict[tuple[str, int], np.ndarray] = {}
         self._factors: dict[str, float] = {}
         self._scales: dict[str, Scale | None] = {}
@@ -235,6 +239,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         self.columns = list(columns)
         self._ncols = len(self.columns)
         self._arrays.clear()
+        self._candidates.clear()
         self.endResetModel()
 
     def noise_changed(self) -> None:
@@ -242,6 +247,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         for i, c in enumerate(self.columns):
             if c.kind == "sig":
                 self._arrays.pop(i, None)
+                self._candidates.pop(i, None)
         self.appearanceChanged.emit()
 
     def set_fade_noise(self, on: bool) -> None:
@@ -307,6 +313,44 @@ class ComparisonTreeModel(QAbstractItemModel):
             raise ValueError(f"unknown column kind {c.kind!r}")
         self._arrays[col] = a
         return a
+
+    def cell_texts(self, col: int, rows) -> list[str]:
+        """The text ``data(DisplayRole)`` shows in column ``col`` for each of ``rows``
+        (what column widths are measured on)."""
+        c = self.columns[col]
+        pres = self.present
+        out = []
+        for r in np.asarray(rows, dtype=np.int64).tolist():
+            if pres is not None and not pres[r]:
+                out.append(PLACEHOLDER_TEXT if col == 0 else "")
+            else:
+                out.append(self._text(c, col, r))
+        return out
+
+    def width_candidates(self, col: int) -> np.ndarray:
+        """Rows whose value in numeric column ``col`` may print widest (the largest and
+        smallest magnitudes of the whole column; cached until the columns change)."""
+        rows = self._candidates.get(col)
+        if rows is None:
+            from .column_sizing import value_candidates
+
+            c = self.columns[col]
+            if not (c.numeric or c.kind == "sig"):
+                rows = np.zeros(0, dtype=np.int64)
+            else:  # shared by every model over this comparison (side panes, diff tree)
+                per_cmp = _CANDIDATES.setdefault(self.cmp, {})
+                run = c.run if c.run is not None else (
+                    self.pane_run if self.pane_run is not None else self.cmp.current)
+                key = (c.kind, c.metric, run, self.cmp.noise is not None)
+                rows = per_cmp.get(key)
+                if rows is None:
+                    rows = per_cmp[key] = value_candidates(self.column_array(col))
+            self._candidates[col] = rows
+        return rows
+
+    def has_icons(self) -> bool:
+        """Whether name cells may carry a status icon (the merged diff of 2+ runs)."""
+        return bool(self.icons) and self.pane_run is None and self.cmp.n_runs > 1
 
     def sort_key(self, col: int) -> np.ndarray:
         """Float key for sorting by column ``col`` (strings by their sorted codes)."""

@@ -16,6 +16,7 @@ with thousands of runs does not re-align the views for every file.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import time
 from collections.abc import Sequence
@@ -50,10 +51,21 @@ from profdiff.viewer.watch import DEFAULT_SETTLE, Landed
 from .watch_bridge import WatchBridge
 
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
-try:  # plots are optional: the runs table works without pyqtgraph
-    import pyqtgraph as pg
-except Exception:  # noqa: BLE001
-    pg = None
+
+
+class _LazyPyqtgraph:
+    """pyqtgraph, imported on first use.  The window imports this module at start-up
+    (for its "Watch folder" action), and importing pyqtgraph costs ~0.5 s - it loads
+    every Qt binding module - which every window paid before its first paint."""
+
+    def __getattr__(self, name: str):
+        import pyqtgraph
+
+        return getattr(pyqtgraph, name)
+
+
+# plots are optional: the runs table works without pyqtgraph
+pg = _LazyPyqtgraph() if importlib.util.find_spec("pyqtgraph") is not None else None
 
 MODE_TITLES = {"previous": "Newest vs previous", "pinned": "Newest vs pinned baseline",
                "picked": "Runs picked in the table"}
@@ -260,9 +272,9 @@ class RunsPanel(QWidget):
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.view.verticalHeader().hide()
-        self.view.setWordWrap(False)  # "4,291,393,792 B" on one line, never its unit below
-        self.model.rowsInserted.connect(lambda *_a: self.view.resizeColumnsToContents())
-        self.model.modelReset.connect(self.view.resizeColumnsToContents)
+        self.view.setWordWrap(False)  # "4,291,393,792 B" on one line, never the unit below
+        self.model.rowsInserted.connect(lambda *_a: self.fit_columns())
+        self.model.modelReset.connect(self.fit_columns)
         self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.view.horizontalHeader().setStretchLastSection(False)
         self.view.doubleClicked.connect(lambda _i: self.compare_selected())
@@ -342,7 +354,18 @@ class RunsPanel(QWidget):
         run, _action = self.table.add(landed)
         self.model.refresh(run)
         self.update_count()
+        self.fit_columns()
         self._schedule()
+
+    def fit_columns(self) -> None:
+        """Widen the runs table's columns to their contents and headers (never narrower:
+        a width the user dragged wider stays).  The table holds one row per run, so
+        Qt's own per-row measure is cheap here."""
+        h = self.view.horizontalHeader()
+        for c in range(self.model.columnCount()):
+            want = max(self.view.sizeHintForColumn(c), h.sectionSizeHint(c))
+            if want > h.sectionSize(c):
+                h.resizeSection(c, want)
 
     def on_removed(self, path: str) -> None:
         gone = self.table.remove_path(path)

@@ -31,6 +31,16 @@ from profdiff.viewer.compare import Comparison
 from profdiff.viewer.run_labels import labels_of
 
 from . import bulk_ops
+from .column_sizing import (
+    ElideLeftDelegate,
+    available_width,
+    distribute,
+    header_width,
+    indentation_for,
+    label_width,
+    numeric_width,
+    widest_rows,
+)
 from .layout import RowLayout, path_to_max
 from .models import Column, ComparisonTreeModel, diff_columns, pane_columns
 from .widgets import DropOverlay, LegendWidget, run_role
@@ -72,6 +82,14 @@ class TreePane(QTreeView):
         self._overlay = DropOverlay(self)
         self._scroll_pending: QPersistentModelIndex | None = None
         self._geometry_stale = False
+        # column widths (column_sizing): measured content per column, the columns the
+        # user sized by dragging (kept), and a guard telling our resizes from theirs
+        self.user_sized: set[int] = set()
+        self.content_widths: dict[int, int] = {}
+        self._head_widths: dict[int, int] | None = None
+        self._sizing = 0
+        self._elide_left = ElideLeftDelegate(self)
+        self.header().sectionResized.connect(self._section_resized)
 
     def scroll_to_when_shown(self, idx: QModelIndex) -> None:
         """``scrollTo(idx)`` now if shown, else when first shown: scrolling a hidden view
@@ -81,6 +99,72 @@ class TreePane(QTreeView):
             self.scrollTo(idx, QAbstractItemView.ScrollHint.EnsureVisible)
         else:
             self._scroll_pending = QPersistentModelIndex(idx)
+
+    # ----- column widths ----------------------------------------------------------------
+    @property
+    def auto_sizing(self) -> bool:
+        """True while this pane sizes its own columns (not a user's drag)."""
+        return self._sizing > 0
+
+    def _section_resized(self, i: int, _old: int, _new: int) -> None:
+        if not self._sizing:
+            self.user_sized.add(i)
+
+    def reset_widths(self) -> None:
+        """New columns: nothing measured or user-sized yet; names elide on the left."""
+        self.user_sized.clear()
+        self.content_widths.clear()
+        self._head_widths = None
+        m = self.model_()
+        for i in range(self.header().count()):
+            self.setItemDelegateForColumn(i, None)
+        if m is not None:
+            for i, c in enumerate(m.columns):
+                if c.kind in ("name", "module", "src"):
+                    self.setItemDelegateForColumn(i, self._elide_left)
+
+    def set_user_width(self, i: int, w: int) -> None:
+        """A width the user chose (kept across column rebuilds and saved settings)."""
+        self.user_sized.add(i)
+        self.header().resizeSection(i, w)
+
+    def user_widths(self) -> list[int]:
+        """Section widths the user set, 0 for the columns sized automatically."""
+        h = self.header()
+        return [h.sectionSize(i) if i in self.user_sized else 0 for i in range(h.count())]
+
+    def grow_content(self, widths: dict[int, int]) -> None:
+        """Columns need at least ``widths`` (measured content); re-apply the widths."""
+        for i, w in widths.items():
+            if w > self.content_widths.get(i, 0):
+                self.content_widths[i] = w
+        self.apply_widths()
+
+    def apply_widths(self) -> None:
+        """Size the automatic columns from the measured content and the viewport width."""
+        m = self.model_()
+        if m is None or not self.content_widths:
+            return
+        h = self.header()
+        if self._head_widths is None or len(self._head_widths) != h.count():
+            self._head_widths = {i: header_width(self, c.header)
+                                 for i, c in enumerate(m.columns[: h.count()])}
+        kinds = [c.kind for c in m.columns][: h.count()]
+        fixed = {i: h.sectionSize(i) for i in self.user_sized if i < h.count()}
+        widths = distribute(available_width(self), self.content_widths, self._head_widths,
+                            kinds, fixed)
+        self._sizing += 1
+        try:
+            for i, w in widths.items():
+                if w > 0 and h.sectionSize(i) != w:
+                    h.resizeSection(i, w)
+        finally:
+            self._sizing -= 1
+
+    def resizeEvent(self, ev) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(ev)
+        if ev.oldSize().width() != ev.size().width():
+            self.apply_widths()
 
     def set_current(self, idx: QModelIndex) -> None:
         """Make ``idx``'s row current and selected.
@@ -187,51 +271,60 @@ def _width_key(c: Column) -> tuple[str, str | None, str]:
 
 
 def column_widths(view: QTreeView) -> dict[tuple[str, str | None, str], int]:
-    """The current widths of ``view``'s columns by :func:`_width_key` (read them before
-    ``set_columns`` and give them to :func:`fit_columns` to keep the user's widths)."""
+    """The widths the user set on ``view``'s columns by :func:`_width_key` (read them
+    before ``set_columns`` and give them to :func:`fit_columns` to keep them); columns
+    sized automatically are measured again instead."""
     m = view.model()
     if not isinstance(m, ComparisonTreeModel):
         return {}
     h = view.header()
+    user = getattr(view, "user_sized", None)
     return {_width_key(c): h.sectionSize(i) for i, c in enumerate(m.columns)
-            if i < h.count() and h.sectionSize(i) > 0}
+            if i < h.count() and h.sectionSize(i) > 0 and (user is None or i in user)}
 
 
-def fit_columns(view: QTreeView, name_width: int = 260,
+def fit_columns(view: QTreeView, name_width: int | None = None,
                 keep: dict[tuple[str, str | None, str], int] | None = None) -> None:
-    """Sensible initial widths: name wide, module/src medium, numbers to their header.
+    """Initial widths of new columns (:mod:`viewer.qt.column_sizing`): numbers to their
+    widest value, labels to the widest root row, headers unclipped.
 
-    ``keep`` (from :func:`column_widths`): widths of columns that existed before the
-    columns were rebuilt - the user's widths survive toggling metrics or the % mode.
+    ``keep`` (from :func:`column_widths`): widths the user set on columns that existed
+    before the columns were rebuilt - they survive toggling metrics or the % mode.
+    ``name_width`` is ignored (kept for callers; the name column is sized to content).
     """
     m = view.model()
     if not isinstance(m, ComparisonTreeModel):
         return
-    h = view.header()
-    fm = view.fontMetrics()
+    view.header().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    if not isinstance(view, TreePane):
+        return
+    view.reset_widths()
     keep = keep or {}
     for i, c in enumerate(m.columns):
         kept = keep.get(_width_key(c))
         if kept:
-            w = kept
-        elif c.kind == "name":
-            w = name_width
-        elif c.kind == "module":
-            w = 100
-        elif c.kind == "src":
-            w = 115
-        elif c.kind == "sig":
-            w = fm.horizontalAdvance("noise p=0.000") + 14
+            view.set_user_width(i, kept)
+    view.grow_content(measure(view, m, m.layout.children(-1)))
+
+
+def measure(view: TreePane, m: ComparisonTreeModel, shown: np.ndarray,
+            depth: np.ndarray | None = None) -> dict[int, int]:
+    """Content widths of every column of ``view`` over the ``shown`` rows: numbers over
+    their candidate rows, labels over the rows with the longest texts (the tree column
+    with the indentation of ``depth``)."""
+    shown = np.asarray(shown, dtype=np.int64)
+    indent = view.indentation() / max(view.fontMetrics().averageCharWidth(), 1)
+    out: dict[int, int] = {}
+    for i, c in enumerate(m.columns):
+        if c.kind in ("name", "module", "src"):
+            d = depth if i == 0 else None
+            rows = widest_rows(m.column_array(i), shown, None if d is None else d * indent)
+            out[i] = label_width(view, m, i, rows, d)
+        elif c.kind == "status":
+            out[i] = label_width(view, m, i, shown[:200], None)
         else:
-            head = max(fm.horizontalAdvance(x) for x in c.header.split("\n"))
-            unit = m.cmp.metric_by_name[c.metric].unit if c.metric else None
-            sample = "−100.0%" if c.kind == "rel" else (
-                "−000,000,000" if unit is not None and unit.value in ("bytes", "count", "ticks",
-                                                                      "samples")
-                else "−00.000")
-            w = max(head + 14, fm.horizontalAdvance(sample) + 12)
-        h.resizeSection(i, w)
-    h.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+            out[i] = numeric_width(view, m, i, shown)
+    return out
 
 
 class _TreeState:
@@ -285,6 +378,7 @@ class _TreeViewMixin:
         new = np.flatnonzero(want)
         self._expand_in_panes(new)
         self.state.expanded[new] = True
+        self._grow_columns(self._children_shown(new))
 
     def _with_ancestors(self, rows: np.ndarray) -> np.ndarray:
         """Mask of ``rows`` and all their ancestors (one numpy step per tree level)."""
@@ -310,32 +404,57 @@ class _TreeViewMixin:
         finally:
             self._syncing = False
 
-    def fit_name_column(self, cap: int = 420, rows=None) -> None:
-        """Widen the name column to what the expanded rows need (never narrower, capped).
+    def fit_name_column(self, cap: int | None = None, rows=None) -> None:
+        """Size the columns to what the shown rows need (:mod:`.column_sizing`): never
+        narrower than before, the name column within what the viewport leaves.
 
-        ``rows``: measure only these rows (e.g. a path just opened): indentation + text
-        width, without ``sizeHintForColumn``'s pass over up to 1000 rows x every role."""
-        if rows is None and self.cmp is not None and self.layout_ is not None:
-            # the widest candidates from the arrays, not sizeHintForColumn's per-cell calls
-            shown = bulk_ops.shown_mask(self.cmp.parent, self.state.expanded,
-                                        self.layout_.visible)
-            p0 = self.panes[0]
-            indent = p0.indentation() / max(p0.fontMetrics().averageCharWidth(), 1)
-            rows = bulk_ops.widest_name_rows(shown, self.cmp.depth, self.cmp.name, indent)
-        for p in self.panes:
-            if p.model() is None:
-                continue
-            if rows is not None and self.cmp is not None and len(rows):
-                fm = p.fontMetrics()
-                m = p.model()
-                want = max(p.indentation() * (int(self.cmp.depth[r]) + 1)
-                           + fm.horizontalAdvance(str(m.index_for_row(r).data() or "")) + 36
-                           for r in np.asarray(rows).tolist())
-                want = min(cap, max(want, 120))
-            else:
-                want = min(cap, max(p.sizeHintForColumn(0), 120))
-            if want > p.header().sectionSize(0):
-                p.header().resizeSection(0, want)
+        ``rows``: measure only these rows (e.g. a path just opened); otherwise every
+        shown row is a candidate (the widest picked with numpy, not by
+        ``sizeHintForColumn``'s calls into the model).  ``cap`` is ignored: the
+        viewport's width is the cap now."""
+        if self.cmp is None or self.layout_ is None:
+            return
+        if rows is None:
+            rows = np.flatnonzero(bulk_ops.shown_mask(self.cmp.parent, self.state.expanded,
+                                                      self.layout_.visible))
+        self._grow_columns(np.asarray(rows, dtype=np.int64))
+
+    def _grow_columns(self, shown: np.ndarray) -> None:
+        """Measure ``shown`` in every pane and give all panes the widest needs (the two
+        side-by-side panes show the same columns, so they keep the same widths)."""
+        panes = [p for p in self.panes if p.model_() is not None]
+        if not panes or shown.size == 0:
+            return
+        if not self.layout_.flat:  # deep trees indent less, so deep names keep room
+            deepest = int(self.cmp.depth[shown].max())
+            self._deepest = max(getattr(self, "_deepest", 0), deepest)
+            ind = indentation_for(self._deepest)
+            for p in panes:
+                if p.indentation() != ind:
+                    p.setIndentation(ind)
+        need: dict[int, int] = {}
+        for p in panes:
+            for i, w in measure(p, p.model_(), shown, self.cmp.depth).items():
+                need[i] = max(need.get(i, 0), w)
+        for p in panes:
+            p.grow_content(need)
+
+    def _children_shown(self, rows: np.ndarray) -> np.ndarray:
+        """Visible children of ``rows`` (what expanding them shows), in one numpy pass."""
+        if rows.size == 0 or self.layout_ is None or self.layout_.flat:
+            return rows[:0]
+        par = self.cmp.parent
+        mask = np.zeros(self.layout_.n, dtype=bool)
+        mask[rows] = True
+        kids = (par >= 0) & mask[np.maximum(par, 0)]
+        if self.layout_.visible is not None:
+            kids &= self.layout_.visible
+        return np.flatnonzero(kids)
+
+    def _expanded_by_user(self, row: int) -> None:
+        """A row opened by a click: its children may need wider columns."""
+        if self.cmp is not None and 0 <= row < self.cmp.n_rows:
+            self._grow_columns(self._children_shown(np.array([row], dtype=np.int64)))
 
     def expanded_rows(self) -> np.ndarray:
         return np.flatnonzero(self.state.expanded)
@@ -363,6 +482,7 @@ class _TreeViewMixin:
         self.state.expanded[:] = False
         self._expand_in_panes(np.flatnonzero(mask))
         self.state.expanded |= mask
+        self.fit_name_column()
 
     def expand_hottest(self, key: np.ndarray, to_max: bool = False) -> int:
         """Expand along the largest ``key`` from the root; select and return the last row.
@@ -542,7 +662,7 @@ class SideBySideView(QWidget, _TreeViewMixin):
             src.verticalScrollBar().valueChanged.connect(
                 lambda v, d=dst: self._mirror_scroll(v, d))
             src.header().sectionResized.connect(
-                lambda i, _o, w, d=dst: self._mirror_resize(i, w, d))
+                lambda i, _o, w, s=src, d=dst: self._mirror_resize(i, w, s, d))
 
     def _mirror_expand(self, idx: QModelIndex, dst: TreePane, on: bool) -> None:
         if not idx.isValid():
@@ -552,6 +672,8 @@ class SideBySideView(QWidget, _TreeViewMixin):
             self.state.expanded[rid] = on
         if self._syncing:
             return
+        if on:
+            self._expanded_by_user(rid)
         m = dst.model_()
         if m is None:
             return
@@ -565,9 +687,9 @@ class SideBySideView(QWidget, _TreeViewMixin):
         if dst.verticalScrollBar().value() != v:
             dst.verticalScrollBar().setValue(v)
 
-    def _mirror_resize(self, i: int, w: int, dst: TreePane) -> None:
-        if self._syncing:
-            return
+    def _mirror_resize(self, i: int, w: int, src: TreePane, dst: TreePane) -> None:
+        if self._syncing or src.auto_sizing:
+            return  # automatic widths are given to both panes by _grow_columns
         self._syncing = True
         try:
             if dst.header().sectionSize(i) != w:
@@ -606,6 +728,7 @@ class SideBySideView(QWidget, _TreeViewMixin):
         self.layout_ = RowLayout(cmp)
         self.state.reset(cmp.n_rows)
         self.focus_keep = self.outer_keep = None  # row ids of another comparison
+        self._deepest = 0
         self._metrics = list(metrics)
         self._scale = scale
         self.pane_runs = [self._default_run(slot) for slot in (0, 1)]
@@ -637,17 +760,23 @@ class SideBySideView(QWidget, _TreeViewMixin):
 
     def _install(self, slot: int, m: ComparisonTreeModel) -> None:
         pane = self.panes[slot]
-        widths = [pane.header().sectionSize(i) for i in range(pane.header().count())] \
-            if pane.model() is not None else []
+        old = pane.model_()
+        same = old is not None and [_width_key(c) for c in old.columns] == \
+            [_width_key(c) for c in m.columns]
+        user = {i: pane.header().sectionSize(i) for i in pane.user_sized} if same else {}
+        content = dict(pane.content_widths) if same else {}
         pane.setSortingEnabled(False)
         pane.setModel(m)
         pane.header().setSortIndicator(-1, Qt.SortOrder.DescendingOrder)
         pane.setSortingEnabled(True)
-        if widths and len(widths) == m.columnCount():
-            for i, w in enumerate(widths):
-                pane.header().resizeSection(i, w)
+        if same:  # another run in the same columns: same widths, re-measured values
+            pane.reset_widths()
+            for i, w in user.items():
+                pane.set_user_width(i, w)
+            pane.grow_content(content)
+            pane.grow_content(measure(pane, m, m.layout.children(-1)))
         else:
-            fit_columns(pane, 220)
+            fit_columns(pane)
         pane.selectionModel().currentChanged.connect(
             lambda cur, _prev, p=pane: self._mirror_current(cur, p))
         m.sortApplied.connect(lambda c, o, d=self.panes[1 - slot]: self._mirror_sort(c, o, d))
@@ -731,6 +860,7 @@ class SideBySideView(QWidget, _TreeViewMixin):
                 fit_columns(p, 220, k)
         finally:
             self._syncing = False
+        self.fit_name_column()
 
 
 class DiffTreeView(QWidget, _TreeViewMixin):
@@ -764,6 +894,8 @@ class DiffTreeView(QWidget, _TreeViewMixin):
         rid = int(idx.internalId())
         if rid < len(self.state.expanded):
             self.state.expanded[rid] = on
+        if on and not self._syncing:
+            self._expanded_by_user(rid)
 
     def set_comparison(self, cmp: Comparison, metrics: list[str],
                        scale: DivergingScale | None = None) -> None:
@@ -771,6 +903,7 @@ class DiffTreeView(QWidget, _TreeViewMixin):
         self.layout_ = RowLayout(cmp)
         self.state.reset(cmp.n_rows)
         self.focus_keep = self.outer_keep = None  # row ids of another comparison
+        self._deepest = 0
         self._metrics = list(metrics)
         m = ComparisonTreeModel(cmp, diff_columns(cmp, metrics, sig=self.sig_metric), None,
                                 self.layout_, scale, parent=self)
@@ -797,6 +930,7 @@ class DiffTreeView(QWidget, _TreeViewMixin):
         keep = column_widths(self.tree)
         self.models[0].set_columns(diff_columns(self.cmp, metrics, sig=self.sig_metric))
         fit_columns(self.tree, 280, keep)
+        self.fit_name_column()
 
     def set_sig_metric(self, metric: str | None) -> None:
         """Show (``metric``) or hide (None) the significance column."""
@@ -807,6 +941,7 @@ class DiffTreeView(QWidget, _TreeViewMixin):
             keep = column_widths(self.tree)
             self.models[0].set_columns(diff_columns(self.cmp, self._metrics, sig=metric))
             fit_columns(self.tree, 280, keep)
+            self.fit_name_column()
 
     def set_fade_noise(self, on: bool) -> None:
         self.fade_noise = on

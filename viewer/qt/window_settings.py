@@ -153,4 +153,7 @@ def _column_widths(view) -> tuple[str, list[int]]:
     m = view.model()
     h = view.header()
     heads = [str(m.headerData(i, Qt.Orientation.Horizontal) or "") for i in range(h.count())]
-    return "|".join(heads).replace("\n", " "), [h.sectionSize(i) for i in range(h.count())]
+    # only the widths the user set (0 = sized to the content again when restored)
+    widths = view.user_widths() if hasattr(view, "user_widths") else \
+        [h.sectionSize(i) for i in range(h.count())]
+    return "|".join(heads).replace("\n", " "), widths

@@ -361,7 +361,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
             if len(self.runs) > 1 and tree.n_rows:
                 # The diff tree opens along the path to the biggest change, so the
                 # regression is on screen at the first click on it (or on a Summary link).
-                self.expand_hottest("delta", views=[self.diff])
+                self.expand_hottest("delta")  # every tree view: Side by side too
         self._update_details_visibility()
         self._update_enabled()
         self._schedule_noise()

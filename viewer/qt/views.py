@@ -490,15 +490,19 @@ class _TreeViewMixin:
         ``to_max``: instead go down to the row whose own ``key`` is the largest of the tree
         (the path to the biggest self change).
         """
-        if self.layout_ is None:
-            return -1
-        path = path_to_max(self.layout_, key) if to_max else hottest_path(self.layout_, key)
+        path = self.hottest_path(key, to_max)
         if not path:
             return -1
         self.expand_rows(path[:-1])
         self.select_row(path[-1])
         self.fit_name_column(rows=path)
         return path[-1]
+
+    def hottest_path(self, key: np.ndarray, to_max: bool = False) -> list[int]:
+        """The rows :meth:`expand_hottest` opens and selects, without touching the view."""
+        if self.layout_ is None:
+            return []
+        return path_to_max(self.layout_, key) if to_max else hottest_path(self.layout_, key)
 
     def select_row(self, row: int) -> None:
         """Make ``row`` current in every pane (expanding its ancestors) and scroll to it."""

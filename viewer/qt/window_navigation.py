@@ -73,7 +73,10 @@ class NavigationMixin:
             return -1
         last = -1
         for v in (self.tree_views() if views is None else views):
-            last = v.expand_hottest(key, to_max=to_max)
+            # a hidden tab opens its path when first shown, after its deferred expansion
+            self._defer(v, lambda v=v: v.expand_hottest(key, to_max=to_max))
+            path = v.hottest_path(key, to_max)
+            last = path[-1] if path else last
         if last >= 0:
             self._row_selected(last, None)
         return last

@@ -19,7 +19,8 @@ from PySide6.QtWidgets import QApplication, QToolBar
 from synth_profiles import VIEWER_DATA
 
 from profdiff.viewer.compare import Status
-from profdiff.viewer.qt.row_menu import FocusBar, RowMenu, RowRef
+from profdiff.viewer.qt.row_focus import FocusBar
+from profdiff.viewer.qt.row_menu import RowMenu, RowRef
 
 V1 = VIEWER_DATA / "hs-ad-v1.prof"
 V2 = VIEWER_DATA / "hs-ad-v2.prof"

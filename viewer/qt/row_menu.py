@@ -10,7 +10,7 @@ One menu for all views, so a row offers the same things wherever it is shown:
 * **Show in tree / flame / bottom-up / by cost centre**: the same function (and, between
   the top-down and the bottom-up trees, the same call path) selected in that tab;
 * **Focus on this subtree** / **Clear focus**: a tree shows only the row, its subtree and
-  the path to it (a bar above the tree names the focus and clears it); the flame graph
+  the path to it (:mod:`viewer.qt.row_focus`: a bar above the tree clears it); the flame graph
   zooms into the frame (its breadcrumb zooms back out).
 
 Keys: **Ctrl+C** copies the selected rows of a tree or table as tab-separated text with
@@ -36,11 +36,8 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QHBoxLayout,
     QHeaderView,
-    QLabel,
     QMenu,
-    QSizePolicy,
     QTableWidget,
     QTreeView,
     QWidget,
@@ -49,8 +46,8 @@ from PySide6.QtWidgets import (
 from profdiff.viewer.compare import Comparison
 
 from .models import MATCH_MARK, ComparisonTreeModel
+from .row_focus import PATH_SEP, clear_focus, focus_dropped, focus_subtree
 
-PATH_SEP = " ▸ "
 COPY_NAME_KEYS = "Ctrl+Shift+C"
 Extra = Callable[[QModelIndex], list[tuple[str, Callable[[], None]]]]
 """A provider of extra menu entries for the row at an index: ``[(text, callback)]``."""
@@ -161,25 +158,6 @@ def copy_text(text: str) -> None:
 def exact_filter(ref: RowRef) -> str:
     """An anchored regex matching exactly ``module.name`` (or the name without module)."""
     return f"^{re.escape(ref.qualified)}$"
-
-
-def subtree_mask(cmp: Comparison, row: int) -> np.ndarray:
-    """``row`` and its descendants: one numpy pass per tree level below it."""
-    from .layout import levels
-
-    mask = np.zeros(cmp.n_rows, dtype=bool)
-    mask[row] = True
-    if cmp.mode == "flat":
-        return mask
-    order, bounds = levels(cmp)
-    par = cmp.parent
-    for d in range(int(cmp.depth[row]) + 1, len(bounds) - 1):
-        idx = order[bounds[d]: bounds[d + 1]]
-        hit = mask[par[idx]]
-        if not hit.any():
-            break
-        mask[idx[hit]] = True
-    return mask
 
 
 # ----------------------------------------------------------------------------------------
@@ -544,75 +522,6 @@ class RowActions:
         bar = getattr(self.window, "message_bar", None)
         if bar is not None:
             bar.show_message(f"{self.ref.qualified} is not in the {where}", "info")
-
-
-# ----------------------------------------------------------------------------------------
-# focus on a subtree
-# ----------------------------------------------------------------------------------------
-class FocusBar(QWidget):
-    """"Focused on: a ▸ b ▸ row — Clear focus", above a focused tree."""
-
-    def __init__(self, tree) -> None:
-        super().__init__(tree)
-        self.setObjectName("focusBar")
-        self.tree = tree
-        lay = QHBoxLayout(self)
-        lay.setContentsMargins(6, 1, 6, 1)
-        self.label = QLabel()
-        self.label.setTextFormat(Qt.TextFormat.RichText)
-        self.label.linkActivated.connect(lambda _h: clear_focus(tree))
-        lay.addWidget(self.label, 1)
-        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)  # one line
-        self.setStyleSheet("#focusBar { background: #fff4d6; }")
-        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
-        self.hide()
-
-    @classmethod
-    def of(cls, tree) -> FocusBar:
-        bar = tree.findChild(FocusBar, "focusBar")
-        if bar is None:
-            bar = cls(tree)
-            tree.layout().insertWidget(0, bar)
-        return bar
-
-    def show_focus(self, cmp: Comparison, row: int) -> None:
-        import html
-
-        path = PATH_SEP.join(cmp.path_labels(row))
-        self.label.setText(f"Focused on <b>{html.escape(str(cmp.name[row]))}</b> "
-                           "(only its subtree is shown) — <a href='clear'>Clear focus</a>")
-        self.label.setToolTip(path)
-        self.show()
-
-
-def focus_subtree(tree, row: int) -> None:
-    """Show only ``row``'s subtree (and the path to it) in ``tree``, expanded one level."""
-    cmp = tree.cmp
-    if cmp is None or not 0 <= row < cmp.n_rows:
-        return
-    tree.set_focus_keep(subtree_mask(cmp, row))
-    tree.focus_row = row
-    tree.expand_rows([row])
-    tree.select_row(row)
-    FocusBar.of(tree).show_focus(cmp, row)
-
-
-def clear_focus(tree) -> None:
-    """Every row again; the focused row stays selected."""
-    row = getattr(tree, "focus_row", -1)
-    tree.set_focus_keep(None)
-    bar = tree.findChild(FocusBar, "focusBar")
-    if bar is not None:
-        bar.hide()
-    if row >= 0 and tree.cmp is not None and row < tree.cmp.n_rows:
-        tree.select_row(row)
-
-
-def focus_dropped(tree) -> None:
-    """The tree got a new comparison: its focus (row ids of the old one) is gone."""
-    bar = tree.findChild(FocusBar, "focusBar")
-    if bar is not None and tree.focus_keep is None:
-        bar.hide()
 
 
 # ----------------------------------------------------------------------------------------

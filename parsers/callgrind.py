@@ -157,6 +157,18 @@ class _Reader:
             self.names[space].append(name)
         return nid
 
+    def intern_all(self, space: str, names: list[str]) -> list[int]:
+        """Name ids of many names at once (new names get the next ids)."""
+        ids, known = self._name_ids[space], self.names[space]
+        out = []
+        for name in names:
+            nid = ids.get(name)
+            if nid is None:
+                nid = ids[name] = len(known)
+                known.append(name)
+            out.append(nid)
+        return out
+
     def resolve(self, space: str, val: bytes, line: int) -> int:
         """Name id of a position value: ``(id) name`` defines, ``(id)`` refers, else plain."""
         refs = self._refs[space]
@@ -346,7 +358,12 @@ class _Reader:
         call = ctx_call[p]
         is_call = (call >= 0) & (others[p] == cost_lines - 1)
         code = np.where(is_call, n_fn + call, fn)
-        tpart, col, value, line = self._cost_values(starts, ends, cost_lines, part, npos)
+        sums = self._matrix_sums(starts, ends, cost_lines, code, part, is_call, evmap, npos,
+                                 n_fn + n_edge)
+        if sums is not None:
+            table, per_part = sums
+            return table[:n_fn], table[n_fn:], per_part
+        tpart, col, value, line = self._cost_tokens(starts, ends, cost_lines, part, npos)
         width = evmap.shape[1]
         over = col >= width
         if not over.any():
@@ -365,19 +382,54 @@ class _Reader:
                            len(self.parts) * n_ev).reshape(len(self.parts), n_ev)
         return table[:n_fn], table[n_fn:], per_part
 
-    def _cost_values(self, starts, ends, cost_lines, part, npos):
-        """(part, event column, value, cost line) of every non-zero cost: pandas' C
-        tokenizer when every part has the same subpositions, else (or when that fails)
-        the numpy tokenizer, which also locates bad numbers."""
+    def _matrix_sums(self, starts, ends, cost_lines, code, part, is_call, evmap, npos, n_code
+                     ) -> tuple[np.ndarray, np.ndarray] | None:
+        """(costs [code, event], per-part self sums) from pandas' C tokenizer, one
+        ``bincount`` per event column.  ``None`` when the parts differ in subpositions, a
+        line does not fit the matrix, a cost lies past its part's events, or a column sum
+        could lose exactness in float64: the token path handles (or locates) those."""
+        if len(set(npos.tolist())) != 1:
+            return None
+        is_cost = np.zeros(len(starts), dtype=bool)
+        is_cost[cost_lines] = True
+        m = cost_matrix(np.frombuffer(self.data, dtype=np.uint8), starts, ends, is_cost,
+                        int(npos[0]), evmap.shape[1])
+        if m is None:
+            return None
+        n_ev, n_parts = len(self.events), len(self.parts)
+        table = np.zeros((n_code, n_ev), dtype=np.float64)
+        per_part = np.zeros((n_parts, n_ev), dtype=np.float64)
+        one_part = bool((evmap == evmap[:1]).all())  # every part has the same events
+        for j in range(m.shape[1]):
+            col = m[:, j]
+            if col.sum() >= 2.0**52:
+                return None
+            if one_part:
+                g = int(evmap[0, j])
+                if g < 0:  # a column past every part's events: must be all zero
+                    if col.any():
+                        return None
+                    continue
+                table[:, g] += np.bincount(code, weights=col, minlength=n_code)
+                selfish = np.bincount(part, weights=np.where(is_call, 0.0, col),
+                                      minlength=n_parts)
+                per_part[:, g] += selfish
+                continue
+            gev = evmap[part, j]
+            if col[gev < 0].any():
+                return None
+            ok = gev >= 0
+            table.ravel()[:] += np.bincount(code[ok] * n_ev + gev[ok], weights=col[ok],
+                                            minlength=n_code * n_ev)
+            selfish = ok & ~is_call
+            per_part.ravel()[:] += np.bincount(part[selfish] * n_ev + gev[selfish],
+                                               weights=col[selfish], minlength=n_parts * n_ev)
+        return np.rint(table).astype(np.int64), np.rint(per_part).astype(np.int64)
+
+    def _cost_tokens(self, starts, ends, cost_lines, part, npos):
+        """(part, event column, value, cost line) of every non-zero cost, by the numpy
+        tokenizer, which also locates bad numbers."""
         buf = np.frombuffer(self.data, dtype=np.uint8)
-        width = max(len(pt.events or ()) for pt in self.parts)
-        if len(set(npos.tolist())) == 1:
-            is_cost = np.zeros(len(starts), dtype=bool)
-            is_cost[cost_lines] = True
-            m = cost_matrix(buf, starts, ends, is_cost, int(npos[0]), width)
-            if m is not None:
-                line, col = np.nonzero(m)
-                return part[line], col, m[line, col], line
         tok = tokenize_costs(buf, starts[cost_lines], ends[cost_lines], npos[part])
         value = self._fix_bad_tokens(tok, starts, ends, cost_lines, npos[part])
         keep = value != 0

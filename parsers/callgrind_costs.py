@@ -93,9 +93,9 @@ def parse_uints(buf: np.ndarray, s: np.ndarray, e: np.ndarray
 
 def cost_matrix(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, is_cost: np.ndarray,
                 n_positions: int, width: int) -> np.ndarray | None:
-    """All cost lines at once through pandas' C tokenizer: an int64 matrix
-    [cost line, event column] (missing trailing costs are 0), the subposition columns
-    skipped unread.  ``None`` when the lines do not fit (more numbers than columns,
+    """All cost lines at once through pandas' C tokenizer: a float64 matrix
+    [cost line, event column] of exact integers below 2**53, column-contiguous (missing
+    trailing costs are 0), the subposition columns skipped unread.  ``None`` when the lines do not fit (more numbers than columns,
     a non-decimal cost, a value beyond float64's exact range): the caller then uses
     :func:`tokenize_costs`, which locates the problem."""
     import csv
@@ -105,7 +105,7 @@ def cost_matrix(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, is_cost: 
 
     n_cost = int(np.count_nonzero(is_cost))
     if n_cost == 0:
-        return np.zeros((0, width), dtype=np.int64)
+        return np.zeros((0, width), dtype=np.float64)
     lengths = ends - starts + 1  # with the newline
     lengths[-1] = min(int(lengths[-1]), len(buf) - int(starts[-1]))
     text = buf[np.repeat(is_cost, lengths)].tobytes()
@@ -120,7 +120,7 @@ def cost_matrix(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, is_cost: 
         return None
     if len(df) != n_cost:
         return None
-    m = df.to_numpy(dtype=np.float64, na_value=0.0)
+    m = np.asfortranarray(df.to_numpy(dtype=np.float64, na_value=0.0))
     if m.size and (m.max() >= 2.0**53 or m.min() < 0 or np.any(m != np.floor(m))):
         return None
-    return m.astype(np.int64)
+    return m

@@ -490,8 +490,11 @@ def _split_lines(data: bytes) -> tuple[np.ndarray, np.ndarray, bool]:
     nl = np.flatnonzero(buf == 10)
     cut = bool(data) and not data.endswith(b"\n")
     ends = np.append(nl, len(data)) if cut else nl
-    starts = np.concatenate([[0], nl + 1])[: len(ends)]
-    return starts.astype(np.int64), ends.astype(np.int64), cut
+    starts = np.empty_like(ends)
+    if len(ends):
+        starts[0] = 0
+        np.add(ends[:-1], 1, out=starts[1:])
+    return starts, ends, cut
 
 
 def read(
@@ -512,10 +515,7 @@ def read(
         raise ParseError(p, "a callgrind file", found="an empty file")
     starts, ends, cut = _split_lines(data)
     buf = np.frombuffer(data, dtype=np.uint8)
-    first = np.zeros(len(starts), dtype=np.uint8)
-    nonempty = ends > starts
-    first[nonempty] = buf[starts[nonempty]]
-    is_cost = _COST_FIRST[first]
+    is_cost = _COST_FIRST[buf.take(starts, mode="clip")]  # an empty line reads its "\n"
     cost_lines, others = np.flatnonzero(is_cost), np.flatnonzero(~is_cost)
     r = _Reader(p, data, lenient)
     ctx = None if sequential else callgrind_specs.scan(r, starts, ends, others)

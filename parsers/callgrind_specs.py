@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-
 if TYPE_CHECKING:
     from .callgrind import _Reader
 
@@ -133,19 +132,17 @@ def scan(r: _Reader, starts: np.ndarray, ends: np.ndarray, others: np.ndarray
     part_of_line = _headers(r, s, e, kind, others)
     if names is None or part_of_line is None:
         return None
-    name_id, def_line = names
-    # resolve references (must be defined on an earlier line)
-    space_of_line = _SPACE_INDEX[kind]
-    for si in range(3):
-        m = fast & (space_of_line == si)
-        ids, lines = def_line[si]
-        rv = ref[m]
-        if np.any(rv >= len(ids)):
-            return None
-        nid = ids[rv]
-        if np.any(nid < 0) or np.any(lines[rv] >= others[m]):
-            return None
-        name_id[m] = nid
+    name_id, def_ids, def_lines, offset = names
+    # resolve references (must be defined on an earlier line), all spaces at once
+    rows, rv = fi[ok], val[ok]
+    space = _SPACE_INDEX[kind[rows]]
+    if np.any(rv >= offset[space + 1] - offset[space]):
+        return None
+    g = rv + offset[space]
+    nid = def_ids[g]
+    if np.any(nid < 0) or np.any(def_lines[g] >= others[rows]):
+        return None
+    name_id[rows] = nid
     return _state(r, kind, name_id, count, part_of_line, others, len(starts))
 
 
@@ -182,18 +179,19 @@ def _calls_counts(buf: np.ndarray, vs: np.ndarray, e: np.ndarray, calls: np.ndar
 
 
 def _names(r: _Reader, kind, vs, e, slow, others
-           ) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]] | None:
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """Name ids of the definitions (``fn=(12) name``) and plain names (``fn=name``),
     one space at a time (the numbering of names is free: functions are numbered by
-    first appearance later), plus per space the tables id -> (name id, defining line)."""
+    first appearance later), plus the tables id -> name id (-1 = undefined) and
+    id -> defining line of the three spaces end to end (space ``i`` at ``offset[i]``)."""
     data = r.data
     name_id = np.full(len(kind), -1, dtype=np.int64)
     space_of_line = _SPACE_INDEX[kind]
-    tables = []
+    ids_parts, line_parts, offset = [], [], [0]
     for si, space in enumerate(("ob", "fl", "fn")):
         rows = np.flatnonzero(slow & (space_of_line == si))
         texts: list[bytes] = []
-        defs: dict[int, tuple[bytes, int]] = {}
+        defs: dict[int, tuple[bytes, int, int]] = {}  # id -> (name, line, index in texts)
         for a, b, line in zip(vs[rows].tolist(), e[rows].tolist(), others[rows].tolist(),
                               strict=True):
             val = data[a:b]
@@ -202,36 +200,29 @@ def _names(r: _Reader, kind, vs, e, slow, others
                 rest = val[close + 1 :].strip()
                 if not rest:
                     return None  # "(N) " with trailing blanks: sequential path
-                ident = int(val[1:close])
-                prev = defs.setdefault(ident, (rest, line))
+                prev = defs.setdefault(int(val[1:close]), (rest, line, len(texts)))
                 if prev[0] != rest:
                     return None  # redefined id
                 texts.append(rest)
             else:
                 texts.append(val.strip())
-        nids = r.intern_all(space, [t.decode("utf-8", "replace") for t in texts])
+        nids = np.array(r.intern_all(space, [t.decode("utf-8", "replace") for t in texts]),
+                        dtype=np.int64)
         name_id[rows] = nids
-        table = _def_table(r, space, defs)
-        if table is None:
-            return None
-        tables.append(table)
-    return name_id, tables
-
-
-def _def_table(r: _Reader, space: str, defs: dict[int, tuple[bytes, int]]
-               ) -> tuple[np.ndarray, np.ndarray] | None:
-    """Dense arrays id -> name id (-1 = undefined) and id -> defining line."""
-    size = max(defs, default=-1) + 1
-    if size > 4 * len(defs) + (1 << 20):
-        return None  # very sparse ids: the sequential reader's dicts
-    ids = np.full(size, -1, dtype=np.int64)
-    lines = np.full(size, np.iinfo(np.int64).max, dtype=np.int64)
-    if defs:
-        idents = np.fromiter(defs.keys(), dtype=np.int64, count=len(defs))
-        vals = list(defs.values())
-        ids[idents] = r.intern_all(space, [v[0].decode("utf-8", "replace") for v in vals])
-        lines[idents] = [v[1] for v in vals]
-    return ids, lines
+        size = max(defs, default=-1) + 1
+        if size > 4 * len(defs) + (1 << 20):
+            return None  # very sparse ids: the sequential reader's dicts
+        ids = np.full(size, -1, dtype=np.int64)
+        lines = np.full(size, np.iinfo(np.int64).max, dtype=np.int64)
+        if defs:
+            idents = np.fromiter(defs, dtype=np.int64, count=len(defs))
+            ids[idents] = nids[[v[2] for v in defs.values()]]
+            lines[idents] = [v[1] for v in defs.values()]
+        ids_parts.append(ids)
+        line_parts.append(lines)
+        offset.append(offset[-1] + size)
+    return (name_id, np.concatenate(ids_parts), np.concatenate(line_parts),
+            np.array(offset, dtype=np.int64))
 
 
 def _headers(r: _Reader, s, e, kind, others) -> np.ndarray | None:
@@ -262,15 +253,18 @@ def _headers(r: _Reader, s, e, kind, others) -> np.ndarray | None:
     return part_change
 
 
-def _last(mask: np.ndarray, name_id: np.ndarray, at: np.ndarray, default: int
-          ) -> tuple[np.ndarray, np.ndarray]:
-    """(name id of the last ``mask`` line at or before each of ``at``, else ``default``;
-    how many ``mask`` lines come at or before it, minus one)."""
-    rank = np.cumsum(mask)[at] - 1
-    vals = name_id[np.flatnonzero(mask)]
-    if not len(vals):
-        return np.full(len(at), default, dtype=np.int64), rank
-    return np.where(rank >= 0, vals[np.maximum(rank, 0)], default), rank
+def _last(mask: np.ndarray, name_id: np.ndarray, *at: np.ndarray, default: int = -1
+          ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per query array of ``at``: (name id of the last ``mask`` line at or before each
+    query, else ``default``; how many ``mask`` lines come at or before it, minus one)."""
+    dtype = np.int32 if len(mask) < 2**31 else np.int64
+    counts = np.cumsum(mask, dtype=dtype)
+    vals = np.append(name_id[np.flatnonzero(mask)], default)  # rank -1 -> default
+    out = []
+    for q in at:
+        rank = counts[q].astype(np.int64) - 1
+        out.append((vals[rank], rank))
+    return out
 
 
 def _state(r: _Reader, kind, name_id, count, part_change, others, n_lines):
@@ -281,13 +275,11 @@ def _state(r: _Reader, kind, name_id, count, part_change, others, n_lines):
     fn_lines, c = np.flatnonzero(is_fn), np.flatnonzero(is_call)
     no_ob, no_fl = r.intern_all("ob", [""])[0], r.intern_all("fl", [""])[0]
     is_file = (kind == FL) | (kind == FI) | (kind == FE)
-    ob_fn, _ = _last(kind == OB, name_id, fn_lines, no_ob)
-    fl_fn, _ = _last(is_file, name_id, fn_lines, no_fl)
-    ob_c, _ = _last(kind == OB, name_id, c, no_ob)
-    fl_c, _ = _last(is_file, name_id, c, no_fl)
-    cob, cob_rank = _last(kind == COB, name_id, c, -1)
-    cfi, cfi_rank = _last(kind == CFI, name_id, c, -1)
-    cfn, cfn_rank = _last(kind == CFN, name_id, c, -1)
+    (ob_fn, _), (ob_c, _) = _last(kind == OB, name_id, fn_lines, c, default=no_ob)
+    (fl_fn, _), (fl_c, _) = _last(is_file, name_id, fn_lines, c, default=no_fl)
+    [(cob, cob_rank)] = _last(kind == COB, name_id, c)
+    [(cfi, cfi_rank)] = _last(kind == CFI, name_id, c)
+    [(cfn, cfn_rank)] = _last(kind == CFN, name_id, c)
     if np.any(cfn_rank < 0):
         return None
     # cob= / cfi= apply to the next calls= only (a line between the previous one and it)
@@ -302,9 +294,7 @@ def _state(r: _Reader, kind, name_id, count, part_change, others, n_lines):
     codes, uniques = pd.factorize(key[where])
     fid = np.empty(n, dtype=np.int64)
     fid[where] = codes
-    fn_rank = np.cumsum(is_fn) - 1
-    fid_fn = fid[fn_lines] if len(fn_lines) else np.full(1, -1, dtype=np.int64)
-    fn_at = np.where(fn_rank >= 0, fid_fn[np.maximum(fn_rank, 0)], -1)
+    [(fn_at, _)] = _last(is_fn, fid, np.arange(n))
     caller = fn_at[c]
     if np.any(caller < 0):
         return None

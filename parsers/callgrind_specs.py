@@ -51,9 +51,10 @@ def _key3(prefix: bytes) -> int:
 # kind and the prefix length; the bytes after the third are checked separately
 _BY_KEY = sorted((_key3(p), code, p) for p, code in _PREFIXES)
 _K3_KEYS = np.array([k for k, _, _ in _BY_KEY], dtype=np.int32)
-_K3_KIND = np.array([code for _, code, _ in _BY_KEY], dtype=np.int8)
-_K3_LEN = np.array([len(p) for _, _, p in _BY_KEY], dtype=np.int64)
-_K3_TAIL = np.full((3, len(_BY_KEY)), -1, dtype=np.int16)  # [byte 3, 4, 5] or -1
+# one entry more at the end for "no prefix"
+_K3_KIND = np.array([code for _, code, _ in _BY_KEY] + [OTHER], dtype=np.int8)
+_K3_LEN = np.array([len(p) for _, _, p in _BY_KEY] + [0], dtype=np.int64)
+_K3_TAIL = np.full((3, len(_BY_KEY) + 1), -1, dtype=np.int16)  # [byte 3, 4, 5] or -1
 for _j, (_, _, _p) in enumerate(_BY_KEY):
     for _t, _ch in enumerate(_p[3:]):
         _K3_TAIL[_t, _j] = _ch
@@ -69,18 +70,20 @@ def classify(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray,
     b0 = buf.take(s, mode="clip")
     key = (b0.astype(np.int32) << 16) | (buf.take(s + 1, mode="clip").astype(np.int32) << 8)
     key |= buf.take(s + 2, mode="clip")
-    j = np.minimum(np.searchsorted(_K3_KEYS, key), len(_K3_KEYS) - 1)
-    hit = _K3_KEYS[j] == key
-    rows = np.flatnonzero(hit & (_K3_LEN[j] > 3))
+    none = len(_K3_KEYS)
+    j = np.searchsorted(_K3_KEYS, key)
+    np.minimum(j, none - 1, out=j)
+    j[_K3_KEYS[j] != key] = none
+    rows = np.flatnonzero(_K3_LEN[j] > 3)
     for t in range(_K3_TAIL.shape[0]):
         need = _K3_TAIL[t, j[rows]]
         has = need >= 0
         sub = rows[has]
-        hit[sub[buf.take(s[sub] + 3 + t, mode="clip") != need[has]]] = False
+        j[sub[buf.take(s[sub] + 3 + t, mode="clip") != need[has]]] = none
         rows = sub
-    kind = np.where(hit, _K3_KIND[j], np.int8(OTHER)).astype(np.int8)
-    vstart = np.where(hit, s + _K3_LEN[j], s)
-    other = ~hit
+    kind = _K3_KIND[j]
+    vstart = s + _K3_LEN[j]
+    other = j == none
     length = e - s
     kind[other & (length == 0)] = BLANK
     kind[other & (length == 1) & (b0 == 13)] = BLANK
@@ -112,7 +115,8 @@ def scan(r: _Reader, starts: np.ndarray, ends: np.ndarray, others: np.ndarray
     s, e = starts[others], ends[others]
     if len(s) == 0:
         return None
-    e = e - ((e > s) & (buf.take(e - 1, mode="clip") == 13))  # CRLF
+    if r.data.find(b"\r") >= 0:  # CRLF line ends
+        e = e - ((e > s) & (buf.take(e - 1, mode="clip") == 13))
     kind, vs = classify(buf, s, e)
     if np.any((kind == JFI) | (kind == JFN)):
         return None  # rare (--collect-jumps with file changes): sequential path
@@ -186,10 +190,11 @@ def _names(r: _Reader, kind, vs, e, slow, others
     id -> defining line of the three spaces end to end (space ``i`` at ``offset[i]``)."""
     data = r.data
     name_id = np.full(len(kind), -1, dtype=np.int64)
-    space_of_line = _SPACE_INDEX[kind]
+    slow_rows = np.flatnonzero(slow)
+    space_of_row = _SPACE_INDEX[kind[slow_rows]]
     ids_parts, line_parts, offset = [], [], [0]
     for si, space in enumerate(("ob", "fl", "fn")):
-        rows = np.flatnonzero(slow & (space_of_line == si))
+        rows = slow_rows[space_of_row == si]
         texts: list[bytes] = []
         defs: dict[int, tuple[bytes, int, int]] = {}  # id -> (name, line, index in texts)
         for a, b, line in zip(vs[rows].tolist(), e[rows].tolist(), others[rows].tolist(),
@@ -294,7 +299,7 @@ def _state(r: _Reader, kind, name_id, count, part_change, others, n_lines):
     codes, uniques = pd.factorize(key[where])
     fid = np.empty(n, dtype=np.int64)
     fid[where] = codes
-    [(fn_at, _)] = _last(is_fn, fid, np.arange(n))
+    fn_at = np.append(fid[fn_lines], -1)[np.cumsum(is_fn) - 1]  # -1 before the first fn=
     caller = fn_at[c]
     if np.any(caller < 0):
         return None
@@ -303,9 +308,19 @@ def _state(r: _Reader, kind, name_id, count, part_change, others, n_lines):
     pend = _pending(kind, others, c, ecodes)
     if pend is None:
         return None
-    part = np.maximum.accumulate(np.where(part_change >= 0, part_change, -1)) if n else part_change
+    part = _fill_forward(part_change)
     r.incomplete = r.incomplete or _cut_after_calls(others, c, n_lines)
     return fn_at, pend, part
+
+
+def _fill_forward(change: np.ndarray) -> np.ndarray:
+    """Each line's part: the value of the last line >= 0 at or before it (parts are few,
+    so a slice fill per part beats a cumulative maximum over every line)."""
+    out = np.full(len(change), -1, dtype=np.int64)
+    at = np.flatnonzero(change >= 0).tolist()
+    for a, b in zip(at, [*at[1:], len(change)][: len(at)], strict=True):
+        out[a:b] = change[a]
+    return out
 
 
 def _pending(kind, others, c, ecodes) -> np.ndarray | None:

@@ -7,8 +7,10 @@ name compression (``fn=(id) name`` once, ``fn=(id)`` after), non-ASCII (UTF-8) n
 ``fi=``/``fe=`` inlined-file switches, subposition compression (``+N``, ``-N``, ``*``),
 ``cob=``/``cfi=``/``cfn=``/``calls=`` call edges and two event columns.
 
-Timings alternate (loop, read, loop, read, ...) in one run and the ratio of the medians
-is printed; it exits 0 whatever the figure (a measurement, not a test).
+Timings alternate (loop, read, loop, read, ...) in one run; the ratio of the medians and
+the per-round ratios are printed, then the peak RSS of one read in a fresh process (the
+interpreter with numpy and pandas included) and that of a bare loop for comparison.  It
+exits 0 whatever the figure (a measurement, not a test).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 sys.path.insert(0, str(HERE))
 
+from alternate import run_once  # noqa: E402
 from bench_ghc_prof import bare_loop  # noqa: E402  (the same floor for every reader)
 
 from profdiff.parsers import callgrind  # noqa: E402
@@ -117,8 +120,24 @@ def main() -> None:
             print(f"round {r + 1}: line loop {loops[-1]:.2f} s, callgrind.read {dt:.2f} s "
                   f"({nodes:,} functions)")
         ratio = statistics.median(reads) / statistics.median(loops)
+        per_round = ", ".join(f"{b / a:.2f}" for a, b in zip(loops, reads, strict=True))
         print(f"median: line loop {statistics.median(loops):.2f} s, read "
-              f"{statistics.median(reads):.2f} s -> ratio {ratio:.2f}x (target <= 4x)")
+              f"{statistics.median(reads):.2f} s -> ratio {ratio:.2f}x (target <= 4x); "
+              f"per round {per_round}")
+        print(f"peak RSS: callgrind.read {_child_rss(_READ, path):.0f} MB, bare loop "
+              f"{_child_rss(_LOOP, path):.0f} MB (fresh processes)")
+
+
+_READ = ("import sys; sys.path.insert(0, {root!r}); import numpy, pandas; "
+         "from profdiff.parsers import callgrind; callgrind.read({path!r})")
+_LOOP = ("import sys; sys.path.insert(0, {root!r}); import numpy, pandas\n"
+         "for _ in open({path!r}, encoding='utf-8'): pass")
+
+
+def _child_rss(code: str, path: Path) -> float:
+    """Peak RSS (MB) of ``code`` run in a fresh interpreter."""
+    root = str(HERE.parent.parent)
+    return run_once([sys.executable, "-c", code.format(root=root, path=str(path))])[1]
 
 
 if __name__ == "__main__":

@@ -334,20 +334,23 @@ class _Reader:
         return eid
 
     # ----- the cost pass -------------------------------------------------------------
-    def costs(self, starts: np.ndarray, ends: np.ndarray, cost_lines: np.ndarray,
-              others: np.ndarray, ctx: tuple[np.ndarray, np.ndarray, np.ndarray]
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(self costs [function, event], edge costs [edge, event], per-part self sums)."""
+    def cost_context(self, starts: np.ndarray, ends: np.ndarray, cost_lines: np.ndarray,
+                     others: np.ndarray, ctx: tuple[np.ndarray, np.ndarray, np.ndarray]
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per cost line: (code = function id, or number of functions + call edge id;
+        part; whether it is a call's inclusive cost).  Cost lines before any header or
+        ``fn=`` are located errors."""
         ctx_fn, ctx_call, ctx_part = ctx
-        t = self.tables()
-        n_fn, n_edge, n_ev = len(t.func_fn), len(t.caller), len(self.events)
+        n_fn = len(self.tables().func_fn)
         # the spec line before each cost line: others and cost_lines partition the lines
         p = cost_lines - np.arange(len(cost_lines)) - 1
-        if len(p) and (p[0] < 0 or ctx_part[p].min() < 0):
+        # parts only grow along the file: the first cost line has the smallest
+        if len(p) and (p[0] < 0 or ctx_part[p[0]] < 0):
             self._missing_header(int(cost_lines[0]) + 1)
-        part = ctx_part[p]
+        one = len(self.parts) == 1
+        part = np.zeros(len(p), dtype=np.int64) if one else ctx_part[p]
         evmap, npos = self._event_map()
-        if len(part) and np.any(evmap[part, 0] < 0):
+        if len(part) and (evmap[0, 0] < 0 if one else np.any(evmap[part, 0] < 0)):
             bad = int(cost_lines[np.flatnonzero(evmap[part, 0] < 0)[0]]) + 1
             self._missing_header(bad)
         fn = ctx_fn[p]
@@ -357,9 +360,18 @@ class _Reader:
                              found=self._text(starts, ends, line - 1))
         call = ctx_call[p]
         is_call = (call >= 0) & (others[p] == cost_lines - 1)
-        code = np.where(is_call, n_fn + call, fn)
-        sums = self._matrix_sums(starts, ends, cost_lines, code, part, is_call, evmap, npos,
-                                 n_fn + n_edge)
+        return np.where(is_call, n_fn + call, fn), part, is_call
+
+    def costs(self, starts: np.ndarray, ends: np.ndarray, cost_lines: np.ndarray,
+              is_cost: np.ndarray, line_ctx: tuple[np.ndarray, np.ndarray, np.ndarray]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(self costs [function, event], edge costs [edge, event], per-part self sums)."""
+        code, part, is_call = line_ctx
+        t = self.tables()
+        n_fn, n_edge, n_ev = len(t.func_fn), len(t.caller), len(self.events)
+        evmap, npos = self._event_map()
+        sums = self._matrix_sums(starts, ends, is_cost, code, part, is_call, evmap, npos,
+                                 n_fn, n_fn + n_edge)
         if sums is not None:
             table, per_part = sums
             return table[:n_fn], table[n_fn:], per_part
@@ -382,16 +394,14 @@ class _Reader:
                            len(self.parts) * n_ev).reshape(len(self.parts), n_ev)
         return table[:n_fn], table[n_fn:], per_part
 
-    def _matrix_sums(self, starts, ends, cost_lines, code, part, is_call, evmap, npos, n_code
-                     ) -> tuple[np.ndarray, np.ndarray] | None:
+    def _matrix_sums(self, starts, ends, is_cost, code, part, is_call, evmap, npos, n_fn,
+                     n_code) -> tuple[np.ndarray, np.ndarray] | None:
         """(costs [code, event], per-part self sums) from pandas' C tokenizer, one
         ``bincount`` per event column.  ``None`` when the parts differ in subpositions, a
         line does not fit the matrix, a cost lies past its part's events, or a column sum
         could lose exactness in float64: the token path handles (or locates) those."""
         if len(set(npos.tolist())) != 1:
             return None
-        is_cost = np.zeros(len(starts), dtype=bool)
-        is_cost[cost_lines] = True
         m = cost_matrix(np.frombuffer(self.data, dtype=np.uint8), starts, ends, is_cost,
                         int(npos[0]), evmap.shape[1])
         if m is None:
@@ -411,9 +421,11 @@ class _Reader:
                         return None
                     continue
                 table[:, g] += np.bincount(code, weights=col, minlength=n_code)
-                selfish = np.bincount(part, weights=np.where(is_call, 0.0, col),
-                                      minlength=n_parts)
-                per_part[:, g] += selfish
+                if n_parts == 1:  # the self costs are the function rows of the table
+                    per_part[0, g] = table[:n_fn, g].sum()
+                else:
+                    per_part[:, g] += np.bincount(part, weights=np.where(is_call, 0.0, col),
+                                                  minlength=n_parts)
                 continue
             gev = evmap[part, j]
             if col[gev < 0].any():
@@ -527,7 +539,9 @@ def read(
     if not r.events:
         raise ParseError(p, "an 'events:' header line (callgrind/cachegrind)",
                          found="no events: line")
-    self_cost, edge_cost, per_part = r.costs(starts, ends, cost_lines, others, ctx)
+    line_ctx = r.cost_context(starts, ends, cost_lines, others, ctx)
+    del ctx, others  # per-spec-line arrays: not needed any more (memory)
+    self_cost, edge_cost, per_part = r.costs(starts, ends, cost_lines, is_cost, line_ctx)
     if cut:
         r.incomplete = r.incomplete or (
             f"the file does not end with a newline: its last line ({len(starts)}) was cut "

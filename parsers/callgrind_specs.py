@@ -111,10 +111,20 @@ def _right_digits(buf: np.ndarray, end: np.ndarray, nd: np.ndarray
 def scan(r: _Reader, starts: np.ndarray, ends: np.ndarray, others: np.ndarray
          ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The sequential ``_Reader.scan`` result, vectorised; ``None`` = use the sequential one."""
-    buf = np.frombuffer(r.data, dtype=np.uint8)
-    s, e = starts[others], ends[others]
-    if len(s) == 0:
+    if len(others) == 0:
         return None
+    lines = _spec_lines(r, starts[others], ends[others], others)
+    if lines is None:
+        return None
+    kind, name_id, count, part_change = lines
+    return _state(r, kind, name_id, count, part_change, others, len(starts))
+
+
+def _spec_lines(r: _Reader, s: np.ndarray, e: np.ndarray, others: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, int]]] | None:
+    """(kind, name id, the counts of the calls= lines, part starts) of the lines
+    ``s:e`` (the byte offsets and temporaries die here, before the state pass)."""
+    buf = np.frombuffer(r.data, dtype=np.uint8)
     if r.data.find(b"\r") >= 0:  # CRLF line ends
         e = e - ((e > s) & (buf.take(e - 1, mode="clip") == 13))
     kind, vs = classify(buf, s, e)
@@ -124,39 +134,37 @@ def scan(r: _Reader, starts: np.ndarray, ends: np.ndarray, others: np.ndarray
     # compressed references "X=(N)": "(" digits ")" and nothing else
     fast = spec & (e - vs >= 3) & (buf.take(vs, mode="clip") == 40)
     fast &= buf.take(e - 1, mode="clip") == 41
-    fi = np.flatnonzero(fast)
-    val, ok = _right_digits(buf, e[fi] - 1, e[fi] - vs[fi] - 2)
-    fast[fi[~ok]] = False
-    ref = np.full(len(s), -1, dtype=np.int64)
-    ref[fi[ok]] = val[ok]
+    rows = np.flatnonzero(fast)
+    ref, ok = _right_digits(buf, e[rows] - 1, e[rows] - vs[rows] - 2)
+    fast[rows[~ok]] = False
+    rows, ref = rows[ok], ref[ok]
     count = _calls_counts(buf, vs, e, kind == CALLS)
     if count is None:
         return None
     names = _names(r, kind, vs, e, spec & ~fast, others)
-    part_of_line = _headers(r, s, e, kind, others)
-    if names is None or part_of_line is None:
+    part_change = _headers(r, s, e, kind, others)
+    if names is None or part_change is None:
         return None
+    del s, e, vs, spec, fast
     name_id, def_ids, def_lines, offset = names
     # resolve references (must be defined on an earlier line), all spaces at once
-    rows, rv = fi[ok], val[ok]
     space = _SPACE_INDEX[kind[rows]]
-    if np.any(rv >= offset[space + 1] - offset[space]):
+    if np.any(ref >= offset[space + 1] - offset[space]):
         return None
-    g = rv + offset[space]
-    nid = def_ids[g]
-    if np.any(nid < 0) or np.any(def_lines[g] >= others[rows]):
+    ref += offset[space]
+    nid = def_ids[ref]
+    if np.any(nid < 0) or np.any(def_lines[ref] >= others[rows]):
         return None
     name_id[rows] = nid
-    return _state(r, kind, name_id, count, part_of_line, others, len(starts))
+    return kind, name_id, count, part_change
 
 
 def _calls_counts(buf: np.ndarray, vs: np.ndarray, e: np.ndarray, calls: np.ndarray
                   ) -> np.ndarray | None:
-    """The count of every ``calls=<count> ...`` line (digits up to a blank)."""
+    """The count of each ``calls=<count> ...`` line in order (digits up to a blank)."""
     ci = np.flatnonzero(calls)
-    out = np.zeros(len(vs), dtype=np.int64)
     if not ci.size:
-        return out
+        return np.zeros(0, dtype=np.int64)
     start, end = vs[ci], e[ci]
     stop = end.copy()
     val = np.zeros(len(ci), dtype=np.int64)
@@ -178,8 +186,7 @@ def _calls_counts(buf: np.ndarray, vs: np.ndarray, e: np.ndarray, calls: np.ndar
     ok &= (stop == end) | (after == 32) | (after == 9)
     if not ok.all():
         return None
-    out[ci] = val
-    return out
+    return val
 
 
 def _names(r: _Reader, kind, vs, e, slow, others
@@ -230,14 +237,11 @@ def _names(r: _Reader, kind, vs, e, slow, others
             np.array(offset, dtype=np.int64))
 
 
-def _headers(r: _Reader, s, e, kind, others) -> np.ndarray | None:
-    """Header lines (``key: value``) in file order; per line the part it starts (-1)."""
+def _headers(r: _Reader, s, e, kind, others) -> list[tuple[int, int]] | None:
+    """Header lines (``key: value``) in file order; the (line, part) where parts start."""
     data = r.data
-    part_change = np.full(len(kind), -1, dtype=np.int64)
+    part_change: list[tuple[int, int]] = []
     todo = np.flatnonzero(kind == OTHER)
-    if not todo.size:
-        return part_change
-    body = np.cumsum(_IS_BODY[kind])  # body spec lines so far
     reset = reset_line = -1  # the last header line that ended a body
     for k, start, end, line in zip(todo.tolist(), s[todo].tolist(), e[todo].tolist(),
                                    others[todo].tolist(), strict=True):
@@ -246,13 +250,14 @@ def _headers(r: _Reader, s, e, kind, others) -> np.ndarray | None:
         hkey = raw[:colon].decode("ascii", "replace") if colon > 0 else ""
         if not (hkey.isidentifier() and hkey.islower()):
             return None  # the sequential reader reports (or skips) it
-        in_body = bool(body[k] - (body[reset] if reset >= 0 else 0) > 0
-                       or line - reset_line != k - reset)
+        # cost lines or body spec lines since the last header: a new part may start
+        in_body = line - reset_line != k - reset or bool(
+            _IS_BODY[kind[reset + 1 : k]].any())
         before = len(r.parts)
         r.header_line(hkey, raw[colon + 1 :].decode("utf-8", "replace").strip(),
                       line + 1, in_body)
         if len(r.parts) != before:
-            part_change[k] = len(r.parts) - 1
+            part_change.append((k, len(r.parts) - 1))
         if hkey not in ("summary", "totals"):
             reset, reset_line = k, line
     return part_change
@@ -297,29 +302,28 @@ def _state(r: _Reader, kind, name_id, count, part_change, others, n_lines):
     key[c] = (callee_ob * n_fl + callee_fl) * n_fn + cfn
     where = np.flatnonzero(is_fn | is_call)
     codes, uniques = pd.factorize(key[where])
-    fid = np.empty(n, dtype=np.int64)
-    fid[where] = codes
-    fn_at = np.append(fid[fn_lines], -1)[np.cumsum(is_fn) - 1]  # -1 before the first fn=
+    del key
+    at_fn = is_fn[where]
+    fn_at = np.append(codes[at_fn], -1)[np.cumsum(is_fn) - 1]  # -1 before the first fn=
     caller = fn_at[c]
     if np.any(caller < 0):
         return None
-    ecodes, euniq = pd.factorize(caller * (len(uniques) + 1) + fid[c])
-    _fill_tables(r, uniques, n_fl, n_fn, euniq, len(uniques) + 1, ecodes, count[c])
+    ecodes, euniq = pd.factorize(caller * (len(uniques) + 1) + codes[~at_fn])
+    _fill_tables(r, uniques, n_fl, n_fn, euniq, len(uniques) + 1, ecodes, count)
     pend = _pending(kind, others, c, ecodes)
     if pend is None:
         return None
-    part = _fill_forward(part_change)
+    part = _fill_forward(part_change, n)
     r.incomplete = r.incomplete or _cut_after_calls(others, c, n_lines)
     return fn_at, pend, part
 
 
-def _fill_forward(change: np.ndarray) -> np.ndarray:
-    """Each line's part: the value of the last line >= 0 at or before it (parts are few,
-    so a slice fill per part beats a cumulative maximum over every line)."""
-    out = np.full(len(change), -1, dtype=np.int64)
-    at = np.flatnonzero(change >= 0).tolist()
-    for a, b in zip(at, [*at[1:], len(change)][: len(at)], strict=True):
-        out[a:b] = change[a]
+def _fill_forward(change: list[tuple[int, int]], n: int) -> np.ndarray:
+    """Each line's part (-1 before the first): parts are few, so one slice fill each."""
+    out = np.full(n, -1, dtype=np.int64)
+    ends = [k for k, _ in change[1:]] + [n] if change else []
+    for (a, part), b in zip(change, ends, strict=True):
+        out[a:b] = part
     return out
 
 

@@ -412,7 +412,8 @@ class _Reader:
         one_part = bool((evmap == evmap[:1]).all())  # every part has the same events
         for j in range(m.shape[1]):
             col = m[:, j]
-            if col.sum() >= 2.0**52:
+            # bincount adds in float64: exact while every partial sum stays below 2**53
+            if len(col) and (int(col.max()) >= 2**53 or col.sum(dtype=np.float64) >= 2.0**52):
                 return None
             if one_part:
                 g = int(evmap[0, j])

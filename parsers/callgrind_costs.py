@@ -123,12 +123,11 @@ def _fields(text: bytes, n_lines: int) -> tuple[str, int]:
 
 def cost_matrix(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, is_cost: np.ndarray,
                 n_positions: int, width: int) -> np.ndarray | None:
-    """All cost lines at once through pandas' C tokenizer: a float64 matrix
-    [cost line, event column] of exact integers below 2**53, column-contiguous (missing
-    trailing costs are 0), the subposition columns skipped unread.  ``None`` when the
-    lines do not fit (more numbers than columns, a non-decimal cost, a value beyond
-    float64's exact range): the caller then uses :func:`tokenize_costs`, which locates
-    the problem."""
+    """All cost lines at once through pandas' C tokenizer: an int64 matrix [cost line,
+    event column], column-contiguous (missing trailing costs are 0), the subposition
+    columns skipped unread.  ``None`` when the lines do not fit (more numbers than
+    columns, a non-integer or negative cost, a value beyond int64): the caller then
+    uses :func:`tokenize_costs`, which locates the problem."""
     import csv
     import io
 
@@ -136,24 +135,25 @@ def cost_matrix(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, is_cost: 
 
     n_cost = int(np.count_nonzero(is_cost))
     if n_cost == 0:
-        return np.zeros((0, width), dtype=np.float64)
+        return np.zeros((0, width), dtype=np.int64)
     text = _cost_text(buf, starts, ends, is_cost)
     cols = list(range(n_positions + width))
     sep, n_fields = _fields(text, n_cost)
-    try:
+    try:  # nullable integers: exact, and a missing trailing cost is NA (then 0)
         df = pd.read_csv(io.BytesIO(text), sep=sep, header=None, names=cols,
-                         usecols=cols[n_positions:], dtype=np.float64, engine="c",
+                         usecols=cols[n_positions:], dtype="Int64", engine="c",
                          quoting=csv.QUOTE_NONE, skip_blank_lines=False)
-    except (ValueError, pd.errors.ParserError):
+    except (ValueError, TypeError, OverflowError, pd.errors.ParserError):
         return None
-    m = np.array(df.to_numpy(dtype=np.float64), order="F")  # writable, column-contiguous
-    missing = np.isnan(m)
+    del text
     # every field is a subposition or a cost in the matrix, else some line has surplus
     # numbers (or too few subpositions): the token path locates it
-    if len(df) != n_cost or n_fields != n_cost * n_positions + m.size - np.count_nonzero(
-            missing):
+    if len(df) != n_cost or n_fields != n_cost * n_positions + int(df.count().sum()):
         return None
-    m[missing] = 0.0
-    if m.size and (m.max() >= 2.0**53 or m.min() < 0 or np.any(m != np.floor(m))):
+    m = np.empty((n_cost, width), dtype=np.int64, order="F")
+    for j, c in enumerate(cols[n_positions:]):
+        m[:, j] = df[c].to_numpy(dtype=np.int64, na_value=0)
+    del df
+    if m.size and m.min() < 0:
         return None
     return m

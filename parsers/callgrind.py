@@ -58,6 +58,7 @@ from . import callgrind_specs
 from .builder import flat_profile
 from .call_graph import CallGraph, inclusive_costs
 from .callgrind_costs import cost_matrix, tokenize_costs
+from .callgrind_heap import roomy_heap
 from .detect import read_bytes
 from .errors import ParseError
 from .model import FrameTable, Kind, Metric, Profile, Unit
@@ -526,6 +527,12 @@ def read(
     data = read_bytes(p)
     if not data.strip():
         raise ParseError(p, "a callgrind file", found="an empty file")
+    with roomy_heap(len(data)):
+        return _read(p, data, lenient, progress, sequential)
+
+
+def _read(p: Path, data: bytes, lenient: bool, progress: Callable[[float], None] | None,
+          sequential: bool) -> Profile:
     starts, ends, cut = _split_lines(data)
     buf = np.frombuffer(data, dtype=np.uint8)
     is_cost = _COST_FIRST[buf.take(starts, mode="clip")]  # an empty line reads its "\n"

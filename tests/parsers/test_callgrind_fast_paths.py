@@ -156,3 +156,17 @@ def test_single_space_check() -> None:
     assert callgrind_costs._fields(b"1\t2\n", 1) == (r"\s+", 2)
     assert callgrind_costs._fields(b"1 2 \n", 1) == (r"\s+", 2)
     assert callgrind_costs._fields(b"1 2\r\n", 1) == (r"\s+", 2)
+
+
+def test_roomy_heap_is_scoped(monkeypatch) -> None:
+    """The malloc tuning is on only during reads (nested ones share it) and changes no
+    number: a corpus file reads the same with it forced on for small files."""
+    from profdiff.parsers import callgrind_heap
+
+    name = "malloc-KGuzikowski-mdriver-xterm.callgrind.out"
+    plain = _values(callgrind.read(DATA / name))
+    monkeypatch.setattr(callgrind_heap, "_MIN_SIZE", 0)
+    with callgrind_heap.roomy_heap(1):
+        assert _values(callgrind.read(DATA / name)) == plain
+        assert callgrind_heap._active in (0, 1)  # 0 where glibc is absent
+    assert callgrind_heap._active == 0

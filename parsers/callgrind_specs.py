@@ -97,14 +97,15 @@ def _right_digits(buf: np.ndarray, end: np.ndarray, nd: np.ndarray
     a non-digit or when nd is not in 1..9 (then the caller takes the Python path)."""
     ok = (nd >= 1) & (nd <= 9)
     val = np.zeros(len(end), dtype=np.int64)
-    width = int(nd[ok].max()) if ok.any() else 0
-    mult = 1
+    width = int(nd.max(initial=0, where=ok))
+    pos = end - 1
     for j in range(width):
-        d = buf.take(end - 1 - j, mode="clip") - np.uint8(48)  # wraps for non-digits
-        act = nd > j
-        ok &= (d < 10) | ~act
-        val += np.where(act, d, np.uint8(0)).astype(np.int64) * mult
-        mult *= 10
+        d = buf.take(pos, mode="clip")
+        d -= np.uint8(48)  # wraps for non-digits
+        d *= nd > j  # 0 left of the number
+        ok &= d < 10
+        val += np.multiply(d, 10**j, dtype=np.int64)
+        pos -= 1
     return val, ok
 
 

@@ -34,8 +34,12 @@ program total as callgrind_annotate shows it, summed over parts: each part's
 attribute), else its ``totals:``, else the sum of its cost lines.  Recursion levels that
 callgrind separates (``fib'2``) stay separate functions, as in KCachegrind.
 
-Speed: cost lines (most of a file) are converted with whole-buffer numpy passes
-(:mod:`parsers.callgrind_costs`); only spec and header lines go through Python.
+Speed: spec lines are classified and resolved with whole-array numpy passes
+(:mod:`parsers.callgrind_specs`; only name definitions and headers go through Python),
+cost lines are parsed by pandas' C tokenizer as exact integers and summed with one
+``bincount`` per event (:mod:`parsers.callgrind_costs`), and the C heap keeps freed
+memory during a big read (:mod:`parsers.callgrind_heap`).  Unusual input falls back to
+the sequential spec pass or the numpy cost tokenizer (same numbers, slower).
 
 A file cut short (no final newline, a ``calls=`` without its cost line, or valgrind's
 ``totals:`` line missing) loads with ``incomplete=True``; malformed lines raise a

@@ -3,8 +3,11 @@
 A callgrind file is mostly cost lines - ``<subpositions> <cost> <cost> ...`` - with a
 spec line (``fn=``, ``cfn=``, ``calls=``, ...) every few lines.  Parsing each cost line
 in Python would cost a microsecond a line; instead the reader hands this module the
-byte ranges of all cost lines at once and gets back every cost token as (cost line,
-event column, value), found and converted with a few whole-buffer numpy passes.
+byte ranges of all cost lines at once and gets back either an exact matrix [cost line,
+event column] from pandas' C tokenizer (:func:`cost_matrix`, the usual path) or, for
+input that does not fit it, every cost token as (cost line, event column, value), found
+and converted with a few whole-buffer numpy passes (:func:`tokenize_costs`, which also
+locates bad numbers).
 
 Subpositions (line numbers, addresses, ``+N``/``-N``/``*``) are skipped by position:
 profdiff keeps function-level costs, and the function is set by spec lines, so

@@ -4,13 +4,16 @@ In a real callgrind file about half the lines are spec lines, and almost all of 
 are compressed references like ``fn=(12)`` or ``cfi=(3)``.  Walking them one by one in
 Python costs more than the whole cost-line pass, so this module does it with numpy:
 
-1. every non-cost line is classified by its first bytes;
-2. references ``X=(N)`` are converted to ids in bulk; only definitions
-   (``fn=(12) name``), uncompressed names and header lines go through Python, in file
-   order, which is where the names are interned;
+1. every non-cost line is classified by its first three bytes (a sorted table of the
+   prefixes), the longer prefixes checked on the lines that have them;
+2. references ``X=(N)`` are parsed in bulk, digit column by digit column from the
+   ``)``; only definitions (``fn=(12) name``), uncompressed names and header lines go
+   through Python, one id space at a time, which is where the names are interned (their
+   numbering is free: functions are numbered later, by first appearance);
 3. the state machine (current object, file, function; the callee of a call) becomes
-   forward fills over line indices, and function / call-edge identities are factorised
-   in order of first appearance, exactly as the sequential reader numbers them.
+   cumulative counts over line indices ("the last ``ob=`` at or before this line"), and
+   function / call-edge identities are factorised in order of first appearance,
+   exactly as the sequential reader numbers them.
 
 Anything unusual (an id defined twice with different names, a reference before its
 definition, a malformed ``calls=``) makes :func:`scan` return ``None`` and the caller

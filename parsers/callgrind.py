@@ -34,8 +34,12 @@ program total as callgrind_annotate shows it, summed over parts: each part's
 attribute), else its ``totals:``, else the sum of its cost lines.  Recursion levels that
 callgrind separates (``fib'2``) stay separate functions, as in KCachegrind.
 
-Speed: cost lines (most of a file) are converted with whole-buffer numpy passes
-(:mod:`parsers.callgrind_costs`); only spec and header lines go through Python.
+Speed: spec lines are classified and resolved with whole-array numpy passes
+(:mod:`parsers.callgrind_specs`; only name definitions and headers go through Python),
+cost lines are parsed by pandas' C tokenizer as exact integers and summed with one
+``bincount`` per event (:mod:`parsers.callgrind_costs`), and the C heap keeps freed
+memory during a big read (:mod:`parsers.callgrind_heap`).  Unusual input falls back to
+the sequential spec pass or the numpy cost tokenizer (same numbers, slower).
 
 A file cut short (no final newline, a ``calls=`` without its cost line, or valgrind's
 ``totals:`` line missing) loads with ``incomplete=True``; malformed lines raise a
@@ -58,6 +62,7 @@ from . import callgrind_specs
 from .builder import flat_profile
 from .call_graph import CallGraph, inclusive_costs
 from .callgrind_costs import cost_matrix, tokenize_costs
+from .callgrind_heap import roomy_heap
 from .detect import read_bytes
 from .errors import ParseError
 from .model import FrameTable, Kind, Metric, Profile, Unit
@@ -156,6 +161,18 @@ class _Reader:
             nid = ids[name] = len(self.names[space])
             self.names[space].append(name)
         return nid
+
+    def intern_all(self, space: str, names: list[str]) -> list[int]:
+        """Name ids of many names at once (new names get the next ids)."""
+        ids, known = self._name_ids[space], self.names[space]
+        out = []
+        for name in names:
+            nid = ids.get(name)
+            if nid is None:
+                nid = ids[name] = len(known)
+                known.append(name)
+            out.append(nid)
+        return out
 
     def resolve(self, space: str, val: bytes, line: int) -> int:
         """Name id of a position value: ``(id) name`` defines, ``(id)`` refers, else plain."""
@@ -322,20 +339,23 @@ class _Reader:
         return eid
 
     # ----- the cost pass -------------------------------------------------------------
-    def costs(self, starts: np.ndarray, ends: np.ndarray, cost_lines: np.ndarray,
-              others: np.ndarray, ctx: tuple[np.ndarray, np.ndarray, np.ndarray]
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(self costs [function, event], edge costs [edge, event], per-part self sums)."""
+    def cost_context(self, starts: np.ndarray, ends: np.ndarray, cost_lines: np.ndarray,
+                     others: np.ndarray, ctx: tuple[np.ndarray, np.ndarray, np.ndarray]
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per cost line: (code = function id, or number of functions + call edge id;
+        part; whether it is a call's inclusive cost).  Cost lines before any header or
+        ``fn=`` are located errors."""
         ctx_fn, ctx_call, ctx_part = ctx
-        t = self.tables()
-        n_fn, n_edge, n_ev = len(t.func_fn), len(t.caller), len(self.events)
+        n_fn = len(self.tables().func_fn)
         # the spec line before each cost line: others and cost_lines partition the lines
         p = cost_lines - np.arange(len(cost_lines)) - 1
-        if len(p) and (p[0] < 0 or ctx_part[p].min() < 0):
+        # parts only grow along the file: the first cost line has the smallest
+        if len(p) and (p[0] < 0 or ctx_part[p[0]] < 0):
             self._missing_header(int(cost_lines[0]) + 1)
-        part = ctx_part[p]
+        one = len(self.parts) == 1
+        part = np.zeros(len(p), dtype=np.int64) if one else ctx_part[p]
         evmap, npos = self._event_map()
-        if len(part) and np.any(evmap[part, 0] < 0):
+        if len(part) and (evmap[0, 0] < 0 if one else np.any(evmap[part, 0] < 0)):
             bad = int(cost_lines[np.flatnonzero(evmap[part, 0] < 0)[0]]) + 1
             self._missing_header(bad)
         fn = ctx_fn[p]
@@ -345,8 +365,22 @@ class _Reader:
                              found=self._text(starts, ends, line - 1))
         call = ctx_call[p]
         is_call = (call >= 0) & (others[p] == cost_lines - 1)
-        code = np.where(is_call, n_fn + call, fn)
-        tpart, col, value, line = self._cost_values(starts, ends, cost_lines, part, npos)
+        return np.where(is_call, n_fn + call, fn), part, is_call
+
+    def costs(self, starts: np.ndarray, ends: np.ndarray, cost_lines: np.ndarray,
+              is_cost: np.ndarray, line_ctx: tuple[np.ndarray, np.ndarray, np.ndarray]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(self costs [function, event], edge costs [edge, event], per-part self sums)."""
+        code, part, is_call = line_ctx
+        t = self.tables()
+        n_fn, n_edge, n_ev = len(t.func_fn), len(t.caller), len(self.events)
+        evmap, npos = self._event_map()
+        sums = self._matrix_sums(starts, ends, is_cost, code, part, is_call, evmap, npos,
+                                 n_fn, n_fn + n_edge)
+        if sums is not None:
+            table, per_part = sums
+            return table[:n_fn], table[n_fn:], per_part
+        tpart, col, value, line = self._cost_tokens(starts, ends, cost_lines, part, npos)
         width = evmap.shape[1]
         over = col >= width
         if not over.any():
@@ -365,19 +399,55 @@ class _Reader:
                            len(self.parts) * n_ev).reshape(len(self.parts), n_ev)
         return table[:n_fn], table[n_fn:], per_part
 
-    def _cost_values(self, starts, ends, cost_lines, part, npos):
-        """(part, event column, value, cost line) of every non-zero cost: pandas' C
-        tokenizer when every part has the same subpositions, else (or when that fails)
-        the numpy tokenizer, which also locates bad numbers."""
+    def _matrix_sums(self, starts, ends, is_cost, code, part, is_call, evmap, npos, n_fn,
+                     n_code) -> tuple[np.ndarray, np.ndarray] | None:
+        """(costs [code, event], per-part self sums) from pandas' C tokenizer, one
+        ``bincount`` per event column.  ``None`` when the parts differ in subpositions, a
+        line does not fit the matrix, a cost lies past its part's events, or a column sum
+        could lose exactness in float64: the token path handles (or locates) those."""
+        if len(set(npos.tolist())) != 1:
+            return None
+        m = cost_matrix(np.frombuffer(self.data, dtype=np.uint8), starts, ends, is_cost,
+                        int(npos[0]), evmap.shape[1])
+        if m is None:
+            return None
+        n_ev, n_parts = len(self.events), len(self.parts)
+        table = np.zeros((n_code, n_ev), dtype=np.float64)
+        per_part = np.zeros((n_parts, n_ev), dtype=np.float64)
+        one_part = bool((evmap == evmap[:1]).all())  # every part has the same events
+        for j in range(m.shape[1]):
+            col = m[:, j]
+            # bincount adds in float64: exact while every partial sum stays below 2**53
+            if len(col) and (int(col.max()) >= 2**53 or col.sum(dtype=np.float64) >= 2.0**52):
+                return None
+            if one_part:
+                g = int(evmap[0, j])
+                if g < 0:  # a column past every part's events: must be all zero
+                    if col.any():
+                        return None
+                    continue
+                table[:, g] += np.bincount(code, weights=col, minlength=n_code)
+                if n_parts == 1:  # the self costs are the function rows of the table
+                    per_part[0, g] = table[:n_fn, g].sum()
+                else:
+                    per_part[:, g] += np.bincount(part, weights=np.where(is_call, 0.0, col),
+                                                  minlength=n_parts)
+                continue
+            gev = evmap[part, j]
+            if col[gev < 0].any():
+                return None
+            ok = gev >= 0
+            table.ravel()[:] += np.bincount(code[ok] * n_ev + gev[ok], weights=col[ok],
+                                            minlength=n_code * n_ev)
+            selfish = ok & ~is_call
+            per_part.ravel()[:] += np.bincount(part[selfish] * n_ev + gev[selfish],
+                                               weights=col[selfish], minlength=n_parts * n_ev)
+        return np.rint(table).astype(np.int64), np.rint(per_part).astype(np.int64)
+
+    def _cost_tokens(self, starts, ends, cost_lines, part, npos):
+        """(part, event column, value, cost line) of every non-zero cost, by the numpy
+        tokenizer, which also locates bad numbers."""
         buf = np.frombuffer(self.data, dtype=np.uint8)
-        width = max(len(pt.events or ()) for pt in self.parts)
-        if len(set(npos.tolist())) == 1:
-            is_cost = np.zeros(len(starts), dtype=bool)
-            is_cost[cost_lines] = True
-            m = cost_matrix(buf, starts, ends, is_cost, int(npos[0]), width)
-            if m is not None:
-                line, col = np.nonzero(m)
-                return part[line], col, m[line, col], line
         tok = tokenize_costs(buf, starts[cost_lines], ends[cost_lines], npos[part])
         value = self._fix_bad_tokens(tok, starts, ends, cost_lines, npos[part])
         keep = value != 0
@@ -438,8 +508,11 @@ def _split_lines(data: bytes) -> tuple[np.ndarray, np.ndarray, bool]:
     nl = np.flatnonzero(buf == 10)
     cut = bool(data) and not data.endswith(b"\n")
     ends = np.append(nl, len(data)) if cut else nl
-    starts = np.concatenate([[0], nl + 1])[: len(ends)]
-    return starts.astype(np.int64), ends.astype(np.int64), cut
+    starts = np.empty_like(ends)
+    if len(ends):
+        starts[0] = 0
+        np.add(ends[:-1], 1, out=starts[1:])
+    return starts, ends, cut
 
 
 def read(
@@ -458,12 +531,15 @@ def read(
     data = read_bytes(p)
     if not data.strip():
         raise ParseError(p, "a callgrind file", found="an empty file")
+    with roomy_heap(len(data)):
+        return _read(p, data, lenient, progress, sequential)
+
+
+def _read(p: Path, data: bytes, lenient: bool, progress: Callable[[float], None] | None,
+          sequential: bool) -> Profile:
     starts, ends, cut = _split_lines(data)
     buf = np.frombuffer(data, dtype=np.uint8)
-    first = np.zeros(len(starts), dtype=np.uint8)
-    nonempty = ends > starts
-    first[nonempty] = buf[starts[nonempty]]
-    is_cost = _COST_FIRST[first]
+    is_cost = _COST_FIRST[buf.take(starts, mode="clip")]  # an empty line reads its "\n"
     cost_lines, others = np.flatnonzero(is_cost), np.flatnonzero(~is_cost)
     r = _Reader(p, data, lenient)
     ctx = None if sequential else callgrind_specs.scan(r, starts, ends, others)
@@ -475,7 +551,9 @@ def read(
     if not r.events:
         raise ParseError(p, "an 'events:' header line (callgrind/cachegrind)",
                          found="no events: line")
-    self_cost, edge_cost, per_part = r.costs(starts, ends, cost_lines, others, ctx)
+    line_ctx = r.cost_context(starts, ends, cost_lines, others, ctx)
+    del ctx, others  # per-spec-line arrays: not needed any more (memory)
+    self_cost, edge_cost, per_part = r.costs(starts, ends, cost_lines, is_cost, line_ctx)
     if cut:
         r.incomplete = r.incomplete or (
             f"the file does not end with a newline: its last line ({len(starts)}) was cut "

@@ -3,8 +3,11 @@
 A callgrind file is mostly cost lines - ``<subpositions> <cost> <cost> ...`` - with a
 spec line (``fn=``, ``cfn=``, ``calls=``, ...) every few lines.  Parsing each cost line
 in Python would cost a microsecond a line; instead the reader hands this module the
-byte ranges of all cost lines at once and gets back every cost token as (cost line,
-event column, value), found and converted with a few whole-buffer numpy passes.
+byte ranges of all cost lines at once and gets back either an exact matrix [cost line,
+event column] from pandas' C tokenizer (:func:`cost_matrix`, the usual path) or, for
+input that does not fit it, every cost token as (cost line, event column, value), found
+and converted with a few whole-buffer numpy passes (:func:`tokenize_costs`, which also
+locates bad numbers).
 
 Subpositions (line numbers, addresses, ``+N``/``-N``/``*``) are skipped by position:
 profdiff keeps function-level costs, and the function is set by spec lines, so
@@ -91,13 +94,43 @@ def parse_uints(buf: np.ndarray, s: np.ndarray, e: np.ndarray
     return value, bad_idx, too_long
 
 
+def _cost_text(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, is_cost: np.ndarray
+               ) -> bytes:
+    """The cost lines alone, each with its newline (temporaries freed as soon as they
+    are used: at 100 MB of input each is tens of MB)."""
+    lengths = ends - starts + 1  # with the newline
+    lengths[-1] = min(int(lengths[-1]), len(buf) - int(starts[-1]))
+    mask = np.repeat(is_cost, lengths)
+    del lengths
+    picked = buf[mask]
+    del mask
+    text = picked.tobytes()
+    del picked
+    return text if text.endswith(b"\n") else text + b"\n"
+
+
+def _fields(text: bytes, n_lines: int) -> tuple[str, int]:
+    """(separator for pandas, number of blank-separated fields in ``text``).
+
+    ``" "`` when the lines are separated by single spaces only (what valgrind writes: no
+    tabs, CRs, double or trailing blanks), which pandas splits twice as fast as the
+    general whitespace separator ``\\s+``.  The field count lets the caller notice lines
+    with surplus numbers, which pandas drops silently when they are not the first."""
+    tb = np.frombuffer(text, dtype=np.uint8)
+    space = tb == 32
+    if np.count_nonzero(tb < 32) == n_lines and not np.any(space[:-1] & (tb[1:] <= 32)):
+        return " ", int(np.count_nonzero(space)) + n_lines  # every line starts non-blank
+    solid = tb > 32
+    return r"\s+", int(solid[0]) + int(np.count_nonzero(solid[1:] & ~solid[:-1]))
+
+
 def cost_matrix(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, is_cost: np.ndarray,
                 n_positions: int, width: int) -> np.ndarray | None:
-    """All cost lines at once through pandas' C tokenizer: an int64 matrix
-    [cost line, event column] (missing trailing costs are 0), the subposition columns
-    skipped unread.  ``None`` when the lines do not fit (more numbers than columns,
-    a non-decimal cost, a value beyond float64's exact range): the caller then uses
-    :func:`tokenize_costs`, which locates the problem."""
+    """All cost lines at once through pandas' C tokenizer: an int64 matrix [cost line,
+    event column], column-contiguous (missing trailing costs are 0), the subposition
+    columns skipped unread.  ``None`` when the lines do not fit (more numbers than
+    columns, a non-integer or negative cost, a value beyond int64): the caller then
+    uses :func:`tokenize_costs`, which locates the problem."""
     import csv
     import io
 
@@ -106,21 +139,24 @@ def cost_matrix(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, is_cost: 
     n_cost = int(np.count_nonzero(is_cost))
     if n_cost == 0:
         return np.zeros((0, width), dtype=np.int64)
-    lengths = ends - starts + 1  # with the newline
-    lengths[-1] = min(int(lengths[-1]), len(buf) - int(starts[-1]))
-    text = buf[np.repeat(is_cost, lengths)].tobytes()
-    if not text.endswith(b"\n"):
-        text += b"\n"
+    text = _cost_text(buf, starts, ends, is_cost)
     cols = list(range(n_positions + width))
-    try:
-        df = pd.read_csv(io.BytesIO(text), sep=r"\s+", header=None, names=cols,
-                         usecols=cols[n_positions:], dtype=np.float64, engine="c",
+    sep, n_fields = _fields(text, n_cost)
+    try:  # nullable integers: exact, and a missing trailing cost is NA (then 0)
+        df = pd.read_csv(io.BytesIO(text), sep=sep, header=None, names=cols,
+                         usecols=cols[n_positions:], dtype="Int64", engine="c",
                          quoting=csv.QUOTE_NONE, skip_blank_lines=False)
-    except (ValueError, pd.errors.ParserError):
+    except (ValueError, TypeError, OverflowError, pd.errors.ParserError):
         return None
-    if len(df) != n_cost:
+    del text
+    # every field is a subposition or a cost in the matrix, else some line has surplus
+    # numbers (or too few subpositions): the token path locates it
+    if len(df) != n_cost or n_fields != n_cost * n_positions + int(df.count().sum()):
         return None
-    m = df.to_numpy(dtype=np.float64, na_value=0.0)
-    if m.size and (m.max() >= 2.0**53 or m.min() < 0 or np.any(m != np.floor(m))):
+    m = np.empty((n_cost, width), dtype=np.int64, order="F")
+    for j, c in enumerate(cols[n_positions:]):
+        m[:, j] = df[c].to_numpy(dtype=np.int64, na_value=0)
+    del df
+    if m.size and m.min() < 0:
         return None
-    return m.astype(np.int64)
+    return m

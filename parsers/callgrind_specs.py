@@ -4,13 +4,16 @@ In a real callgrind file about half the lines are spec lines, and almost all of 
 are compressed references like ``fn=(12)`` or ``cfi=(3)``.  Walking them one by one in
 Python costs more than the whole cost-line pass, so this module does it with numpy:
 
-1. every non-cost line is classified by its first bytes;
-2. references ``X=(N)`` are converted to ids in bulk; only definitions
-   (``fn=(12) name``), uncompressed names and header lines go through Python, in file
-   order, which is where the names are interned;
+1. every non-cost line is classified by its first three bytes (a sorted table of the
+   prefixes), the longer prefixes checked on the lines that have them;
+2. references ``X=(N)`` are parsed in bulk, digit column by digit column from the
+   ``)``; only definitions (``fn=(12) name``), uncompressed names and header lines go
+   through Python, one id space at a time, which is where the names are interned (their
+   numbering is free: functions are numbered later, by first appearance);
 3. the state machine (current object, file, function; the callee of a call) becomes
-   forward fills over line indices, and function / call-edge identities are factorised
-   in order of first appearance, exactly as the sequential reader numbers them.
+   cumulative counts over line indices ("the last ``ob=`` at or before this line"), and
+   function / call-edge identities are factorised in order of first appearance,
+   exactly as the sequential reader numbers them.
 
 Anything unusual (an id defined twice with different names, a reference before its
 definition, a malformed ``calls=``) makes :func:`scan` return ``None`` and the caller
@@ -23,8 +26,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-
-from .callgrind_costs import parse_uints
 
 if TYPE_CHECKING:
     from .callgrind import _Reader
@@ -45,123 +46,129 @@ for _k, _sp in _SPACE_OF.items():
     _SPACE_INDEX[_k] = ("ob", "fl", "fn").index(_sp)
 
 
-def _two(a: bytes) -> int:
-    return a[0] << 8 | a[1]
+def _key3(prefix: bytes) -> int:
+    return prefix[0] << 16 | prefix[1] << 8 | prefix[2]
 
 
-# first two bytes -> (kind, prefix length); "cf", "jf", "co" are refined by the third byte
-_LUT_KIND = np.full(1 << 16, OTHER, dtype=np.int8)
-_LUT_LEN = np.zeros(1 << 16, dtype=np.int64)
-for _p, _code in _PREFIXES:
-    _LUT_KIND[_two(_p)] = _code
-    _LUT_LEN[_two(_p)] = len(_p)
-_THIRD = {_two(b"cf"): {ord("i"): CFI, ord("l"): CFI, ord("n"): CFN},
-          _two(b"jf"): {ord("i"): JFI, ord("n"): JFN}, _two(b"co"): {ord("b"): COB}}
+# the first three bytes of every prefix are distinct: a sorted table of them gives the
+# kind and the prefix length; the bytes after the third are checked separately
+_BY_KEY = sorted((_key3(p), code, p) for p, code in _PREFIXES)
+_K3_KEYS = np.array([k for k, _, _ in _BY_KEY], dtype=np.int32)
+# one entry more at the end for "no prefix"
+_K3_KIND = np.array([code for _, code, _ in _BY_KEY] + [OTHER], dtype=np.int8)
+_K3_LEN = np.array([len(p) for _, _, p in _BY_KEY] + [0], dtype=np.int64)
+_K3_TAIL = np.full((3, len(_BY_KEY) + 1), -1, dtype=np.int16)  # [byte 3, 4, 5] or -1
+for _j, (_, _, _p) in enumerate(_BY_KEY):
+    for _t, _ch in enumerate(_p[3:]):
+        _K3_TAIL[_t, _j] = _ch
 
 
 def classify(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(kind code, value start offset) of the lines ``buf[s:e]``: a lookup on the first
-    two bytes, refined by the third, then the whole prefix is checked where it matters."""
-    n = len(buf)
+    """(kind code, value start offset) of the lines ``buf[s:e]``: a table lookup on the
+    first three bytes, then the rest of the longer prefixes on the lines that have them.
+
+    Every prefix byte is printable, so a match never reaches into the next line; at the
+    end of the buffer ``take(mode="clip")`` repeats the last byte, which cannot complete a
+    prefix either (each prefix ends with a byte unlike the one before it)."""
+    b0 = buf.take(s, mode="clip")
+    key = (b0.astype(np.int32) << 16) | (buf.take(s + 1, mode="clip").astype(np.int32) << 8)
+    key |= buf.take(s + 2, mode="clip")
+    none = len(_K3_KEYS)
+    j = np.searchsorted(_K3_KEYS, key)
+    np.minimum(j, none - 1, out=j)
+    j[_K3_KEYS[j] != key] = none
+    rows = np.flatnonzero(_K3_LEN[j] > 3)
+    for t in range(_K3_TAIL.shape[0]):
+        need = _K3_TAIL[t, j[rows]]
+        has = need >= 0
+        sub = rows[has]
+        j[sub[buf.take(s[sub] + 3 + t, mode="clip") != need[has]]] = none
+        rows = sub
+    kind = _K3_KIND[j]
+    vstart = s + _K3_LEN[j]
+    other = j == none
     length = e - s
-
-    def byte(j: int) -> np.ndarray:
-        return np.where(length > j, buf[np.minimum(s + j, n - 1)], 0)
-
-    b0, b1 = byte(0), byte(1)
-    two = (b0.astype(np.int32) << 8) | b1
-    kind = _LUT_KIND[two]
-    plen = _LUT_LEN[two]
-    b2 = byte(2)
-    for pair, third in _THIRD.items():
-        m = two == pair
-        if m.any():
-            k = np.full(int(m.sum()), OTHER, dtype=np.int8)
-            for ch, code in third.items():
-                k[b2[m] == ch] = code
-            kind[m] = k
-    cand = np.flatnonzero(kind != OTHER)
-    # the prefix ends with "=" ...
-    pl = plen[cand]
-    ok = (length[cand] >= pl) & (buf[np.minimum(s[cand] + pl - 1, n - 1)] == 61)
-    # ... and the long ones ("calls=", "jump=", "jcnd=") have their middle bytes
-    for prefix, _code in _PREFIXES:
-        if len(prefix) <= 4:
-            continue
-        sel = np.flatnonzero(two[cand] == _two(prefix))
-        rows = cand[sel]
-        for j in range(2, len(prefix) - 1):
-            ok[sel] &= buf[np.minimum(s[rows] + j, n - 1)] == prefix[j]
-    kind[cand[~ok]] = OTHER
-    vstart = np.where(kind != OTHER, s + plen, s)
-    kind[length == 0] = BLANK
-    kind[(length == 1) & (b0 == 13)] = BLANK
-    kind[(kind == OTHER) & (b0 == 35)] = COMMENT
+    kind[other & (length == 0)] = BLANK
+    kind[other & (length == 1) & (b0 == 13)] = BLANK
+    kind[other & (b0 == 35)] = COMMENT
     return kind, vstart
 
 
-def _ffill(mask: np.ndarray) -> np.ndarray:
-    """Index of the last True at or before each position (-1 before the first)."""
-    idx = np.where(mask, np.arange(len(mask)), -1)
-    return np.maximum.accumulate(idx) if len(idx) else idx
+def _right_digits(buf: np.ndarray, end: np.ndarray, nd: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(value, ok) of the ``nd`` decimal digits ending before ``end``; ok is False for
+    a non-digit or when nd is not in 1..9 (then the caller takes the Python path)."""
+    ok = (nd >= 1) & (nd <= 9)
+    val = np.zeros(len(end), dtype=np.int64)
+    width = int(nd.max(initial=0, where=ok))
+    pos = end - 1
+    for j in range(width):
+        d = buf.take(pos, mode="clip")
+        d -= np.uint8(48)  # wraps for non-digits
+        d *= nd > j  # 0 left of the number
+        ok &= d < 10
+        val += np.multiply(d, 10**j, dtype=np.int64)
+        pos -= 1
+    return val, ok
 
 
 def scan(r: _Reader, starts: np.ndarray, ends: np.ndarray, others: np.ndarray
          ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The sequential ``_Reader.scan`` result, vectorised; ``None`` = use the sequential one."""
-    buf = np.frombuffer(r.data, dtype=np.uint8)
-    s, e = starts[others], ends[others]
-    if len(s) == 0:
+    if len(others) == 0:
         return None
-    e = e - ((e > s) & (buf[np.maximum(e - 1, 0)] == 13))  # CRLF
+    lines = _spec_lines(r, starts[others], ends[others], others)
+    if lines is None:
+        return None
+    kind, name_id, count, part_change = lines
+    return _state(r, kind, name_id, count, part_change, others, len(starts))
+
+
+def _spec_lines(r: _Reader, s: np.ndarray, e: np.ndarray, others: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, int]]] | None:
+    """(kind, name id, the counts of the calls= lines, part starts) of the lines
+    ``s:e`` (the byte offsets and temporaries die here, before the state pass)."""
+    buf = np.frombuffer(r.data, dtype=np.uint8)
+    if r.data.find(b"\r") >= 0:  # CRLF line ends
+        e = e - ((e > s) & (buf.take(e - 1, mode="clip") == 13))
     kind, vs = classify(buf, s, e)
     if np.any((kind == JFI) | (kind == JFN)):
         return None  # rare (--collect-jumps with file changes): sequential path
     spec = _IS_SPEC[kind]
     # compressed references "X=(N)": "(" digits ")" and nothing else
-    fast = spec & (buf[np.minimum(vs, len(buf) - 1)] == 40) & (e - vs >= 3)
-    fast &= buf[np.maximum(e - 1, 0)] == 41
-    ref = np.full(len(s), -1, dtype=np.int64)
-    fi = np.flatnonzero(fast)
-    val, bad, long_ = parse_uints(buf, vs[fi] + 1, e[fi] - 1)
-    ok = np.ones(len(fi), dtype=bool)
-    ok[bad] = False
-    ok[long_] = False
-    fast[fi[~ok]] = False
-    ref[fi[ok]] = val[ok]
-    calls = kind == CALLS
-    count = _calls_counts(buf, vs, e, calls)
+    fast = spec & (e - vs >= 3) & (buf.take(vs, mode="clip") == 40)
+    fast &= buf.take(e - 1, mode="clip") == 41
+    rows = np.flatnonzero(fast)
+    ref, ok = _right_digits(buf, e[rows] - 1, e[rows] - vs[rows] - 2)
+    fast[rows[~ok]] = False
+    rows, ref = rows[ok], ref[ok]
+    count = _calls_counts(buf, vs, e, kind == CALLS)
     if count is None:
         return None
-    slow = (spec & ~fast) | (kind == OTHER)
-    res = _python_pass(r, s, e, kind, slow, others)
-    if res is None:
+    names = _names(r, kind, vs, e, spec & ~fast, others)
+    part_change = _headers(r, s, e, kind, others)
+    if names is None or part_change is None:
         return None
-    name_id, part_of_line, def_line = res
-    # resolve references (must be defined on an earlier line)
-    space_of_line = _SPACE_INDEX[kind]
-    for si, space in enumerate(("ob", "fl", "fn")):
-        m = fast & (space_of_line == si)
-        ids, lines = def_line[space]
-        n_ids = len(ids)
-        rv = ref[m]
-        known = rv < n_ids
-        if not known.all():
-            return None
-        nid = ids[rv]
-        if np.any(nid < 0) or np.any(lines[rv] >= others[m]):
-            return None
-        name_id[m] = nid
-    return _state(r, kind, name_id, count, part_of_line, others, len(starts))
+    del s, e, vs, spec, fast
+    name_id, def_ids, def_lines, offset = names
+    # resolve references (must be defined on an earlier line), all spaces at once
+    space = _SPACE_INDEX[kind[rows]]
+    if np.any(ref >= offset[space + 1] - offset[space]):
+        return None
+    ref += offset[space]
+    nid = def_ids[ref]
+    if np.any(nid < 0) or np.any(def_lines[ref] >= others[rows]):
+        return None
+    name_id[rows] = nid
+    return kind, name_id, count, part_change
 
 
 def _calls_counts(buf: np.ndarray, vs: np.ndarray, e: np.ndarray, calls: np.ndarray
                   ) -> np.ndarray | None:
-    """The count of every ``calls=<count> ...`` line (digits up to a blank)."""
+    """The count of each ``calls=<count> ...`` line in order (digits up to a blank)."""
     ci = np.flatnonzero(calls)
-    out = np.zeros(len(vs), dtype=np.int64)
     if not ci.size:
-        return out
+        return np.zeros(0, dtype=np.int64)
     start, end = vs[ci], e[ci]
     stop = end.copy()
     val = np.zeros(len(ci), dtype=np.int64)
@@ -170,9 +177,8 @@ def _calls_counts(buf: np.ndarray, vs: np.ndarray, e: np.ndarray, calls: np.ndar
         if not active.size:
             break
         pos = start[active] + j
-        inside = pos < end[active]
-        d = np.where(inside, buf[np.minimum(pos, len(buf) - 1)].astype(np.int64) - 48, -1)
-        digit = (d >= 0) & (d <= 9)
+        d = buf.take(pos, mode="clip").astype(np.int64) - 48
+        digit = (d >= 0) & (d <= 9) & (pos < end[active])
         done = active[~digit]
         stop[done] = start[done] + j
         val[active[digit]] = val[active[digit]] * 10 + d[digit]
@@ -180,123 +186,149 @@ def _calls_counts(buf: np.ndarray, vs: np.ndarray, e: np.ndarray, calls: np.ndar
     if active.size:
         return None  # 19+ digits
     ok = stop > start
-    after = buf[np.minimum(stop, len(buf) - 1)]
+    after = buf.take(stop, mode="clip")
     ok &= (stop == end) | (after == 32) | (after == 9)
     if not ok.all():
         return None
-    out[ci] = val
-    return out
+    return val
 
 
-def _python_pass(r: _Reader, s, e, kind, slow, others):
-    """Definitions, plain names and headers in file order (names interned here)."""
+def _names(r: _Reader, kind, vs, e, slow, others
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Name ids of the definitions (``fn=(12) name``) and plain names (``fn=name``),
+    one space at a time (the numbering of names is free: functions are numbered by
+    first appearance later), plus the tables id -> name id (-1 = undefined) and
+    id -> defining line of the three spaces end to end (space ``i`` at ``offset[i]``)."""
     data = r.data
-    name_id = np.full(len(s), -1, dtype=np.int64)
-    part_change = np.full(len(s), -1, dtype=np.int64)
-    defs: dict[str, dict[int, tuple[int, int]]] = {"ob": {}, "fl": {}, "fn": {}}
-    body = np.cumsum(_IS_BODY[kind])  # body spec lines so far
-    reset = -1  # others index of the last header line that ended a body
-    todo = np.flatnonzero(slow)
-    rows = zip(todo.tolist(), kind[todo].tolist(), s[todo].tolist(), e[todo].tolist(),
-               others[todo].tolist(), strict=True)
-    reset_line = -1
-    for k, code, start, end, line in rows:
-        raw = data[start:end]
-        if code == OTHER:
-            colon = raw.find(b":")
-            hkey = raw[:colon].decode("ascii", "replace") if colon > 0 else ""
-            if not (hkey.isidentifier() and hkey.islower()):
-                return None  # the sequential reader reports (or skips) it
-            in_body = bool(body[k] - (body[reset] if reset >= 0 else 0) > 0
-                           or line - reset_line != k - reset)
-            before = len(r.parts)
-            r.header_line(hkey, raw[colon + 1 :].decode("utf-8", "replace").strip(),
-                          line + 1, in_body)
-            if len(r.parts) != before:
-                part_change[k] = len(r.parts) - 1
-            if hkey not in ("summary", "totals"):
-                reset, reset_line = k, line
-            continue
-        space = _SPACE_OF[code]
-        val = raw[raw.find(b"=") + 1 :]
-        close = val.find(b")")
-        if val[:1] == b"(" and close > 1 and val[1:close].isdigit():
-            rest = val[close + 1 :].strip()
-            if not rest:
-                return None  # "(N) " with trailing blanks: sequential path
-            ident = int(val[1:close])
-            nid = r._intern(space, rest.decode("utf-8", "replace"))
-            prev = defs[space].get(ident)
-            if prev is not None and prev[0] != nid:
-                return None  # redefined id
-            if prev is None:
-                defs[space][ident] = (nid, line)
-        else:
-            nid = r._intern(space, val.strip().decode("utf-8", "replace"))
-        name_id[k] = nid
-    def_line = {}
-    for space, d in defs.items():
-        size = max(d, default=-1) + 1
+    name_id = np.full(len(kind), -1, dtype=np.int64)
+    slow_rows = np.flatnonzero(slow)
+    space_of_row = _SPACE_INDEX[kind[slow_rows]]
+    ids_parts, line_parts, offset = [], [], [0]
+    for si, space in enumerate(("ob", "fl", "fn")):
+        rows = slow_rows[space_of_row == si]
+        texts: list[bytes] = []
+        defs: dict[int, tuple[bytes, int, int]] = {}  # id -> (name, line, index in texts)
+        for a, b, line in zip(vs[rows].tolist(), e[rows].tolist(), others[rows].tolist(),
+                              strict=True):
+            val = data[a:b]
+            close = val.find(b")")
+            if val[:1] == b"(" and close > 1 and val[1:close].isdigit():
+                rest = val[close + 1 :].strip()
+                if not rest:
+                    return None  # "(N) " with trailing blanks: sequential path
+                prev = defs.setdefault(int(val[1:close]), (rest, line, len(texts)))
+                if prev[0] != rest:
+                    return None  # redefined id
+                texts.append(rest)
+            else:
+                texts.append(val.strip())
+        nids = np.array(r.intern_all(space, [t.decode("utf-8", "replace") for t in texts]),
+                        dtype=np.int64)
+        name_id[rows] = nids
+        size = max(defs, default=-1) + 1
+        if size > 4 * len(defs) + (1 << 20):
+            return None  # very sparse ids: the sequential reader's dicts
         ids = np.full(size, -1, dtype=np.int64)
         lines = np.full(size, np.iinfo(np.int64).max, dtype=np.int64)
-        for ident, (nid, line) in d.items():
-            ids[ident], lines[ident] = nid, line
-        def_line[space] = (ids, lines)
-    return name_id, part_change, def_line
+        if defs:
+            idents = np.fromiter(defs, dtype=np.int64, count=len(defs))
+            ids[idents] = nids[[v[2] for v in defs.values()]]
+            lines[idents] = [v[1] for v in defs.values()]
+        ids_parts.append(ids)
+        line_parts.append(lines)
+        offset.append(offset[-1] + size)
+    return (name_id, np.concatenate(ids_parts), np.concatenate(line_parts),
+            np.array(offset, dtype=np.int64))
 
 
-def _value_at(lines: np.ndarray, name_id: np.ndarray, queries: np.ndarray, default: int
-              ) -> tuple[np.ndarray, np.ndarray]:
-    """(name id of the last line of ``lines`` at or before each query, that line or -1)."""
-    if not len(lines):
-        return np.full(len(queries), default, dtype=np.int64), np.full(len(queries), -1)
-    j = np.searchsorted(lines, queries, side="right") - 1
-    at = np.where(j >= 0, lines[np.maximum(j, 0)], -1)
-    return np.where(j >= 0, name_id[np.maximum(at, 0)], default), at
+def _headers(r: _Reader, s, e, kind, others) -> list[tuple[int, int]] | None:
+    """Header lines (``key: value``) in file order; the (line, part) where parts start."""
+    data = r.data
+    part_change: list[tuple[int, int]] = []
+    todo = np.flatnonzero(kind == OTHER)
+    reset = reset_line = -1  # the last header line that ended a body
+    for k, start, end, line in zip(todo.tolist(), s[todo].tolist(), e[todo].tolist(),
+                                   others[todo].tolist(), strict=True):
+        raw = data[start:end]
+        colon = raw.find(b":")
+        hkey = raw[:colon].decode("ascii", "replace") if colon > 0 else ""
+        if not (hkey.isidentifier() and hkey.islower()):
+            return None  # the sequential reader reports (or skips) it
+        # cost lines or body spec lines since the last header: a new part may start
+        in_body = line - reset_line != k - reset or bool(
+            _IS_BODY[kind[reset + 1 : k]].any())
+        before = len(r.parts)
+        r.header_line(hkey, raw[colon + 1 :].decode("utf-8", "replace").strip(),
+                      line + 1, in_body)
+        if len(r.parts) != before:
+            part_change.append((k, len(r.parts) - 1))
+        if hkey not in ("summary", "totals"):
+            reset, reset_line = k, line
+    return part_change
+
+
+def _last(mask: np.ndarray, name_id: np.ndarray, *at: np.ndarray, default: int = -1
+          ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per query array of ``at``: (name id of the last ``mask`` line at or before each
+    query, else ``default``; how many ``mask`` lines come at or before it, minus one)."""
+    dtype = np.int32 if len(mask) < 2**31 else np.int64
+    counts = np.cumsum(mask, dtype=dtype)
+    vals = np.append(name_id[np.flatnonzero(mask)], default)  # rank -1 -> default
+    out = []
+    for q in at:
+        rank = counts[q].astype(np.int64) - 1
+        out.append((vals[rank], rank))
+    return out
 
 
 def _state(r: _Reader, kind, name_id, count, part_change, others, n_lines):
     """Forward-filled state -> per-line (function, pending edge, part), plus the reader's
     function and edge tables, numbered in order of first appearance."""
     n = len(kind)
-    fn_lines, c = np.flatnonzero(kind == FN), np.flatnonzero(kind == CALLS)
-    q = np.concatenate([fn_lines, c])  # where object and file matter
-    ob_q, _ = _value_at(np.flatnonzero(kind == OB), name_id, q, r._intern("ob", ""))
-    file_lines = np.flatnonzero((kind == FL) | (kind == FI) | (kind == FE))
-    fl_q, _ = _value_at(file_lines, name_id, q, r._intern("fl", ""))
-    prev_calls = np.concatenate([[-1], c[:-1]])
-    cob, cob_at = _value_at(np.flatnonzero(kind == COB), name_id, c, -1)
-    cfi, cfi_at = _value_at(np.flatnonzero(kind == CFI), name_id, c, -1)
-    cfn, cfn_at = _value_at(np.flatnonzero(kind == CFN), name_id, c, -1)
-    if np.any(cfn_at < 0):
+    is_fn, is_call = kind == FN, kind == CALLS
+    fn_lines, c = np.flatnonzero(is_fn), np.flatnonzero(is_call)
+    no_ob, no_fl = r.intern_all("ob", [""])[0], r.intern_all("fl", [""])[0]
+    is_file = (kind == FL) | (kind == FI) | (kind == FE)
+    (ob_fn, _), (ob_c, _) = _last(kind == OB, name_id, fn_lines, c, default=no_ob)
+    (fl_fn, _), (fl_c, _) = _last(is_file, name_id, fn_lines, c, default=no_fl)
+    [(cob, cob_rank)] = _last(kind == COB, name_id, c)
+    [(cfi, cfi_rank)] = _last(kind == CFI, name_id, c)
+    [(cfn, cfn_rank)] = _last(kind == CFN, name_id, c)
+    if np.any(cfn_rank < 0):
         return None
-    nf = len(fn_lines)
-    callee_ob = np.where(cob_at > prev_calls, cob, ob_q[nf:])
-    callee_fl = np.where(cfi_at > prev_calls, cfi, fl_q[nf:])
+    # cob= / cfi= apply to the next calls= only (a line between the previous one and it)
+    callee_ob = np.where(cob_rank > np.concatenate([[-1], cob_rank[:-1]]), cob, ob_c)
+    callee_fl = np.where(cfi_rank > np.concatenate([[-1], cfi_rank[:-1]]), cfi, fl_c)
     # function identities in order of first appearance (fn= lines and callees)
     n_fl, n_fn = len(r.names["fl"]) + 1, len(r.names["fn"]) + 1
-    fkey = np.concatenate([(ob_q[:nf] * n_fl + fl_q[:nf]) * n_fn + name_id[fn_lines],
-                           (callee_ob * n_fl + callee_fl) * n_fn + cfn])
-    order = np.argsort(q, kind="stable")
-    codes, uniques = pd.factorize(fkey[order])
-    fid = np.empty(len(fkey), dtype=np.int64)
-    fid[order] = codes
-    fid_fn, fid_callee = fid[:nf], fid[nf:]
-    cur_fn_line = _ffill(kind == FN)
-    fn_at = np.full(n, -1, dtype=np.int64)
-    has = cur_fn_line >= 0
-    fn_at[has] = fid_fn[np.searchsorted(fn_lines, cur_fn_line[has])]
+    key = np.empty(n, dtype=np.int64)
+    key[fn_lines] = (ob_fn * n_fl + fl_fn) * n_fn + name_id[fn_lines]
+    key[c] = (callee_ob * n_fl + callee_fl) * n_fn + cfn
+    where = np.flatnonzero(is_fn | is_call)
+    codes, uniques = pd.factorize(key[where])
+    del key
+    at_fn = is_fn[where]
+    fn_at = np.append(codes[at_fn], -1)[np.cumsum(is_fn) - 1]  # -1 before the first fn=
     caller = fn_at[c]
     if np.any(caller < 0):
         return None
-    ecodes, euniq = pd.factorize(caller * (len(uniques) + 1) + fid_callee)
-    _fill_tables(r, uniques, n_fl, n_fn, euniq, len(uniques) + 1, ecodes, count[c])
+    ecodes, euniq = pd.factorize(caller * (len(uniques) + 1) + codes[~at_fn])
+    _fill_tables(r, uniques, n_fl, n_fn, euniq, len(uniques) + 1, ecodes, count)
     pend = _pending(kind, others, c, ecodes)
     if pend is None:
         return None
-    part = np.maximum.accumulate(np.where(part_change >= 0, part_change, -1)) if n else part_change
+    part = _fill_forward(part_change, n)
     r.incomplete = r.incomplete or _cut_after_calls(others, c, n_lines)
     return fn_at, pend, part
+
+
+def _fill_forward(change: list[tuple[int, int]], n: int) -> np.ndarray:
+    """Each line's part (-1 before the first): parts are few, so one slice fill each."""
+    out = np.full(n, -1, dtype=np.int64)
+    ends = [k for k, _ in change[1:]] + [n] if change else []
+    for (a, part), b in zip(change, ends, strict=True):
+        out[a:b] = part
+    return out
 
 
 def _pending(kind, others, c, ecodes) -> np.ndarray | None:

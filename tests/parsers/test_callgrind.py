@@ -171,6 +171,7 @@ def test_cut_after_calls_line_is_incomplete(tmp_path: Path) -> None:
     ("fn=main\n1 9223372036854775808\n", 4, "decimal event costs"),  # beyond int64
     ("fn=main\n1 99999999999999999999999\n", 4, "decimal event costs"),
     ("fn=main\n1 2 3\n", 4, "at most 1 cost"),
+    ("fn=main\n1 2\n2 3 4\n", 5, "at most 1 cost"),  # not the first cost line
     ("fn=main\ncfn=f\ncalls=2 3\nfn=g\n", 6, "a cost line after 'calls='"),
     ("fn=main\ncalls=x 3\n1 2\n", 4, "'calls=<count>"),
     ("fn=main\n1 2\nwhat is this\n", 5, "a callgrind line"),

@@ -328,6 +328,16 @@ def sample_time_span(path: Path) -> tuple[int, int] | None:
     return (first, last) if 0 < first < last else None
 
 
+def slice_count() -> int:
+    """How many perf script runs a big recording is split into: the usable cores, at most
+    :data:`MAX_SLICES`."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return min(cores, MAX_SLICES)
+
+
 def _slice_ranges(path: Path) -> list[str]:
     """``perf script --time`` ranges splitting a big recording into equal time spans, one
     per usable core; [] for one run (small file, one core, no sample times).
@@ -337,11 +347,7 @@ def _slice_ranges(path: Path) -> list[str]:
     text K times faster.  The ranges are inclusive and meet without overlap (ns integers),
     and their outputs laid end to end are byte-identical to one run's.
     """
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    k = min(cores, MAX_SLICES)
+    k = slice_count()
     span = sample_time_span(path)
     if k < 2 or span is None or path.stat().st_size < SLICE_MIN_BYTES:
         return []

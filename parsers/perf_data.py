@@ -42,7 +42,8 @@ HEADER_SIZE_V2 = 104  # struct perf_file_header: magic, size, attr_size, 3 secti
 FIELDS = ["comm", "pid", "tid", "time", "period", "event", "ip", "sym", "dso"]
 DEFAULT_TIMEOUT_S = 600.0
 MAX_BESIDE = 64  # binaries beside the recording that are offered to perf
-FEAT_SAMPLE_TIME = 21  # perf.data header feature bit: first and last sample time
+FEAT_BUILD_ID = 2  # perf.data header feature bits: recorded DSOs and their build-ids,
+FEAT_SAMPLE_TIME = 21  # and the first and last sample time
 MAX_SLICES = 4  # perf script runs at once over disjoint time ranges (one per core)
 SLICE_MIN_BYTES = 16 << 20  # smaller recordings: one run (a perf start costs ~0.1 s)
 INSTALL_HINT = (
@@ -150,8 +151,59 @@ def recording_env(perf: str, recording: Path, tmp: Path, warnings: list[str]) ->
     env = _private_home(tmp)
     env["LC_ALL"] = "C"
     env.pop("PAGER", None)
-    _cache_beside(perf, _elf_beside(recording), env, warnings)
+    _cache_beside(perf, _needed_beside(recording, _elf_beside(recording)), env, warnings)
     return env
+
+
+def _needed_beside(recording: Path, beside: list[Path]) -> list[Path]:
+    """The binaries beside the recording perf would not find anyway: those that are not
+    the very file recorded (same inode as a path in the recording's build-id table).
+
+    Why: caching a recorded file adds nothing (perf opens it by its path and checks the
+    same build-id either way), and the ``perf buildid-cache`` start it saves was a third
+    of the time of loading a small recording.
+    """
+    recorded = recorded_dsos(recording)
+    if not recorded:
+        return beside
+    kept = []
+    for b in beside:
+        same = False
+        for r in recorded:
+            try:
+                same = os.path.samefile(b, r)
+            except OSError:
+                same = False
+            if same:
+                break
+        if not same:
+            kept.append(b)
+    return kept
+
+
+def recorded_dsos(path: Path) -> list[str]:
+    """File names in the recording's ``BUILD_ID`` header feature (the DSOs perf recorded
+    build-ids for); [] when there is none or it cannot be read."""
+    sec = _feature_section(path, FEAT_BUILD_ID)
+    if sec is None:
+        return []
+    off, size = sec
+    try:
+        with open(path, "rb") as f:
+            f.seek(off)
+            raw = f.read(min(size, 1 << 24))
+    except OSError:
+        return []
+    out = []
+    pos = 0
+    while pos + 36 <= len(raw):
+        _type, _misc, rec_size = struct.unpack_from("<IHH", raw, pos)
+        if rec_size < 36 or pos + rec_size > len(raw):
+            break
+        name = raw[pos + 36 : pos + rec_size].split(b"\0", 1)[0]
+        out.append(os.fsdecode(name))
+        pos += rec_size
+    return out
 
 
 def elf_beside(path: Path) -> list[Path]:
@@ -210,7 +262,7 @@ def read(
                 continue
             break
         missing: list[str] = []
-        if prof is not None and "[unknown]" in prof.frames.name.tolist():
+        if prof is not None and _may_lack_binaries(prof):
             missing = _missing_binaries(perf, p, env)  # only worth a perf run when needed
     if prof is None:
         first = next((ln for ln in err.splitlines() if ln.strip()), "")
@@ -299,13 +351,9 @@ def _stream(
     return prof, rc, err
 
 
-def sample_time_span(path: Path) -> tuple[int, int] | None:
-    """(first, last) sample time in ns from the recording's ``SAMPLE_TIME`` header feature,
-    or None (no such feature, another byte order, pipe-mode file, unreadable).
-
-    Read from the file itself (a few bytes) so deciding how to split the work costs no
-    perf start.
-    """
+def _feature_section(path: Path, bit: int) -> tuple[int, int] | None:
+    """(offset, size) of header feature ``bit`` of a little-endian v2 perf.data, or None
+    (feature absent, another byte order, pipe-mode file, unreadable)."""
     try:
         with open(path, "rb") as f:
             head = f.read(HEADER_SIZE_V2)
@@ -314,14 +362,29 @@ def sample_time_span(path: Path) -> tuple[int, int] | None:
             size, = struct.unpack_from("<Q", head, 8)
             data_off, data_size = struct.unpack_from("<QQ", head, 40)
             bits = int.from_bytes(head[72:104], "little")
-            if size != HEADER_SIZE_V2 or not bits >> FEAT_SAMPLE_TIME & 1:
+            if size != HEADER_SIZE_V2 or not bits >> bit & 1:
                 return None
-            index = bin(bits & ((1 << FEAT_SAMPLE_TIME) - 1)).count("1")
+            index = bin(bits & ((1 << bit) - 1)).count("1")
             f.seek(data_off + data_size + 16 * index)
-            sec_off, sec_size = struct.unpack("<QQ", f.read(16))
-            if sec_size < 16:
-                return None
-            f.seek(sec_off)
+            off, sec_size = struct.unpack("<QQ", f.read(16))
+    except (OSError, struct.error):
+        return None
+    return off, sec_size
+
+
+def sample_time_span(path: Path) -> tuple[int, int] | None:
+    """(first, last) sample time in ns from the recording's ``SAMPLE_TIME`` header feature,
+    or None.
+
+    Read from the file itself (a few bytes) so deciding how to split the work costs no
+    perf start.
+    """
+    sec = _feature_section(path, FEAT_SAMPLE_TIME)
+    if sec is None or sec[1] < 16:
+        return None
+    try:
+        with open(path, "rb") as f:
+            f.seek(sec[0])
             first, last = struct.unpack("<QQ", f.read(16))
     except (OSError, struct.error):
         return None
@@ -563,6 +626,15 @@ def _verbose_reason(perf: str, p: Path, env: dict[str, str]) -> str:
         if "unsupported" in ln or "ABI" in ln or "magic" in ln.lower():
             return ln.strip()
     return ""
+
+
+def _may_lack_binaries(prof: Profile) -> bool:
+    """True when an unresolved frame sits in a named binary (or the DSO is not kept), so
+    a missing binary may be why; ``[unknown]`` in ``[unknown]`` is an address outside any
+    mapping, which no binary would resolve."""
+    fr = prof.frames
+    mods = fr.module[fr.name == "[unknown]"].tolist()
+    return any(not str(m).startswith("[") for m in mods)
 
 
 def _missing_binaries(perf: str, p: Path, env: dict[str, str]) -> list[str]:

@@ -307,3 +307,44 @@ def test_a_failing_slice_reruns_whole(monkeypatch: pytest.MonkeyPatch) -> None:
     again = perf_data.read(path)
     assert used == [None]
     _same_profile(again, whole)
+
+
+@needs_perf
+@pytest.mark.parametrize("v", ["v1", "v2"])
+def test_recorded_dsos_are_perfs_buildid_list(v: str) -> None:
+    """The DSO names read from the header's build-id table are those perf lists."""
+    path = DATA / "c-vm" / v / "perf.data"
+    r = subprocess.run([_perf(), "buildid-list", "-i", str(path)], capture_output=True,
+                       text=True, check=True)
+    listed = [ln.split(None, 1)[1] for ln in r.stdout.splitlines() if ln.strip()]
+    assert perf_data.recorded_dsos(path) == listed
+    assert any(d.endswith("/vm") for d in listed)
+    assert perf_data.recorded_dsos(DATA / "perf-data" / "hotspot-true.v1.perf.data") == []
+
+
+def test_recorded_binary_beside_needs_no_cache_run(tmp_path: Path) -> None:
+    """The very binary recorded, beside its perf.data, is not offered to the build-id cache
+    (perf opens it by its path); a copy under another name still is, and the recording
+    still resolves its frames."""
+    binary, data = _record_spin(tmp_path)
+    copy = binary.parent / "spin-copy"
+    shutil.copy(binary, copy)
+    beside = perf_data.elf_beside(data)
+    assert binary in beside and copy in beside
+    assert perf_data._needed_beside(data, beside) == [copy]
+    copy.unlink()
+    assert perf_data._needed_beside(data, perf_data.elf_beside(data)) == []
+    assert _flat_pct(perf_data.read(data)).get("leaf_work", 0) > 50
+
+
+def test_unknown_outside_any_mapping_needs_no_binary_check() -> None:
+    """'[unknown]' in '[unknown]' (an address outside every mapping) asks for no
+    'perf buildid-list' run; '[unknown]' in a named binary does."""
+    script = DATA / "script"
+    plain = perf_script.read(script / "speedscope-simple-with-header.linux-perf.txt")
+    assert "[unknown]" in plain.name.tolist()
+    assert not perf_data._may_lack_binaries(plain)
+    numa = perf_script.read(script / "flamegraph-perf-numa-stacks-01.txt.gz")
+    assert perf_data._may_lack_binaries(numa)
+    assert perf_data._may_lack_binaries(perf_script.read(
+        script / "flamegraph-perf-numa-stacks-01.txt.gz", group_by="symbol"))

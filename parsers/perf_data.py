@@ -393,11 +393,14 @@ def sample_time_span(path: Path) -> tuple[int, int] | None:
 
 def slice_count() -> int:
     """How many perf script runs a big recording is split into: the usable cores, at most
-    :data:`MAX_SLICES`."""
+    :data:`MAX_SLICES`, or ``$PROFDIFF_PERF_SLICES`` (1: one run, as on a busy machine)."""
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
+    env = os.environ.get("PROFDIFF_PERF_SLICES", "")
+    if env.isdigit() and int(env) >= 1:
+        return min(int(env), 16)
     return min(cores, MAX_SLICES)
 
 

@@ -348,3 +348,13 @@ def test_unknown_outside_any_mapping_needs_no_binary_check() -> None:
     assert perf_data._may_lack_binaries(numa)
     assert perf_data._may_lack_binaries(perf_script.read(
         script / "flamegraph-perf-numa-stacks-01.txt.gz", group_by="symbol"))
+
+
+def test_slice_count_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROFDIFF_PERF_SLICES", "1")
+    assert perf_data.slice_count() == 1
+    assert perf_data._slice_ranges(DATA / "c-vm" / "v1" / "perf.data") == []
+    monkeypatch.setenv("PROFDIFF_PERF_SLICES", "3")
+    assert perf_data.slice_count() == 3
+    monkeypatch.setenv("PROFDIFF_PERF_SLICES", "x")
+    assert 1 <= perf_data.slice_count() <= perf_data.MAX_SLICES

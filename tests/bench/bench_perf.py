@@ -52,6 +52,7 @@ def bench_show(cache: Path, n: int, rounds: int, peers: bool) -> None:
                   "perf report": _report(rec)}
     if BASELINE:
         cmds["baseline show"] = [*BASELINE, "show", str(rec)]
+    cmds["show, one perf run"] = ["env", "PROFDIFF_PERF_SLICES=1", *PROFDIFF, "show", str(rec)]
     if peers:
         cmds["perf script (our fields)"] = [
             "perf", "script", "--header", "-i", str(rec), "-F", ",".join(perf_data.FIELDS)]
@@ -63,6 +64,7 @@ def bench_show(cache: Path, n: int, rounds: int, peers: bool) -> None:
               else summary(res, peer, "perf report"))
     if BASELINE:
         print("   ", summary(res, "profdiff show", "baseline show"))
+    print("   ", summary(res, "profdiff show", "show, one perf run"))
     print(f"    (perf script runs in {perf_data.slice_count()} time slices at once here)")
 
 

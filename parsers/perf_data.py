@@ -163,7 +163,7 @@ def _needed_beside(recording: Path, beside: list[Path]) -> list[Path]:
     same build-id either way), and the ``perf buildid-cache`` start it saves was a third
     of the time of loading a small recording.
     """
-    recorded = recorded_dsos(recording)
+    recorded = [r for r in recorded_dsos(recording) if r.startswith("/")]  # not [vdso]
     if not recorded:
         return beside
     kept = []

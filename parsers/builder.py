@@ -228,14 +228,17 @@ def self_and_total(
     return s, t
 
 
-def _factorize(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+HASHED_BUILD = 2_000_000  # path frames from which every level of a build hashes (pandas)
+
+
+def _factorize(keys: np.ndarray, pandas_from: int = 200_000) -> tuple[np.ndarray, np.ndarray]:
     """(codes, uniques) with uniques in first-appearance order, like ``pandas.factorize``.
 
     pandas hashes in O(n), which matters for the 10^6-row levels of a big perf recording;
-    small inputs use numpy (a sort) so a small file does not pay for importing pandas,
-    unless something imported it already.
+    inputs below ``pandas_from`` use numpy (a sort) so a small file does not pay for
+    importing pandas, unless something imported it already.
     """
-    if len(keys) > 200_000 or (len(keys) > 20_000 and "pandas" in sys.modules):
+    if len(keys) > pandas_from or (len(keys) > 20_000 and "pandas" in sys.modules):
         import pandas as pd
 
         codes, uniques = pd.factorize(keys, sort=False)
@@ -275,9 +278,11 @@ def tree_from_paths(
     level = 0
     n = 0
     width = int(n_frames) + 1
+    # a deep build (~100 levels of 10^5 rows) pays for the pandas import many times over
+    pandas_from = 20_000 if int(lengths.sum()) > HASHED_BUILD else 200_000
     while active.size:
         f = flat[starts[active] + level].astype(np.int64)
-        codes, uniq = _factorize((node[active] + 1) * width + f)
+        codes, uniq = _factorize((node[active] + 1) * width + f, pandas_from)
         parents.append(uniq // width - 1)
         frames.append(uniq % width)
         node[active] = n + codes

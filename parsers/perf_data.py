@@ -21,6 +21,7 @@ import queue
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import tempfile
 import threading
@@ -41,6 +42,10 @@ HEADER_SIZE_V2 = 104  # struct perf_file_header: magic, size, attr_size, 3 secti
 FIELDS = ["comm", "pid", "tid", "time", "period", "event", "ip", "sym", "dso"]
 DEFAULT_TIMEOUT_S = 600.0
 MAX_BESIDE = 64  # binaries beside the recording that are offered to perf
+FEAT_BUILD_ID = 2  # perf.data header feature bits: recorded DSOs and their build-ids,
+FEAT_SAMPLE_TIME = 21  # and the first and last sample time
+MAX_SLICES = 4  # perf script runs at once over disjoint time ranges (one per core)
+SLICE_MIN_BYTES = 16 << 20  # smaller recordings: one run (a perf start costs ~0.1 s)
 INSTALL_HINT = (
     "install perf (Debian/Ubuntu: 'apt-get install linux-perf' or 'linux-tools-generic'; "
     "Fedora: 'dnf install perf'), or run 'perf script -i FILE > FILE.txt' where perf is "
@@ -146,8 +151,59 @@ def recording_env(perf: str, recording: Path, tmp: Path, warnings: list[str]) ->
     env = _private_home(tmp)
     env["LC_ALL"] = "C"
     env.pop("PAGER", None)
-    _cache_beside(perf, _elf_beside(recording), env, warnings)
+    _cache_beside(perf, _needed_beside(recording, _elf_beside(recording)), env, warnings)
     return env
+
+
+def _needed_beside(recording: Path, beside: list[Path]) -> list[Path]:
+    """The binaries beside the recording perf would not find anyway: those that are not
+    the very file recorded (same inode as a path in the recording's build-id table).
+
+    Why: caching a recorded file adds nothing (perf opens it by its path and checks the
+    same build-id either way), and the ``perf buildid-cache`` start it saves was a third
+    of the time of loading a small recording.
+    """
+    recorded = [r for r in recorded_dsos(recording) if r.startswith("/")]  # not [vdso]
+    if not recorded:
+        return beside
+    kept = []
+    for b in beside:
+        same = False
+        for r in recorded:
+            try:
+                same = os.path.samefile(b, r)
+            except OSError:
+                same = False
+            if same:
+                break
+        if not same:
+            kept.append(b)
+    return kept
+
+
+def recorded_dsos(path: Path) -> list[str]:
+    """File names in the recording's ``BUILD_ID`` header feature (the DSOs perf recorded
+    build-ids for); [] when there is none or it cannot be read."""
+    sec = _feature_section(path, FEAT_BUILD_ID)
+    if sec is None:
+        return []
+    off, size = sec
+    try:
+        with open(path, "rb") as f:
+            f.seek(off)
+            raw = f.read(min(size, 1 << 24))
+    except OSError:
+        return []
+    out = []
+    pos = 0
+    while pos + 36 <= len(raw):
+        _type, _misc, rec_size = struct.unpack_from("<IHH", raw, pos)
+        if rec_size < 36 or pos + rec_size > len(raw):
+            break
+        name = raw[pos + 36 : pos + rec_size].split(b"\0", 1)[0]
+        out.append(os.fsdecode(name))
+        pos += rec_size
+    return out
 
 
 def elf_beside(path: Path) -> list[Path]:
@@ -188,12 +244,14 @@ def read(
         tmp = Path(tmpdir)
         env = recording_env(perf, p, tmp, warnings)
         fields = list(FIELDS)
-        for _attempt in range(len(FIELDS)):
+        opts = dict(lenient=lenient, progress=progress, event=event, group_by=group_by,
+                    split_by=split_by, demangle=demangle)
+        sliced = _read_sliced(perf, p, env, timeout, warnings, opts)
+        prof, rc, err = sliced if sliced is not None else (None, 0, "")
+        for _attempt in range(0 if sliced is not None else len(FIELDS)):
             cmd = [perf, "script", "--header", "-i", str(p), "-F", ",".join(fields)]
             try:
-                prof, rc, err = _stream(cmd, env, p, timeout, warnings, lenient=lenient,
-                                        progress=progress, event=event, group_by=group_by,
-                                        split_by=split_by, demangle=demangle)
+                prof, rc, err = _stream(cmd, env, p, timeout, warnings, **opts)
             except subprocess.TimeoutExpired:
                 raise ExternalToolError(
                     f"{p}: 'perf script' did not finish within {timeout:.0f} s"
@@ -204,7 +262,7 @@ def read(
                 continue
             break
         missing: list[str] = []
-        if prof is not None and "[unknown]" in prof.frames.name.tolist():
+        if prof is not None and _may_lack_binaries(prof):
             missing = _missing_binaries(perf, p, env)  # only worth a perf run when needed
     if prof is None:
         first = next((ln for ln in err.splitlines() if ln.strip()), "")
@@ -293,6 +351,200 @@ def _stream(
     return prof, rc, err
 
 
+def _feature_section(path: Path, bit: int) -> tuple[int, int] | None:
+    """(offset, size) of header feature ``bit`` of a little-endian v2 perf.data, or None
+    (feature absent, another byte order, pipe-mode file, unreadable)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(HEADER_SIZE_V2)
+            if len(head) < HEADER_SIZE_V2 or head[:8] != b"PERFILE2":
+                return None
+            size, = struct.unpack_from("<Q", head, 8)
+            data_off, data_size = struct.unpack_from("<QQ", head, 40)
+            bits = int.from_bytes(head[72:104], "little")
+            if size != HEADER_SIZE_V2 or not bits >> bit & 1:
+                return None
+            index = bin(bits & ((1 << bit) - 1)).count("1")
+            f.seek(data_off + data_size + 16 * index)
+            off, sec_size = struct.unpack("<QQ", f.read(16))
+    except (OSError, struct.error):
+        return None
+    return off, sec_size
+
+
+def sample_time_span(path: Path) -> tuple[int, int] | None:
+    """(first, last) sample time in ns from the recording's ``SAMPLE_TIME`` header feature,
+    or None.
+
+    Read from the file itself (a few bytes) so deciding how to split the work costs no
+    perf start.
+    """
+    sec = _feature_section(path, FEAT_SAMPLE_TIME)
+    if sec is None or sec[1] < 16:
+        return None
+    try:
+        with open(path, "rb") as f:
+            f.seek(sec[0])
+            first, last = struct.unpack("<QQ", f.read(16))
+    except (OSError, struct.error):
+        return None
+    return (first, last) if 0 < first < last else None
+
+
+def slice_count() -> int:
+    """How many perf script runs a big recording is split into: the usable cores, at most
+    :data:`MAX_SLICES`, or ``$PROFDIFF_PERF_SLICES`` (1: one run, as on a busy machine)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    env = os.environ.get("PROFDIFF_PERF_SLICES", "")
+    if env.isdigit() and int(env) >= 1:
+        return min(int(env), 16)
+    return min(cores, MAX_SLICES)
+
+
+def _slice_ranges(path: Path) -> list[str]:
+    """``perf script --time`` ranges splitting a big recording into equal time spans, one
+    per usable core; [] for one run (small file, one core, no sample times).
+
+    Why: printing the call chains is most of ``perf script``'s time (~2x ``perf report``)
+    and perf is single-threaded, so K perf runs over disjoint time ranges print the same
+    text K times faster.  The ranges are inclusive and meet without overlap (ns integers),
+    and their outputs laid end to end are byte-identical to one run's.
+    """
+    k = slice_count()
+    span = sample_time_span(path)
+    if k < 2 or span is None or path.stat().st_size < SLICE_MIN_BYTES:
+        return []
+    first, last = span
+    cuts = [first + (last - first) * i // k for i in range(1, k)]
+
+    def ns(t: int) -> str:
+        return f"{t // 1_000_000_000}.{t % 1_000_000_000:09d}"
+
+    lows = [""] + [ns(c + 1) for c in cuts]
+    highs = [ns(c) for c in cuts] + [""]
+    return [f"{lo},{hi}" for lo, hi in zip(lows, highs, strict=True)]
+
+
+class _SliceFailed(Exception):
+    """A ``perf script`` slice did not finish cleanly: the caller reruns it whole."""
+
+
+def _start_slices(perf: str, p: Path, ranges: list[str], env: dict[str, str],
+                  errs: list, procs: list[subprocess.Popen]) -> list[Path]:
+    """Start one ``perf script --time RANGE`` per range (appended to ``procs``): the first
+    writes to a pipe, the others to files in the temporary HOME, returned in order."""
+    files = [Path(env["HOME"]) / f"slice{i}.txt" for i in range(1, len(ranges))]
+    for i, rng in enumerate(ranges):
+        cmd = [perf, "script", *(["--header"] if i == 0 else []), "-i", str(p),
+               "-F", ",".join(FIELDS), "--time", rng]
+        if i == 0:
+            procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
+                                          stderr=errs[i], stdin=subprocess.DEVNULL))
+            continue
+        with open(files[i - 1], "wb") as out:
+            procs.append(subprocess.Popen(cmd, env=env, stdout=out, stderr=errs[i],
+                                          stdin=subprocess.DEVNULL))
+    return files
+
+
+def _read_sliced(perf: str, p: Path, env: dict[str, str], timeout: float,
+                 warnings: list[str], opts: dict[str, object]
+                 ) -> tuple[Profile | None, int, str] | None:
+    """Load ``p`` from several ``perf script --time`` runs at once; None to run it whole.
+
+    The first slice is piped and parsed while it is written; the others write to files
+    in the (private, temporary) HOME and are read after it, in time order, so the parser
+    sees exactly the text of one run.  Any failure (a slice's error, a field this file
+    lacks, a parse error, no disk room) gives None: the caller's single run then reports
+    it with the positions of one run's text.
+    """
+    ranges = _slice_ranges(p)
+    if not ranges:
+        return None
+    procs: list[subprocess.Popen] = []
+    errs = [tempfile.TemporaryFile() for _ in ranges]
+    expired = threading.Event()
+
+    def _kill_all() -> None:
+        expired.set()
+        for q in procs:
+            q.kill()
+
+    timer = threading.Timer(timeout, _kill_all)
+    prof: Profile | None = None
+    try:
+        files = _start_slices(perf, p, ranges, env, errs, procs)
+        timer.start()
+        text = _SlicesText(procs, files)
+        prof = perf_script.read_stream(text, p, format=FORMAT, warnings=warnings,
+                                       meta={"source": "perf.data"}, **opts)
+        text.finish()
+    except (_SliceFailed, ParseError, OSError):
+        prof = None
+    finally:
+        timer.cancel()
+        for q in procs:
+            if q.poll() is None:
+                q.kill()
+            q.wait()
+        err = _stderr_lines(errs)
+    if expired.is_set():
+        raise subprocess.TimeoutExpired([perf, "script"], timeout)
+    if prof is None or len(procs) < len(ranges) or any(q.returncode for q in procs):
+        return None
+    return prof, 0, err
+
+
+def _stderr_lines(errs: list) -> str:
+    """The slices' stderr, each distinct line once (every slice prints perf's warnings)."""
+    lines: list[str] = []
+    for e in errs:
+        e.seek(0)
+        for ln in e.read().decode("utf-8", "replace").splitlines():
+            if ln not in lines:
+                lines.append(ln)
+        e.close()
+    return "\n".join(lines)
+
+
+class _SlicesText:
+    """The text of the slices in order: the first from its pipe (read ahead by a thread),
+    then each file once its perf has exited cleanly (else :class:`_SliceFailed`)."""
+
+    def __init__(self, procs: list[subprocess.Popen], files: list[Path]) -> None:
+        self._procs = procs
+        self._files = files
+        self._part = 0
+        self._cur = _PipeText(procs[0].stdout)  # type: ignore[arg-type]
+
+    def read(self, n: int) -> str:
+        while self._part < len(self._procs):
+            s = self._cur.read(n)
+            if s:
+                return s
+            self._cur.drain()
+            self._cur.close()
+            self._part += 1
+            if self._part < len(self._procs):
+                self._cur = self._open(self._part)
+        return ""
+
+    def _open(self, part: int) -> _PipeText:
+        """Slice ``part``'s file, once its perf has finished writing it."""
+        for i in range(part + 1):  # the piped slice 0 too: its text ended
+            if self._procs[i].wait() != 0:
+                raise _SliceFailed(f"perf script slice {i} failed")
+        return _PipeText(open(self._files[part - 1], "rb"))  # noqa: SIM115
+
+    def finish(self) -> None:
+        """After the parse: every slice must have been read to its end."""
+        if self._part < len(self._procs) or self._procs[0].wait() != 0:
+            raise _SliceFailed("the parser stopped before the last slice")
+
+
 class _PipeText:
     """Text from a pipe, read ahead by a thread so perf keeps writing while we parse.
 
@@ -306,6 +558,7 @@ class _PipeText:
     AHEAD = 64  # blocks buffered at most (64 MiB)
 
     def __init__(self, raw: io.BufferedReader) -> None:
+        self._raw = raw
         self._fd = raw.fileno()
         self._q: queue.Queue[bytes | BaseException] = queue.Queue(self.AHEAD)
         self._dec = codecs.getincrementaldecoder("utf-8")("replace")
@@ -347,6 +600,9 @@ class _PipeText:
                 self._eof = True
         self._thread.join()
 
+    def close(self) -> None:
+        self._raw.close()
+
 
 def _killed(rc: int) -> str:
     """'perf script was killed by signal 7 (SIGBUS)' for a negative return code."""
@@ -373,6 +629,15 @@ def _verbose_reason(perf: str, p: Path, env: dict[str, str]) -> str:
         if "unsupported" in ln or "ABI" in ln or "magic" in ln.lower():
             return ln.strip()
     return ""
+
+
+def _may_lack_binaries(prof: Profile) -> bool:
+    """True when an unresolved frame sits in a named binary (or the DSO is not kept), so
+    a missing binary may be why; ``[unknown]`` in ``[unknown]`` is an address outside any
+    mapping, which no binary would resolve."""
+    fr = prof.frames
+    mods = fr.module[fr.name == "[unknown]"].tolist()
+    return any(not str(m).startswith("[") for m in mods)
 
 
 def _missing_binaries(perf: str, p: Path, env: dict[str, str]) -> list[str]:

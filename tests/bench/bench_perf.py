@@ -1,6 +1,6 @@
 """Benchmark of the perf readers against perf itself (run by hand, prints figures only).
 
-``python tests/bench/bench_perf.py [--rounds 3] [--big] [--cache DIR]``
+``python tests/bench/bench_perf.py [--rounds 3] [--big] [--cache DIR] [--only WHAT] [--code DIR] [--baseline DIR]``
 
 Recordings: a deep-recursive C program (60-150 frames, six mutually recursive functions
 picked at random, so almost every sample's stack is new) recorded with ``perf record -g
@@ -39,6 +39,7 @@ from perf_recordings import perf_available, recording  # noqa: E402
 from profdiff.parsers import perf_data, perf_script  # noqa: E402
 
 PROFDIFF = [sys.executable, "-m", "profdiff.viewer.cli"]
+BASELINE: list[str] = []  # --baseline: the same command from another tree, in the same rounds
 
 
 def _report(path: Path, *extra: str) -> list[str]:
@@ -49,6 +50,9 @@ def bench_show(cache: Path, n: int, rounds: int, peers: bool) -> None:
     rec = recording(n, 1, cache)
     cmds: dict = {"profdiff show": [*PROFDIFF, "show", str(rec)],
                   "perf report": _report(rec)}
+    if BASELINE:
+        cmds["baseline show"] = [*BASELINE, "show", str(rec)]
+    cmds["show, one perf run"] = ["env", "PROFDIFF_PERF_SLICES=1", *PROFDIFF, "show", str(rec)]
     if peers:
         cmds["perf script (our fields)"] = [
             "perf", "script", "--header", "-i", str(rec), "-F", ",".join(perf_data.FIELDS)]
@@ -58,23 +62,37 @@ def bench_show(cache: Path, n: int, rounds: int, peers: bool) -> None:
     for peer in list(cmds)[1:]:
         print("   ", summary(res, "profdiff show", peer) if peer == "perf report"
               else summary(res, peer, "perf report"))
+    if BASELINE:
+        print("   ", summary(res, "profdiff show", "baseline show"))
+    print("   ", summary(res, "profdiff show", "show, one perf run"))
+    print(f"    (perf script runs in {perf_data.slice_count()} time slices at once here)")
 
 
 def bench_diff(cache: Path, rounds: int) -> None:
     a, b = recording(90_000, 2, cache), recording(90_000, 3, cache)
-    res = alternate({"profdiff diff": [*PROFDIFF, "diff", str(a), str(b)],
-                     "two perf reports": [_report(a), _report(b)]}, rounds)
+    cmds: dict = {"profdiff diff": [*PROFDIFF, "diff", str(a), str(b)],
+                  "two perf reports": [_report(a), _report(b)]}
+    if BASELINE:
+        cmds["baseline diff"] = [*BASELINE, "diff", str(a), str(b)]
+    res = alternate(cmds, rounds)
     print("perf.data diff, two ~90k-sample recordings:")
     print("   ", summary(res, "profdiff diff", "two perf reports"))
+    if BASELINE:
+        print("   ", summary(res, "baseline diff", "two perf reports"))
+        print("   ", summary(res, "profdiff diff", "baseline diff"))
 
 
 def bench_small(cache: Path, rounds: int) -> None:
     rec = recording(2_500, 1, cache)
-    res = alternate({"profdiff show": [*PROFDIFF, "show", str(rec)],
-                     "perf report": _report(rec)}, max(rounds, 5))
+    cmds: dict = {"profdiff show": [*PROFDIFF, "show", str(rec)], "perf report": _report(rec)}
+    if BASELINE:
+        cmds["baseline show"] = [*BASELINE, "show", str(rec)]
+    res = alternate(cmds, max(rounds, 5))
     t = statistics.median(x[0] for x in res["profdiff show"])
     print(f"perf.data, ~2.5k samples: profdiff show {t:.3f} s (target <= 0.25 s);")
     print("   ", summary(res, "profdiff show", "perf report"))
+    if BASELINE:
+        print("   ", summary(res, "profdiff show", "baseline show"))
 
 
 def bench_text(n_samples: int) -> None:
@@ -95,17 +113,41 @@ def bench_text(n_samples: int) -> None:
           f"{size / 1e6:.0f} MB -> {dt:.2f} s, {prof.n_nodes} nodes")
 
 
+def code_command(code: Path, label: str) -> list[str]:
+    """The ``profdiff`` command run from the source tree ``code`` (a checkout's root).
+
+    The import name ``profdiff`` is the repository root (package-dir), so ``PYTHONPATH``
+    gets a folder holding a ``profdiff`` link to it; ``PYTHONPATH=code`` itself would
+    silently import the installed (editable) tree instead.
+    """
+    import subprocess
+
+    shim = Path(tempfile.mkdtemp(prefix="profdiff-code-"))
+    (shim / "profdiff").symlink_to(code.resolve(), target_is_directory=True)
+    env = ["env", f"PYTHONPATH={shim}"]
+    where = subprocess.run([*env, sys.executable, "-c",
+                            "import profdiff.parsers, os; "
+                            "print(os.path.realpath(profdiff.parsers.__file__))"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    print(f"{label} from {where}")
+    return [*env, *PROFDIFF]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--big", action="store_true", help="also the ~1.02M-sample recording")
     ap.add_argument("--cache", type=Path, help="keep recordings here between runs")
     ap.add_argument("--only", choices=["show", "big", "diff", "small", "text"])
-    ap.add_argument("--code", type=Path, help="run profdiff from this source tree (for a "
-                    "before/after figure: e.g. a checkout of main)")
+    ap.add_argument("--code", type=Path, help="run profdiff from this source tree")
+    ap.add_argument("--baseline", type=Path, help="also run profdiff from this source tree "
+                    "in the same alternating rounds (a before/after ratio, e.g. a checkout "
+                    "of main)")
     args = ap.parse_args()
+    if args.baseline:
+        BASELINE[:] = code_command(args.baseline, "baseline profdiff")
     if args.code:
-        PROFDIFF[:] = ["env", f"PYTHONPATH={args.code.resolve()}", *PROFDIFF]
+        PROFDIFF[:] = code_command(args.code, "profdiff")
     if not perf_available():
         print("perf (or a C compiler) is not usable here: perf.data figures skipped")
         bench_text(1_000_000)

@@ -229,3 +229,132 @@ def test_perf_killed_by_a_signal_is_named(monkeypatch: pytest.MonkeyPatch, tmp_p
     msg = str(e.value)
     assert "killed by signal 7 (SIGBUS)" in msg and str(src) in msg
     assert "byte 0" not in msg and "exit -7" not in msg
+
+
+def _header_sample_times(perf: str, path: Path) -> tuple[str, str]:
+    """'time of first/last sample' as ``perf report --header-only`` prints them."""
+    r = subprocess.run([perf, "report", "--header-only", "-i", str(path)], capture_output=True,
+                       text=True, check=False, env={**os.environ, "LC_ALL": "C"})
+    found = dict(ln.lstrip("# ").split(" : ", 1) for ln in r.stdout.splitlines()
+                 if ln.startswith("# time of "))
+    return found["time of first sample"].strip(), found["time of last sample"].strip()
+
+
+@needs_perf
+@pytest.mark.parametrize("v", ["v1", "v2"])
+def test_sample_time_span_is_perfs_header(v: str) -> None:
+    """The first/last sample times read from the header bytes are those perf prints
+    (perf shows them cut to microseconds)."""
+    path = DATA / "c-vm" / v / "perf.data"
+    first, last = perf_data.sample_time_span(path)
+    us = (f"{first // 10**9}.{first % 10**9 // 1000:06d}",
+          f"{last // 10**9}.{last % 10**9 // 1000:06d}")
+    assert us == _header_sample_times(_perf(), path)
+
+
+def test_sample_time_span_absent(tmp_path: Path) -> None:
+    """No span (so one perf run) for a v1 file, a one-sample file without the feature, and
+    a header cut before its feature table."""
+    assert perf_data.sample_time_span(DATA / "perf-data" / "hotspot-true.v1.perf.data") is None
+    assert perf_data.sample_time_span(DATA / "perf-data" / "hotspot-true.v2.perf.data") is None
+    cut = tmp_path / "cut.perf.data"
+    cut.write_bytes((DATA / "c-vm" / "v1" / "perf.data").read_bytes()[:4096])
+    assert perf_data.sample_time_span(cut) is None
+
+
+def _same_profile(a, b) -> None:
+    for name in ("parent", "frame"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    assert a.frames.name.tolist() == b.frames.name.tolist()
+    assert a.frames.module.tolist() == b.frames.module.tolist()
+    assert a.values.keys() == b.values.keys()
+    for m in a.values:
+        assert np.array_equal(a.values[m], b.values[m]), m
+    assert a.meta == b.meta and a.warnings == b.warnings and a.totals == b.totals
+
+
+@needs_perf
+@pytest.mark.parametrize("split_by", [None, "pid"])
+def test_sliced_read_equals_one_run(monkeypatch: pytest.MonkeyPatch, split_by) -> None:
+    """Three perf script runs over disjoint time ranges give the profile of one run."""
+    path = DATA / "c-vm" / "v2" / "perf.data"
+    whole = perf_data.read(path, split_by=split_by)
+    monkeypatch.setattr(perf_data, "SLICE_MIN_BYTES", 0)
+    monkeypatch.setattr(perf_data, "slice_count", lambda: 3)
+    ranges = perf_data._slice_ranges(path)
+    assert len(ranges) == 3 and ranges[0].startswith(",") and ranges[-1].endswith(",")
+    used = []
+    real = perf_data._read_sliced
+    monkeypatch.setattr(perf_data, "_read_sliced",
+                        lambda *a: used.append(real(*a)) or used[-1])
+    sliced = perf_data.read(path, split_by=split_by)
+    assert used and used[0] is not None  # the sliced path ran and was kept
+    assert sliced.totals["total_samples"] == 4768
+    _same_profile(sliced, whole)
+
+
+@needs_perf
+def test_a_failing_slice_reruns_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slice perf rejects (here a bad --time range) never yields a partial profile: the
+    recording is read again by one run."""
+    path = DATA / "c-vm" / "v1" / "perf.data"
+    whole = perf_data.read(path)
+    monkeypatch.setattr(perf_data, "_slice_ranges", lambda p: [",1.0", "not-a-time,"])
+    used = []
+    real = perf_data._read_sliced
+    monkeypatch.setattr(perf_data, "_read_sliced",
+                        lambda *a: used.append(real(*a)) or used[-1])
+    again = perf_data.read(path)
+    assert used == [None]
+    _same_profile(again, whole)
+
+
+@needs_perf
+@pytest.mark.parametrize("v", ["v1", "v2"])
+def test_recorded_dsos_are_perfs_buildid_list(v: str) -> None:
+    """The DSO names read from the header's build-id table are those perf lists."""
+    path = DATA / "c-vm" / v / "perf.data"
+    r = subprocess.run([_perf(), "buildid-list", "-i", str(path)], capture_output=True,
+                       text=True, check=True)
+    listed = [ln.split(None, 1)[1] for ln in r.stdout.splitlines() if ln.strip()]
+    assert perf_data.recorded_dsos(path) == listed
+    assert any(d.endswith("/vm") for d in listed)
+    assert perf_data.recorded_dsos(DATA / "perf-data" / "hotspot-true.v1.perf.data") == []
+
+
+def test_recorded_binary_beside_needs_no_cache_run(tmp_path: Path) -> None:
+    """The very binary recorded, beside its perf.data, is not offered to the build-id cache
+    (perf opens it by its path); a copy under another name still is, and the recording
+    still resolves its frames."""
+    binary, data = _record_spin(tmp_path)
+    copy = binary.parent / "spin-copy"
+    shutil.copy(binary, copy)
+    beside = perf_data.elf_beside(data)
+    assert binary in beside and copy in beside
+    assert perf_data._needed_beside(data, beside) == [copy]
+    copy.unlink()
+    assert perf_data._needed_beside(data, perf_data.elf_beside(data)) == []
+    assert _flat_pct(perf_data.read(data)).get("leaf_work", 0) > 50
+
+
+def test_unknown_outside_any_mapping_needs_no_binary_check() -> None:
+    """'[unknown]' in '[unknown]' (an address outside every mapping) asks for no
+    'perf buildid-list' run; '[unknown]' in a named binary does."""
+    script = DATA / "script"
+    plain = perf_script.read(script / "speedscope-simple-with-header.linux-perf.txt")
+    assert "[unknown]" in plain.name.tolist()
+    assert not perf_data._may_lack_binaries(plain)
+    numa = perf_script.read(script / "flamegraph-perf-numa-stacks-01.txt.gz")
+    assert perf_data._may_lack_binaries(numa)
+    assert perf_data._may_lack_binaries(perf_script.read(
+        script / "flamegraph-perf-numa-stacks-01.txt.gz", group_by="symbol"))
+
+
+def test_slice_count_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROFDIFF_PERF_SLICES", "1")
+    assert perf_data.slice_count() == 1
+    assert perf_data._slice_ranges(DATA / "c-vm" / "v1" / "perf.data") == []
+    monkeypatch.setenv("PROFDIFF_PERF_SLICES", "3")
+    assert perf_data.slice_count() == 3
+    monkeypatch.setenv("PROFDIFF_PERF_SLICES", "x")
+    assert 1 <= perf_data.slice_count() <= perf_data.MAX_SLICES

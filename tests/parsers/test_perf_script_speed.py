@@ -104,3 +104,22 @@ def test_period_out_of_range_is_a_located_error(tmp_path: Path, value: str) -> N
     prof = perf_script.read(dst, lenient=True)
     assert prof.totals["total_samples"] == 1
     assert any("line 4" in w and value in w for w in prof.warnings)
+
+
+def test_level_hashing_equals_the_sort_path() -> None:
+    """The pandas (hash) and numpy (sort) factorizations of a level agree: codes and
+    uniques in first-seen order, so a deep build may use either."""
+    import numpy as np
+
+    from profdiff.parsers import builder
+
+    prof = perf_script.read(CVM)
+    width = len(prof.frames) + 1
+    keys = (prof.parent.astype(np.int64) + 1) * width + prof.frame
+    keys = np.concatenate([keys[::-1], keys, keys[::3]])[:20_000]  # repeats, not sorted
+    hashed = builder._factorize(keys, pandas_from=0)
+    sorted_ = builder._factorize(keys, pandas_from=len(keys))
+    assert len(np.unique(keys)) < len(keys)
+    for a, b in zip(hashed, sorted_, strict=True):
+        assert np.array_equal(a, b)
+    assert np.array_equal(hashed[1][hashed[0]], keys)

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from .builder import FrameInterner, profile_from_arrays
+from .builder import FrameInterner, factorize, profile_from_arrays
 from .errors import ParseError
 from .gzip_io import cut_of, open_binary, read_all
 from .model import Kind, Metric, Profile, Unit
@@ -603,9 +603,7 @@ class _FastTree:
             h += m[:, c]
         h *= np.uint64(0xBF58476D1CE4E5B9)
         h ^= h >> np.uint64(32)
-        import pandas as pd
-
-        codes, uniq = pd.factorize(h)
+        codes, uniq = factorize(h)
         reps = self.reps
         new = [i for i, hv in enumerate(uniq.tolist()) if hv not in reps]
         if new:
@@ -932,9 +930,7 @@ def _fast_rows(ft: _FastTree | None, cols: _Cols, interner: FrameInterner,
     distinct left part (indent + names) once; also whether the rows are in line order."""
     if ft is not None and ft.has_rows:
         f_line, f_hash, f_vals, f_sorted = ft.finish()
-        import pandas as pd
-
-        codes, uniq = pd.factorize(f_hash)
+        codes, uniq = factorize(f_hash)
         u_depth = np.empty(len(uniq), dtype=np.int32)
         u_frame = np.empty(len(uniq), dtype=np.int32)
         for u, hv in enumerate(uniq.tolist()):

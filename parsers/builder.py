@@ -228,16 +228,18 @@ def self_and_total(
     return s, t
 
 
-def factorize(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def factorize(keys: np.ndarray, pandas_from: int = 200_000) -> tuple[np.ndarray, np.ndarray]:
     """(codes, uniques) with uniques in first-appearance order, like ``pandas.factorize``
     (codes int64, uniques of the keys' dtype).
 
     pandas hashes in O(n), which matters for the 10^6-row levels of a big perf recording;
-    small inputs use numpy (a sort) so a small file does not pay for importing pandas
-    (about 1 s at start-up), unless something imported it already.
+    inputs below ``pandas_from`` use numpy (a sort) so a small file does not pay for
+    importing pandas (0.4-1 s at start-up), unless something imported it already.  A
+    caller with one big array (not one per tree level) can raise ``pandas_from``: one
+    10^6-key sort costs less than the import.
     """
     keys = np.asarray(keys)
-    if len(keys) > 200_000 or (len(keys) > 20_000 and "pandas" in sys.modules):
+    if len(keys) > pandas_from or (len(keys) > 20_000 and "pandas" in sys.modules):
         import pandas as pd
 
         codes, uniques = pd.factorize(keys, sort=False)

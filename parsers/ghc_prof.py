@@ -937,7 +937,7 @@ def _fast_rows(ft: _FastTree | None, cols: _Cols, interner: FrameInterner,
     distinct left part (indent + names) once; also whether the rows are in line order."""
     if ft is not None and ft.has_rows:
         f_line, f_hash, f_vals, f_sorted = ft.finish()
-        codes, uniq = factorize(f_hash)
+        codes, uniq = factorize(f_hash, pandas_from=4_000_000)  # one array: skip the import
         u_depth = np.empty(len(uniq), dtype=np.int32)
         u_frame = np.empty(len(uniq), dtype=np.int32)
         for u, hv in enumerate(uniq.tolist()):

@@ -14,6 +14,8 @@ alternation, for before/after ratios).
   Also printed: the decode alone (gunzip + ``ParseFromString``).
 * GHC ``.prof`` of ~100 MB with non-ASCII names in 4 % of rows (GHC pads by characters).
   Floor: a bare ``for line in f`` loop in a fresh interpreter.  Target <= 4x.
+* start-up: ``profdiff show`` of a small real ``.prof`` and ``profdiff --help`` against
+  ``python -c pass``.  Targets <= 10x and <= 4x.
 
 Each row also prints the peak RSS of ``profdiff show`` against the file size.
 """
@@ -229,7 +231,7 @@ BASELINE: list[str] = []
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", choices=["pj", "pprof", "prof", "app"])
+    ap.add_argument("--only", choices=["pj", "pprof", "prof", "app", "startup"])
     ap.add_argument("--nodes", type=int, default=1_000_000)
     ap.add_argument("--mb", type=float, default=100.0)
     ap.add_argument("--code", type=Path, help="run profdiff from this source tree")
@@ -265,6 +267,24 @@ def main() -> None:
                  {"line loop": floor}, args.rounds)
         if args.only in (None, "app"):
             bench_app(d, args.mb, args.rounds)
+        if args.only in (None, "startup"):
+            bench_startup(args.rounds)
+
+
+SMALL_PROF = ROOT / "tests" / "data" / "ghc-prof" / "ghc-6.12-ann-run-0134-2010-07-02.prof"
+
+
+def bench_startup(rounds: int) -> None:
+    """``profdiff show`` of a small real ``.prof`` (17 kB) and ``profdiff --help`` against
+    ``python -c pass`` (same interpreter).  Targets <= 10x and <= 4x."""
+    cmds = {"show small .prof": [*PROFDIFF, "show", str(SMALL_PROF)],
+            "--help": [*PROFDIFF, "--help"]}
+    if BASELINE:
+        cmds["baseline show small .prof"] = [*BASELINE, "show", str(SMALL_PROF)]
+    res = alternate({**cmds, "python -c pass": [sys.executable, "-c", "pass"]}, max(rounds, 5))
+    print("start-up:")
+    for name in cmds:
+        print("   ", summary(res, name, "python -c pass"))
 
 
 def bench_app(d: Path, mb: float, rounds: int) -> None:

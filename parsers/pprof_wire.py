@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -109,8 +110,8 @@ def frame_samples(raw: Sequence[bytes]) -> SampleFields | None:
     is not laid out as described in the module docstring."""
     n = len(raw)
     lens = np.fromiter(map(len, raw), dtype=np.int64, count=n)
-    blob = b"".join(raw)
-    buf = np.frombuffer(blob + bytes(16), dtype=np.uint8)  # padding: reads past the end
+    blob = b"".join(itertools.chain(raw, (bytes(16),)))  # padding: reads past the end
+    buf = np.frombuffer(blob, dtype=np.uint8)
     ends = np.cumsum(lens)
     pos = ends - lens
     active = np.flatnonzero(lens > 0)

@@ -862,6 +862,7 @@ def read(
     if granularity not in ("functions", "lines"):
         raise ValueError(f"granularity must be 'functions' or 'lines', not {granularity!r}")
     prof, st = _parse(path, data, gz_cut)
+    del data  # the message holds what is needed (peak RSS)
     if progress:
         progress(0.1)
     s = _Strings(path, st, lenient)

@@ -618,7 +618,8 @@ def _as_samples(encodings: list[bytes]) -> Sequence[Any]:
 
 
 def _read_samples_framed(st: list[str], s: _Strings, header: _Header, fr: _Frames,
-                         raw: list[bytes]) -> _Samples | None:
+                         raw: list[bytes], progress: Callable[[float], None] | None = None
+                         ) -> _Samples | None:
     """What :func:`_read_samples` gives, for profiles whose samples carry no ``type`` or
     ``bytes`` labels, from the samples' framing (:mod:`.pprof_wire`): stacks, value lists
     and label keys are each decoded once per distinct one, however many samples there
@@ -632,6 +633,8 @@ def _read_samples_framed(st: list[str], s: _Strings, header: _Header, fr: _Frame
     fields = wire.frame_samples(raw)
     if fields is None:
         return None
+    if progress:
+        progress(0.3)
     locs, vals = fields.span_per_sample(wire.LOCATION_ID), fields.span_per_sample(wire.VALUE)
     if locs is None or vals is None:
         return None
@@ -642,6 +645,8 @@ def _read_samples_framed(st: list[str], s: _Strings, header: _Header, fr: _Frame
         if any(len(v) != n_types for v in value_lists):
             return None
         pairs = wire.label_keys(fields.label_groups())
+        if progress:
+            progress(0.5)
         scodes, sdistinct = wire.group_spans(fields.blob, *locs)
         stacks = [tuple(m.location_id) for m in _as_samples(sdistinct)]
     except DecodeError:
@@ -842,6 +847,19 @@ def _build(path: Path, builder: TreeBuilder, header: _Header, fr: _Frames, smp: 
     return profile
 
 
+def _never_back(progress: Callable[[float], None]) -> Callable[[float], None]:
+    """``progress`` without steps back (the framed path may give up at 0.5 and the
+    sample-by-sample path then counts from 0.1)."""
+    done = [0.0]
+
+    def report(fraction: float) -> None:
+        if fraction >= done[0]:
+            done[0] = fraction
+            progress(fraction)
+
+    return report
+
+
 def read(
     path: Path,
     *,
@@ -858,6 +876,7 @@ def read(
     (samples grouped by stack, locations -> frames), build (profile assembly).
     """
     path = Path(path)
+    progress = _never_back(progress) if progress else None
     data, gz_cut = _decode(path)
     if granularity not in ("functions", "lines"):
         raise ValueError(f"granularity must be 'functions' or 'lines', not {granularity!r}")
@@ -871,7 +890,7 @@ def read(
     builder = TreeBuilder(self_names)
     fr = _Frames(prof, s, builder, granularity, path, lenient)
     raw = list(prof.sample)
-    smp = _read_samples_framed(st, s, header, fr, raw)
+    smp = _read_samples_framed(st, s, header, fr, raw, progress)
     if smp is None:
         smp = _read_samples(prof, st, s, header, fr, _distinct_samples(path, raw, gz_cut),
                             type_frames, progress)

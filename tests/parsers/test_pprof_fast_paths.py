@@ -139,3 +139,10 @@ def test_byte_identical_samples_are_counted_each(tmp_path):
 def test_wire_refuses_a_damaged_length():
     sample = b"\x0a\x09\x01\x02"  # says 9 bytes of ids, has 2
     assert pprof_wire.frame_samples([sample]) is None
+
+
+def test_progress_never_steps_back_when_the_framed_path_gives_up():
+    seen: list[float] = []
+    # type labels: the framed path reads the framing, then leaves it to the plain path
+    pprof.read(DATA / "julia-1.11.3-pprofjl-ttd-alloc-profile.pb.gz", progress=seen.append)
+    assert 0.3 in seen and seen == sorted(seen) and seen[-1] == 1.0

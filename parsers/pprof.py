@@ -5,7 +5,10 @@ convention (PProf.jl sometimes writes it raw even under a ``.pb.gz`` name, so bo
 accepted).  Decoding is done by the ``protobuf`` runtime with the module generated from
 ``parsers/proto/profile.proto`` - never by hand - so every producer's field order,
 packed/unpacked repeated fields and unknown extensions are handled the way Google's own
-tools handle them.
+tools handle them.  The one exception is the samples' *framing* (which bytes of a sample
+are its stack, its values, its labels: :mod:`.pprof_wire`), read with numpy so that each
+distinct stack, value list and label key is decoded once by the runtime; any layout it
+does not know sends the reader to whole ``Sample`` messages.
 
 Model
 -----

@@ -231,23 +231,30 @@ def self_and_total(
 HASHED_BUILD = 2_000_000  # path frames from which every level of a build hashes (pandas)
 
 
-def _factorize(keys: np.ndarray, pandas_from: int = 200_000) -> tuple[np.ndarray, np.ndarray]:
-    """(codes, uniques) with uniques in first-appearance order, like ``pandas.factorize``.
+def factorize(keys: np.ndarray, pandas_from: int = 200_000) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, uniques) with uniques in first-appearance order, like ``pandas.factorize``
+    (codes int64, uniques of the keys' dtype).
 
     pandas hashes in O(n), which matters for the 10^6-row levels of a big perf recording;
     inputs below ``pandas_from`` use numpy (a sort) so a small file does not pay for
-    importing pandas, unless something imported it already.
+    importing pandas (0.4-1 s at start-up), unless something imported it already.  A
+    caller with one big array (not one per tree level) can raise ``pandas_from``: one
+    10^6-key sort costs less than the import.
     """
+    keys = np.asarray(keys)
     if len(keys) > pandas_from or (len(keys) > 20_000 and "pandas" in sys.modules):
         import pandas as pd
 
         codes, uniques = pd.factorize(keys, sort=False)
-        return np.asarray(codes, dtype=np.int64), np.asarray(uniques, dtype=np.int64)
+        return np.asarray(codes, dtype=np.int64), np.asarray(uniques, dtype=keys.dtype)
     uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")
     rank = np.empty(len(uniq), dtype=np.int64)
     rank[order] = np.arange(len(uniq), dtype=np.int64)
     return rank[inverse.ravel()], uniq[order]
+
+
+_factorize = factorize  # the name tree_from_paths has always used
 
 
 def tree_from_paths(

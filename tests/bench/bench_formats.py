@@ -1,16 +1,21 @@
 """Whole-process speed of ``profdiff show`` on big -pj JSON, pprof and non-ASCII .prof
 files, as ratios to a floor measured in the same alternating run (prints figures only).
 
-``python tests/bench/bench_formats.py [--rounds 3] [--only pj|pprof|prof]``
+``python tests/bench/bench_formats.py [--rounds 3] [--only pj|pprof|prof|app]
+[--code TREE] [--baseline TREE]`` (``--baseline``: another source tree run in the same
+alternation, for before/after ratios).
 
 * ``-pj`` JSON, 10^6 nodes: deep chains (60-150 frames) branching off each other, 2,000
   cost centres of which 3 % have names with λ, ⊕, öß.  Floor: ``json.load`` with the GC
   off in a fresh interpreter.  Target <= 2x.
-* pprof (Julia-like), 10^6 samples over 9.8k distinct deep stacks.  Floor: a fresh
-  interpreter that decodes the protobuf and loops over the samples' locations and
-  values.  Target <= 1.5x.
+* pprof (Julia-1.11-like), 10^6 samples over 9.8k distinct deep stacks, each sample with
+  PProf.jl's four labels (a unique ``cycle_clock``).  Floor: a fresh interpreter that
+  decodes the protobuf and loops over the samples' locations and values.  Target <= 1.5x.
+  Also printed: the decode alone (gunzip + ``ParseFromString``).
 * GHC ``.prof`` of ~100 MB with non-ASCII names in 4 % of rows (GHC pads by characters).
   Floor: a bare ``for line in f`` loop in a fresh interpreter.  Target <= 4x.
+* start-up: ``profdiff show`` of a small real ``.prof`` and ``profdiff --help`` against
+  ``python -c pass``.  Targets <= 10x and <= 4x.
 
 Each row also prints the peak RSS of ``profdiff show`` against the file size.
 """
@@ -33,7 +38,8 @@ sys.path.insert(0, str(HERE))
 
 from alternate import alternate, summary  # noqa: E402
 
-PROFDIFF = [sys.executable, "-m", "profdiff.viewer.cli"]
+CLI = (sys.executable, "-m", "profdiff.viewer.cli")
+PROFDIFF = list(CLI)
 UNICODE = ["λ", "⊕", "öß"]
 
 
@@ -95,48 +101,71 @@ def write_pj(dst: Path, n: int) -> None:
         f.write("".join(parts) + "}\n")  # closes the document
 
 
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    """One length-delimited protobuf field (the generator writes samples as bytes: a
+    million ``Sample`` messages built in Python would take minutes)."""
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
 def write_pprof(dst: Path, n_samples: int, n_stacks: int = 9800) -> None:
+    """Julia-1.11-like CPU profile: deep stacks (60-150 frames) and, as PProf.jl writes
+    them, four labels per sample of which ``cycle_clock`` differs in every sample, so no
+    two samples are byte-identical (tests/data/pprof/julia-1.11.3-*-cpu-*.pb.gz)."""
     from profdiff.parsers.proto import profile_pb2
 
     rng = np.random.default_rng(2)
     p = profile_pb2.Profile()
-    st = ["", "samples", "count", "nanoseconds", "cpu"]
+    st = ["", "events", "count", "nanoseconds", "cpu", "thread_sleeping", "false",
+          "cycle_clock", "taskid", "threadid", "4500242448", "1"]
     names = _names(3000, rng)
     fn_base = len(st)
     st += names + [f"/src/pkg{i % 40}/file{i % 300}.jl" for i in range(3000)]
     p.string_table.extend(st)
-    vt = p.sample_type.add()
-    vt.type, vt.unit = 1, 2
+    p.sample_type.add(type=1, unit=2)
     for i in range(3000):
-        f = p.function.add()
-        f.id, f.name, f.filename, f.start_line = i + 1, fn_base + i, fn_base + 3000 + i, i
-    for i in range(3000):
-        loc = p.location.add()
-        loc.id = i + 1
-        ln = loc.line.add()
-        ln.function_id, ln.line = i + 1, 10 + i
-    stacks = []
+        p.function.add(id=i + 1, name=fn_base + i, filename=fn_base + 3000 + i, start_line=i)
+        p.location.add(id=i + 1).line.add(function_id=i + 1, line=10 + i)
+    stacks = []  # location_id (packed) and value [1] of each distinct stack
     for _ in range(n_stacks):
         d = int(rng.integers(60, 151))
-        base = rng.integers(1, 200, size=d // 2)
-        stacks.append(np.concatenate([base, rng.integers(1, 3001, size=d - d // 2)]).tolist())
-    pick = rng.integers(0, n_stacks, size=n_samples)
-    for k in pick.tolist():
-        smp = p.sample.add()
-        smp.location_id.extend(stacks[k])
-        smp.value.append(1)
-    dst.write_bytes(gzip.compress(p.SerializeToString(), compresslevel=1))
+        ids = np.concatenate([rng.integers(1, 200, size=d // 2),
+                              rng.integers(1, 3001, size=d - d // 2)]).tolist()
+        stacks.append(_field(1, b"".join(map(_varint, ids))) + _field(2, _varint(1)))
+    label = profile_pb2.Label
+    sleeping = _field(3, label(key=5, str=6).SerializeToString())
+    task_thread = (_field(3, label(key=8, str=10).SerializeToString())
+                   + _field(3, label(key=9, str=11).SerializeToString()))
+    clock_head = label(key=7, num_unit=3).SerializeToString() + _varint(3 << 3)  # num=...
+    parts = [p.SerializeToString()]
+    clocks = (4_384_178_311_358 - rng.integers(20_000, 40_000, size=n_samples).cumsum()).tolist()
+    for k, clock in zip(rng.integers(0, n_stacks, size=n_samples).tolist(), clocks, strict=True):
+        body = stacks[k] + sleeping + _field(3, clock_head + _varint(clock)) + task_thread
+        parts.append(_field(2, body))  # Profile.sample
+    dst.write_bytes(gzip.compress(b"".join(parts), compresslevel=1))
 
 
 PPROF_FLOOR = """
 import gzip, sys
-sys.path.insert(0, {root!r})
 from profdiff.parsers.proto import profile_pb2
 p = profile_pb2.Profile()
 p.ParseFromString(gzip.decompress(open({path!r}, "rb").read()))
 for s in p.sample:
     s.location_id
     s.value
+"""
+PPROF_DECODE = """
+import gzip
+from profdiff.parsers.proto import profile_pb2
+profile_pb2.Profile().ParseFromString(gzip.decompress(open({path!r}, "rb").read()))
 """
 
 
@@ -161,47 +190,101 @@ def write_prof(dst: Path, mb: float) -> None:
     dst.write_text("\n".join(out), encoding="utf-8")
 
 
-def _row(title: str, path: Path, floor: list[str], rounds: int) -> None:
-    res = alternate({"profdiff show": [*PROFDIFF, "show", str(path)], "floor": floor}, rounds)
+def _row(title: str, path: Path, floors: dict[str, list[str]], rounds: int) -> None:
+    """One alternating run of ``profdiff show`` (and the baseline tree's, with
+    ``--baseline``) against each floor; every ratio is printed."""
+    cmds = {"profdiff show": [*PROFDIFF, "show", str(path)]}
+    if BASELINE:
+        cmds["baseline show"] = [*BASELINE, "show", str(path)]
+    res = alternate({**cmds, **floors}, rounds)
     size = path.stat().st_size / 1e6
-    rss = max(x[1] for x in res["profdiff show"])
-    print(f"{title} ({size:.0f} MB on disk): peak RSS {rss:.0f} MB = {rss / size:.1f}x file")
-    print("   ", summary(res, "profdiff show", "floor"))
+    print(f"{title} ({size:.0f} MB on disk)")
+    for name in cmds:
+        rss = max(x[1] for x in res[name])
+        print(f"    {name}: peak RSS {rss:.0f} MB = {rss / size:.1f}x file")
+        for floor in floors:
+            print("       ", summary(res, name, floor))
+    if BASELINE:
+        print("       ", summary(res, "profdiff show", "baseline show"))
+
+
+def package_tree(code: Path, tmp: Path, name: str) -> list[str]:
+    """``python -m profdiff.viewer.cli`` running the source tree ``code``.
+
+    Why: the installed (editable) profdiff maps its package name onto one checkout, so
+    ``PYTHONPATH=<tree>`` alone still runs that checkout; a folder of symlinks laid out
+    as the package (``[tool.setuptools.package-dir]``) put first on the path runs ``code``.
+    """
+    pkg = tmp / name / "profdiff"
+    pkg.mkdir(parents=True)
+    code = code.resolve()
+    for f in ("__init__.py", "__main__.py"):
+        (pkg / f).symlink_to(code / "viewer" / "package" / f)
+    for sub in ("parsers", "viewer", "resources", "samples"):
+        (pkg / sub).symlink_to(code / sub)
+    return ["env", f"PYTHONPATH={pkg.parent}", *CLI]
+
+
+BASELINE: list[str] = []
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", choices=["pj", "pprof", "prof", "app"])
+    ap.add_argument("--only", choices=["pj", "pprof", "prof", "app", "startup"])
     ap.add_argument("--nodes", type=int, default=1_000_000)
     ap.add_argument("--mb", type=float, default=100.0)
     ap.add_argument("--code", type=Path, help="run profdiff from this source tree")
+    ap.add_argument("--baseline", type=Path, help="also run profdiff from this source tree "
+                    "(e.g. an unpacked main) in the same alternation, for before/after")
     args = ap.parse_args()
-    if args.code:
-        PROFDIFF[:] = ["env", f"PYTHONPATH={args.code.resolve()}", *PROFDIFF]
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
+        if args.baseline:
+            BASELINE[:] = package_tree(args.baseline, d, "baseline")
+        if args.code:
+            PROFDIFF[:] = package_tree(args.code, d, "code")
         if args.only in (None, "pj"):
             f = d / "big.prof.json"
             write_pj(f, args.nodes)
             floor = [sys.executable, "-c", "import gc, json, sys; gc.disable(); "
                      f"json.load(open({str(f)!r}, encoding='utf-8'))"]
-            _row(f"-pj JSON, {args.nodes:,} nodes; floor json.load with GC off", f, floor,
-                 args.rounds)
+            _row(f"-pj JSON, {args.nodes:,} nodes; floor json.load with GC off", f,
+                 {"json.load": floor}, args.rounds)
         if args.only in (None, "pprof"):
             f = d / "julia.pb.gz"
             write_pprof(f, args.nodes)
-            floor = [sys.executable, "-c", PPROF_FLOOR.format(root=str(ROOT), path=str(f))]
-            _row(f"pprof, {args.nodes:,} samples, 9.8k stacks; floor decode + loop", f,
-                 floor, args.rounds)
+            _row(f"pprof, {args.nodes:,} samples, 9.8k stacks, unique labels; floors: decode "
+                 "+ loop over samples (the target's), decode alone", f,
+                 {"decode+loop": [sys.executable, "-c", PPROF_FLOOR.format(path=str(f))],
+                  "decode": [sys.executable, "-c", PPROF_DECODE.format(path=str(f))]},
+                 args.rounds)
         if args.only in (None, "prof"):
             f = d / "unicode.prof"
             write_prof(f, args.mb)
             floor = [sys.executable, "-c", f"for _ in open({str(f)!r}, encoding='utf-8'): pass"]
-            _row("GHC .prof, non-ASCII names in 4 % of rows; floor bare line loop", f, floor,
-                 args.rounds)
+            _row("GHC .prof, non-ASCII names in 4 % of rows; floor bare line loop", f,
+                 {"line loop": floor}, args.rounds)
         if args.only in (None, "app"):
             bench_app(d, args.mb, args.rounds)
+        if args.only in (None, "startup"):
+            bench_startup(args.rounds)
+
+
+SMALL_PROF = ROOT / "tests" / "data" / "ghc-prof" / "ghc-6.12-ann-run-0134-2010-07-02.prof"
+
+
+def bench_startup(rounds: int) -> None:
+    """``profdiff show`` of a small real ``.prof`` (17 kB) and ``profdiff --help`` against
+    ``python -c pass`` (same interpreter).  Targets <= 10x and <= 4x."""
+    cmds = {"show small .prof": [*PROFDIFF, "show", str(SMALL_PROF)],
+            "--help": [*PROFDIFF, "--help"]}
+    if BASELINE:
+        cmds["baseline show small .prof"] = [*BASELINE, "show", str(SMALL_PROF)]
+    res = alternate({**cmds, "python -c pass": [sys.executable, "-c", "pass"]}, max(rounds, 5))
+    print("start-up:")
+    for name in cmds:
+        print("   ", summary(res, name, "python -c pass"))
 
 
 def bench_app(d: Path, mb: float, rounds: int) -> None:
@@ -213,7 +296,7 @@ def bench_app(d: Path, mb: float, rounds: int) -> None:
     a, b = d / "a.prof", d / "b.prof"
     build_large(a, mb)
     build_large(b, mb * 0.97)
-    app = [*PROFDIFF[:-2], "-m", "profdiff.viewer.qt.app"]  # same interpreter (and --code tree)
+    app = [*PROFDIFF[:-1], "profdiff.viewer.qt.app"]  # same interpreter (and --code tree)
     env_app = ["env", "QT_QPA_PLATFORM=offscreen", *app, str(a), str(b), "--view", "diff",
                "--expand", "hot", "--screenshot", str(d / "shot.png")]
     res = alternate({"app first paint": env_app,

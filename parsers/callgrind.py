@@ -56,10 +56,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from . import callgrind_specs
-from .builder import flat_profile
+from .builder import (  # factorize: numpy below 200k keys, so small files skip pandas
+    factorize,
+    flat_profile,
+)
 from .call_graph import CallGraph, inclusive_costs
 from .callgrind_costs import cost_matrix, tokenize_costs
 from .callgrind_heap import roomy_heap
@@ -571,7 +573,7 @@ def _frames(r: _Reader) -> Any:
     fls = np.array(r.names["fl"], dtype=object)
     fns = np.array(r.names["fn"], dtype=object)
     names, modules, srcs = fns[t.func_fn], obs[t.func_ob], fls[t.func_fl]
-    base_id = pd.factorize(obs)[0]  # objects with the same file name share a module
+    base_id = factorize(obs)[0]  # objects with the same file name share a module
     pair = base_id[t.func_ob] * (len(fns) + 1) + t.func_fn
     _, inverse, counts = np.unique(pair, return_inverse=True, return_counts=True)
     match = names.copy()

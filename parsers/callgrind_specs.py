@@ -25,7 +25,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+from .builder import factorize  # pandas only for big key arrays
 
 if TYPE_CHECKING:
     from .callgrind import _Reader
@@ -305,14 +306,14 @@ def _state(r: _Reader, kind, name_id, count, part_change, others, n_lines):
     key[fn_lines] = (ob_fn * n_fl + fl_fn) * n_fn + name_id[fn_lines]
     key[c] = (callee_ob * n_fl + callee_fl) * n_fn + cfn
     where = np.flatnonzero(is_fn | is_call)
-    codes, uniques = pd.factorize(key[where])
+    codes, uniques = factorize(key[where])
     del key
     at_fn = is_fn[where]
     fn_at = np.append(codes[at_fn], -1)[np.cumsum(is_fn) - 1]  # -1 before the first fn=
     caller = fn_at[c]
     if np.any(caller < 0):
         return None
-    ecodes, euniq = pd.factorize(caller * (len(uniques) + 1) + codes[~at_fn])
+    ecodes, euniq = factorize(caller * (len(uniques) + 1) + codes[~at_fn])
     _fill_tables(r, uniques, n_fl, n_fn, euniq, len(uniques) + 1, ecodes, count)
     pend = _pending(kind, others, c, ecodes)
     if pend is None:

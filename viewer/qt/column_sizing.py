@@ -31,8 +31,9 @@ SAMPLE = 48
 """Candidate rows per end (largest / smallest magnitude) measured for a numeric column."""
 EXTREMES_ONLY = 50_000
 """Above this many rows a column's candidates are its extremes only (one pass each)."""
-ALL_SHOWN = 1500
-"""Up to this many shown rows are all measured (beyond it: the candidates only)."""
+ALL_SHOWN = 200
+"""Up to this many shown rows are all measured (beyond it: their extremes only)."""
+SHOWN_SAMPLE = 12
 NAME_MIN = 160
 """The name column never gets narrower than this to make room for other columns."""
 NAME_SHARE = 0.6
@@ -54,7 +55,7 @@ LABEL_MIN = 60
 LABEL_SHARE = {"module": 0.22, "src": 0.2}
 """Largest share of the viewport a module / src column takes by itself."""
 SLACK = 2  # px: rounding of sub-pixel glyph advances
-MEASURE_ROWS = 300
+MEASURE_ROWS = 120
 """Label cells measured exactly per column (the longest texts of the rows shown)."""
 
 
@@ -188,10 +189,11 @@ def numeric_width(view: QTreeView, model, col: int, shown: np.ndarray | None) ->
     """Width of column ``col``'s widest value over the candidate rows (whole column and
     the rows shown), text margins included."""
     rows = model.width_candidates(col)
-    if shown is not None and shown.size <= ALL_SHOWN:
-        # a few shown rows are all measured (placeholders, empty Δs, odd precisions);
-        # many are covered by the whole column's extremes (keeps a 10^6-row expand fast)
-        rows = np.union1d(rows, shown)
+    if shown is not None and shown.size:
+        # a few shown rows are all measured (placeholders, empty Δs, odd precisions),
+        # of more only the extremes (keeps a 10^6-row expand fast)
+        rows = np.union1d(rows, shown if shown.size <= ALL_SHOWN else
+                          value_candidates(model.column_array(col), shown, SHOWN_SAMPLE))
     sig = model.columns[col].kind == "sig"
     fm = bold_metrics(view) if sig else view.fontMetrics()
     texts = set(model.cell_texts(col, rows))

@@ -194,6 +194,11 @@ class TreePane(QTreeView):
         else:
             self._geometry_stale = True
 
+    @property
+    def geometry_stale(self) -> bool:
+        """True while a geometry pass skipped when hidden is owed (done on show)."""
+        return self._geometry_stale
+
     def showEvent(self, ev) -> None:  # noqa: N802 - Qt API
         if self._geometry_stale:
             self._geometry_stale = False

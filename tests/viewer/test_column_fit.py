@@ -182,3 +182,48 @@ def test_julia_names_keep_the_function_name():
         if width >= fm.horizontalAdvance("…materialize!…"):
             assert "materialize!" in out, (width, out)
     assert elide_label(text, fm, wide) == text
+
+
+def test_first_look_expansion_stays_within_its_row_budget(data_dir):
+    """``depth_mask`` with a budget opens whole levels only while the shown rows fit."""
+    import numpy as np
+
+    from profdiff.parsers import load
+    from profdiff.viewer.compare import align
+    from profdiff.viewer.qt.bulk_ops import depth_mask
+
+    cmp = align([load(str(data_dir / p)) for p in PAIRS["hs-ad"]], mode="tree")
+    par, depth = np.asarray(cmp.parent), np.asarray(cmp.depth)
+    kids = np.bincount(par[par >= 0], minlength=cmp.n_rows)
+    has = kids > 0
+
+    def shown(mask):
+        return int((par < 0).sum() + kids[mask].sum())
+
+    full = depth_mask(par, depth, has, 4)
+    assert full.tolist() == ((depth < 4) & has).tolist()
+    assert shown(full) > 40
+    for budget in (1, 10, 40, shown(full)):
+        m = depth_mask(par, depth, has, 4, max_rows=budget)
+        assert shown(m) <= max(budget, 1)
+        assert not (m & ~full).any()
+        levels = sorted(set(depth[m].tolist()))
+        assert levels == list(range(len(levels)))  # whole levels, from the top
+    assert depth_mask(par, depth, has, 4, max_rows=shown(full)).tolist() == full.tolist()
+
+
+def test_hidden_tree_panes_wait_for_their_tab(qtbot, tmp_path, data_dir):
+    """Resizing the window while the diff tab shows leaves the side-by-side panes' row
+    layout for when their tab is shown (a hidden QTreeView laid out every shown row on
+    each resize)."""
+    w = _window(qtbot, tmp_path, data_dir, "hs-ad", (1000, 700))
+    w.show_view("diff")
+    QApplication.processEvents()
+    w.resize(1200, 800)
+    QApplication.processEvents()
+    pane = w.side.panes[0]
+    assert not pane.isVisible() and pane.geometry_stale
+    w.show_view("side")
+    QApplication.processEvents()
+    assert pane.isVisible() and not pane.geometry_stale
+    assert pane.currentIndex().data() == "addGrad"  # the selection made while hidden

@@ -31,8 +31,9 @@ SAMPLE = 48
 """Candidate rows per end (largest / smallest magnitude) measured for a numeric column."""
 EXTREMES_ONLY = 50_000
 """Above this many rows a column's candidates are its extremes only (one pass each)."""
-ALL_SHOWN = 1500
-"""Up to this many shown rows are all measured (beyond it: the candidates only)."""
+SHOWN_SAMPLE = 6
+"""Rows per end measured among the shown rows (a number prints widest at the largest or
+the smallest non-zero magnitudes); a dozen shown rows or fewer are all measured."""
 NAME_MIN = 160
 """The name column never gets narrower than this to make room for other columns."""
 NAME_SHARE = 0.6
@@ -54,7 +55,7 @@ LABEL_MIN = 60
 LABEL_SHARE = {"module": 0.22, "src": 0.2}
 """Largest share of the viewport a module / src column takes by itself."""
 SLACK = 2  # px: rounding of sub-pixel glyph advances
-MEASURE_ROWS = 300
+MEASURE_ROWS = 120
 """Label cells measured exactly per column (the longest texts of the rows shown)."""
 
 
@@ -89,12 +90,20 @@ def elide_label(text: str, fm: QFontMetrics, width: int) -> str:
 
 
 class ElideLeftDelegate(QStyledItemDelegate):
-    """Label cells that keep the function's name: :func:`elide_label` (module prefixes
-    go first) instead of Qt's right elision, which cut ``Module.Sub.function`` to
-    ``Module.Su…`` and deep names to ``…``."""
+    """Label cells that keep their end: names through :func:`elide_label` (module
+    prefixes go first, the function's own name stays) instead of Qt's right elision,
+    which cut ``Module.Sub.function`` to ``Module.Su…`` and deep names to ``…``;
+    module paths (``names=False``) elided on the left (``…Map.Internal``)."""
+
+    def __init__(self, parent=None, names: bool = True) -> None:
+        super().__init__(parent)
+        self.names = names
 
     def initStyleOption(self, option, index) -> None:  # noqa: N802 - Qt API
         super().initStyleOption(option, index)
+        if not self.names:
+            option.textElideMode = Qt.TextElideMode.ElideLeft
+            return
         text = option.text
         if not text or option.rect.width() <= 0:
             return
@@ -188,10 +197,10 @@ def numeric_width(view: QTreeView, model, col: int, shown: np.ndarray | None) ->
     """Width of column ``col``'s widest value over the candidate rows (whole column and
     the rows shown), text margins included."""
     rows = model.width_candidates(col)
-    if shown is not None and shown.size <= ALL_SHOWN:
-        # a few shown rows are all measured (placeholders, empty Δs, odd precisions);
-        # many are covered by the whole column's extremes (keeps a 10^6-row expand fast)
-        rows = np.union1d(rows, shown)
+    if shown is not None and shown.size:
+        # the shown rows' extremes too (few cells: keeps a 10^6-row expand/select fast)
+        rows = np.union1d(rows, value_candidates(model.column_array(col), shown,
+                                                 SHOWN_SAMPLE))
     sig = model.columns[col].kind == "sig"
     fm = bold_metrics(view) if sig else view.fontMetrics()
     texts = set(model.cell_texts(col, rows))

@@ -88,7 +88,8 @@ class TreePane(QTreeView):
         self.content_widths: dict[int, int] = {}
         self._head_widths: dict[int, int] | None = None
         self._sizing = 0
-        self._elide_left = ElideLeftDelegate(self)
+        self._elide_names = ElideLeftDelegate(self)
+        self._elide_modules = ElideLeftDelegate(self, names=False)
         self.header().sectionResized.connect(self._section_resized)
 
     def scroll_to_when_shown(self, idx: QModelIndex) -> None:
@@ -111,17 +112,20 @@ class TreePane(QTreeView):
             self.user_sized.add(i)
 
     def reset_widths(self) -> None:
-        """New columns: nothing measured or user-sized yet; names elide on the left."""
+        """New columns: nothing measured or user-sized yet; names and modules elide on
+        the left (:class:`~.column_sizing.ElideLeftDelegate`)."""
         self.user_sized.clear()
         self.content_widths.clear()
         self._head_widths = None
         m = self.model_()
         for i in range(self.header().count()):
             self.setItemDelegateForColumn(i, None)
-        if m is not None:
+        if m is not None:  # src keeps Qt's right elision: the file name comes first
             for i, c in enumerate(m.columns):
-                if c.kind in ("name", "module", "src"):
-                    self.setItemDelegateForColumn(i, self._elide_left)
+                if c.kind == "name":
+                    self.setItemDelegateForColumn(i, self._elide_names)
+                elif c.kind == "module":
+                    self.setItemDelegateForColumn(i, self._elide_modules)
 
     def set_user_width(self, i: int, w: int) -> None:
         """A width the user chose (kept across column rebuilds and saved settings)."""
@@ -153,13 +157,22 @@ class TreePane(QTreeView):
         fixed = {i: h.sectionSize(i) for i in self.user_sized if i < h.count()}
         widths = distribute(available_width(self), self.content_widths, self._head_widths,
                             kinds, fixed)
+        todo = [(i, w) for i, w in widths.items() if w > 0 and h.sectionSize(i) != w]
+        if not todo:
+            return
+        # the header's signals are held: QTreeView would answer each resize with a
+        # deferred geometry pass and repaint - a second paint of every visible cell
+        # after the one already pending; one geometry pass and one repaint instead
         self._sizing += 1
+        blocked = h.blockSignals(True)
         try:
-            for i, w in widths.items():
-                if w > 0 and h.sectionSize(i) != w:
-                    h.resizeSection(i, w)
+            for i, w in todo:
+                h.resizeSection(i, w)
         finally:
+            h.blockSignals(blocked)
             self._sizing -= 1
+        self.updateGeometries()
+        self.viewport().update()
 
     def resizeEvent(self, ev) -> None:  # noqa: N802 - Qt API
         super().resizeEvent(ev)
@@ -194,6 +207,11 @@ class TreePane(QTreeView):
             super().updateGeometries()
         else:
             self._geometry_stale = True
+
+    @property
+    def geometry_stale(self) -> bool:
+        """True while a geometry pass skipped when hidden is owed (done on show)."""
+        return self._geometry_stale
 
     def showEvent(self, ev) -> None:  # noqa: N802 - Qt API
         if self._geometry_stale:

@@ -426,10 +426,10 @@ def _module_moves(removed: Sequence[str], added: Sequence[str],
                   if _split(s.old_key)[1] == _split(s.new_key)[1]}
         counts = {k: v for k, v in counts.items() if k in backed}
     best: dict[str, tuple[str, int]] = {}  # each old module moves to one place
-    for (om, nm), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        if n >= 2 and om not in best and nm not in {v[0] for v in best.values()}:
-            best[om] = (nm, n)
-    return [((om, nm), n) for om, (nm, n) in best.items()]
+    for (om, nm), hits in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        if hits >= 2 and om not in best and nm not in {v[0] for v in best.values()}:
+            best[om] = (nm, hits)
+    return [((om, nm), hits) for om, (nm, hits) in best.items()]
 
 
 # ----- warnings ------------------------------------------------------------------------

@@ -190,7 +190,7 @@ def format_value(v: float | None, unit: Unit | str, *, suffix: bool = True,
     ``rounding``: the ± half-width the value is known to (``Profile.rounding``);
     ``scale``: the column's time scale (:func:`column_scale`) when the header names it.
     """
-    if _bad(v):
+    if v is None or _bad(v):  # (the None test narrows the type)
         return "-"
     unit = Unit(unit)
     v = float(v)
@@ -210,7 +210,7 @@ def format_delta(d: float | None, unit: Unit | str, *, suffix: bool = True,
                  rounding: float = 0.0, scale: Scale | None = None) -> str:
     """Signed delta (``+0.910 s``, ``−869 B``); deltas of percentages are percentage
     points (``+24.7 pp``).  ``rounding``: the delta's half-width (both runs' summed)."""
-    if _bad(d):
+    if d is None or _bad(d):  # (the None test narrows the type)
         return "-"
     unit = Unit(unit)
     d = float(d)
@@ -228,7 +228,7 @@ def format_delta(d: float | None, unit: Unit | str, *, suffix: bool = True,
 
 def format_rel(r: float | None) -> str:
     """Relative change ``0.529`` -> ``+52.9%``; new-from-zero -> ``new``."""
-    if _bad(r):
+    if r is None or _bad(r):  # (the None test narrows the type)
         return "-"
     if math.isinf(r):
         return "new" if r > 0 else "gone"

@@ -17,7 +17,9 @@ from PySide6.QtWidgets import QTextBrowser
 
 from profdiff.parsers.model import Unit
 from profdiff.viewer.summary import NOISE, REAL, ROUNDING, Change, Summary, TotalRow
-from profdiff.viewer.units import format_delta, format_rel, format_value, human_bytes
+from profdiff.viewer.units import format_delta, format_rel, format_value
+
+from .widgets import format_total
 
 WORSE, BETTER, NEUTRAL, MUTED = "#b2182b", "#1a7a30", "#333333", "#777777"
 WARN = "#b35806"
@@ -115,7 +117,7 @@ class SummaryView(QTextBrowser):
                         for i in others) + "<th></th></tr>"
         body = [head]
         for t in s.totals:
-            cells = "".join(f"<td align=right>&nbsp;&nbsp;{_total(v, t.unit)}</td>"
+            cells = "".join(f"<td align=right>&nbsp;&nbsp;{format_total(v, t.unit)}</td>"
                             for v in t.values)
             cells += "".join(f"<td align=right>&nbsp;&nbsp;{_total_delta(t, i)}</td>"
                              for i in others)
@@ -254,15 +256,6 @@ class SummaryView(QTextBrowser):
 
     def links_of(self, kind: str) -> list[Link]:
         return [k for k in self.links if k.kind == kind]
-
-
-def _total(v: float | None, unit: Unit) -> str:
-    if v is None:
-        return "-"
-    s = format_value(v, unit)
-    if Unit(unit) is Unit.BYTES and abs(v) >= 1e6:
-        s += f" ({human_bytes(v)})"
-    return html.escape(s)
 
 
 def _total_delta(t: TotalRow, i: int) -> str:

@@ -166,7 +166,7 @@ def summary_html(cmp: Comparison) -> str:
         for k in keys:
             m = cmp.total_metric(k)
             v = cmp.total_values(k)[i]
-            tr += f"<td align=right>{_fmt_total(v, m.unit if m else Unit.COUNT)}</td>"
+            tr += f"<td align=right>{format_total(v, m.unit if m else Unit.COUNT)}</td>"
         rows.append(tr + "</tr>")
     if cmp.n_runs > 1:
         tr = "<tr><td><b>Δ</b></td><td></td><td></td><td></td>"
@@ -198,7 +198,9 @@ def group_label(runs, limit: int = 4) -> str:
     return ", ".join(names[:limit]) + more
 
 
-def _fmt_total(v, unit) -> str:
+def format_total(v: float | None, unit: Unit | str) -> str:
+    """A run total as HTML: exact value, plus the human size of big byte counts
+    (the header and the Summary show totals alike)."""
     if v is None:
         return "-"
     s = format_value(v, unit)

@@ -529,15 +529,7 @@ class RowActions:
 # ----------------------------------------------------------------------------------------
 def bottom_up_tab(window):
     """The window's "Bottom up" tab, if the format has one."""
-    if window is None:
-        return None
-    from .bottom_up_view import BottomUpView
-
-    for i in range(window.tabs.count()):
-        w = window.tabs.widget(i)
-        if isinstance(w, BottomUpView):
-            return w
-    return None
+    return None if window is None else window.bottom_up_tab()
 
 
 def item_views(widget: QWidget) -> list[QAbstractItemView]:

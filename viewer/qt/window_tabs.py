@@ -185,11 +185,20 @@ class TabsMixin:
         self.tabs.setCurrentWidget(self.flame)  # runs its deferred set_comparison first
         self._row_selected(row, None)
 
-    def show_in_bottom_up(self, key: str) -> None:
-        """Switch to "Bottom up" with the function ``key`` (a root there) selected."""
+    def bottom_up_tab(self) -> QWidget | None:
+        """The shown "Bottom up" tab, if the format has one (the Summary's links and the
+        row menu both go through here)."""
         from .bottom_up_view import BottomUpView
 
-        view = next((w for w in self._format_tabs if isinstance(w, BottomUpView)), None)
+        for i in range(self.tabs.count()):
+            w = self.tabs.widget(i)
+            if isinstance(w, BottomUpView):
+                return w
+        return None
+
+    def show_in_bottom_up(self, key: str) -> None:
+        """Switch to "Bottom up" with the function ``key`` (a root there) selected."""
+        view = self.bottom_up_tab()
         if view is None:
             return
         self.tabs.setCurrentWidget(view)

@@ -12,12 +12,15 @@ environment variables) this does nothing.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ctypes
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 _DEFAULT = 128 * 1024  # glibc's initial value of both thresholds
@@ -27,7 +30,12 @@ _lock = threading.Lock()
 _active = 0
 
 
+@cache
 def _libc() -> ctypes.CDLL | None:
+    """glibc, loaded on the first big read (ctypes is not worth its import at start-up:
+    detection imports this module for every command); None when unusable."""
+    import ctypes
+
     if any(k.startswith("MALLOC_") for k in os.environ):
         return None
     try:
@@ -40,21 +48,20 @@ def _libc() -> ctypes.CDLL | None:
     return libc
 
 
-_LIBC = _libc()
-
 
 @contextmanager
 def roomy_heap(size: int) -> Iterator[None]:
     """Raise the thresholds while reading a file of ``size`` bytes (nested and
     concurrent reads share one raise: the last one out restores the defaults)."""
     global _active
-    if _LIBC is None or size < _MIN_SIZE:
+    libc = _libc() if size >= _MIN_SIZE else None
+    if libc is None:
         yield
         return
     with _lock:
         if _active == 0:
-            _LIBC.mallopt(_M_MMAP_THRESHOLD, _BIG)
-            _LIBC.mallopt(_M_TRIM_THRESHOLD, _BIG)
+            libc.mallopt(_M_MMAP_THRESHOLD, _BIG)
+            libc.mallopt(_M_TRIM_THRESHOLD, _BIG)
         _active += 1
     try:
         yield
@@ -62,6 +69,6 @@ def roomy_heap(size: int) -> Iterator[None]:
         with _lock:
             _active -= 1
             if _active == 0:
-                _LIBC.mallopt(_M_MMAP_THRESHOLD, _DEFAULT)
-                _LIBC.mallopt(_M_TRIM_THRESHOLD, _DEFAULT)
-                _LIBC.malloc_trim(0)
+                libc.mallopt(_M_MMAP_THRESHOLD, _DEFAULT)
+                libc.mallopt(_M_TRIM_THRESHOLD, _DEFAULT)
+                libc.malloc_trim(0)

@@ -37,6 +37,7 @@ from .ranking import baseline_total, main_metrics, system_rows
 from .rules import ModuleRename
 from .session import Session
 from .suggest import Suggestion, accept, suggest_matches
+from .units import digits_rounding
 
 REAL, NOISE, ROUNDING = "real", "within noise", "within rounding"
 VERDICTS = (REAL, NOISE, ROUNDING)
@@ -105,6 +106,9 @@ class MetricChanges:
     precision: str  # the baseline run's precision of the metric: exact, rounded, sampled
     n_real: int  # rows whose change is real (beyond precision and noise)
     changes: tuple[Change, ...]
+    # ± half-widths that set the digits of base, new and Δ (units.digits_rounding), so the
+    # Summary prints a value as the tables, the CLI and the reports do
+    digits: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -318,8 +322,11 @@ def top_changes(session: Session, flat: Comparison, tree: Comparison, metric: st
             worse=_worse(met.better, float(d[r])),
             status=Status(int(flat.status[r])).label))
     base_run = flat.runs[flat.baseline]
+    digits = (digits_rounding(flat.runs, metric, flat.baseline),
+              digits_rounding(flat.runs, metric, flat.current),
+              digits_rounding(flat.runs, metric, flat.current, flat.baseline))
     return MetricChanges(metric, met.title, met.unit, base_run.precision(metric),
-                         int(len(real)), tuple(items))
+                         int(len(real)), tuple(items), digits)
 
 
 def top_costs(flat: Comparison, tree: Comparison, metric: str, top: int = 5
@@ -339,8 +346,9 @@ def top_costs(flat: Comparison, tree: Comparison, metric: str, top: int = 5
                          delta=0.0, rel=0.0, share=float(v[r]) / scale, verdict="",
                          worse=None, status="same")
                   for r, k in zip(picked, keys, strict=True))
+    h = digits_rounding(flat.runs, metric, flat.baseline)
     return MetricChanges(metric, met.title, met.unit,
-                         flat.runs[flat.baseline].precision(metric), 0, items)
+                         flat.runs[flat.baseline].precision(metric), 0, items, (h, h, 0.0))
 
 
 def _worse(better: str, d: float) -> bool | None:

@@ -158,7 +158,7 @@ class SummaryView(QTextBrowser):
                     "<th align=right>&nbsp;&nbsp;Δ%</th><th align=right>&nbsp;&nbsp;of run"
                     "</th><th align=left>&nbsp;&nbsp;verdict</th><th align=left>&nbsp;&nbsp;"
                     "show in</th></tr>"]
-            rows += [self._change_row(c, mc.unit) for c in mc.changes]
+            rows += [self._change_row(c, mc.unit, mc.digits) for c in mc.changes]
             out.append("<table cellspacing=0 cellpadding=2>" + "".join(rows) + "</table>")
         return "".join(out)
 
@@ -175,7 +175,7 @@ class SummaryView(QTextBrowser):
                     "show in</th></tr>"]
             for c in mc.changes:
                 rows.append(f"<tr><td>{html.escape(c.label)}</td><td align=right>&nbsp;&nbsp;"
-                            f"{html.escape(format_value(c.new, mc.unit))}</td>"
+                            f"{html.escape(format_value(c.new, mc.unit, rounding=mc.digits[1]))}</td>"
                             f"<td align=right>&nbsp;&nbsp;{c.share * 100:.2f}%</td>"
                             f"<td>&nbsp;&nbsp;{' · '.join(self._links_for(c))}</td></tr>")
             out.append("<table cellspacing=0 cellpadding=2>" + "".join(rows) + "</table>")
@@ -191,22 +191,23 @@ class SummaryView(QTextBrowser):
             links.append(self._link("heap", c, "heap"))
         return links
 
-    def _change_row(self, c: Change, unit: Unit) -> str:
+    def _change_row(self, c: Change, unit: Unit, digits: tuple[float, float, float]) -> str:
         real = c.verdict == REAL
         color = (WORSE if c.worse else BETTER) if real and c.worse is not None else (
             NEUTRAL if real else MUTED)
         verdict = {REAL: "<b>real</b>", NOISE: "within noise",
                    ROUNDING: "within rounding"}.get(c.verdict, html.escape(c.verdict))
+        hb, hn, hd = digits
         share = f"{c.share * 100:+.2f}%".replace("-", "−")
         links = self._links_for(c)
         name = html.escape(c.label) + (f" <i style='color:{MUTED}'>({c.status})</i>"
                                        if c.status in ("added", "removed") else "")
         style = f"color:{color}" + ("" if real else "; font-style:italic")
         return (f"<tr><td>{name}</td>"
-                f"<td align=right>&nbsp;&nbsp;{html.escape(format_value(c.base, unit))}</td>"
-                f"<td align=right>&nbsp;&nbsp;{html.escape(format_value(c.new, unit))}</td>"
+                f"<td align=right>&nbsp;&nbsp;{html.escape(format_value(c.base, unit, rounding=hb))}</td>"
+                f"<td align=right>&nbsp;&nbsp;{html.escape(format_value(c.new, unit, rounding=hn))}</td>"
                 f"<td align=right style='{style}'>&nbsp;&nbsp;"
-                f"{html.escape(format_delta(c.delta, unit))}</td>"
+                f"{html.escape(format_delta(c.delta, unit, rounding=hd))}</td>"
                 f"<td align=right style='{style}'>&nbsp;&nbsp;{html.escape(format_rel(c.rel))}"
                 f"</td><td align=right style='{style}'>&nbsp;&nbsp;{share}</td>"
                 f"<td style='{style}'>&nbsp;&nbsp;{verdict}</td>"

@@ -19,7 +19,7 @@ Why it is parsed the way it is:
   to whitespace tokens.
 * Speed: a 10^6-row report must parse in a few times the cost of merely iterating over
   its lines, so the tree is streamed in 4 MB chunks of raw bytes and parsed with numpy
-  (:class:`_FastTree`).  Rows sharing the layout of the bulk of the file (found from a
+  (:class:`~profdiff.parsers.ghc_prof_columns.FastTree`).  Rows sharing the layout of the bulk of the file (found from a
   sample; nearly all rows for GHC >= 7.4) are checked and converted column-wise; their
   left part (indent + name + module + SRC) is deduplicated by a hash so only distinct
   frames are decoded in Python.  Rows that do not fit (multi-byte names, overflowing
@@ -40,8 +40,9 @@ from typing import Any
 
 import numpy as np
 
-from .builder import FrameInterner, factorize, profile_from_arrays
+from .builder import FrameInterner, profile_from_arrays
 from .errors import ParseError
+from .ghc_prof_columns import FastTree, layout_from_sample
 from .gzip_io import cut_of, open_binary, read_all
 from .model import Kind, Metric, Profile, Unit
 from .values import INT64_MAX
@@ -339,337 +340,7 @@ def _parse_line(line: str, cols: _Cols) -> tuple[int, str, str, str, list[float]
 # ---------------------------------------------------------------------------------------
 CHUNK_BYTES = 4 << 20  # small enough that a chunk's matrices stay in the CPU caches
 _PAD = 512
-
-
-@dataclass
-class _Layout:
-    """Byte columns shared by the rows of one report (found from a sample of rows).
-
-    ``lw``: width of the left part (indent + name + module + SRC, padded); the numeric
-    fields are right-aligned and end at ``ends`` (no., entries, 4 percentages, and for
-    ``-P`` the ticks); the ``bytes`` column ends at the line end (it may overflow).
-    """
-
-    lw: int
-    ends: list[int]
-    raw: bool
-
-
-def _layout_from_sample(lines_b: list[bytes], k: int) -> _Layout | None:
-    from collections import Counter
-
-    raw = k == 8
-    nf = 7 if raw else 6
-    rows: list[tuple[tuple[int, ...], int]] = []
-    for ln in lines_b:
-        toks = [(m.start(), m.end()) for m in re.finditer(rb"\S+", ln)]
-        if len(toks) >= k + 2:
-            rows.append((tuple(t[1] for t in toks[-k:][:nf]), toks[-k - 1][1]))
-    if not rows:
-        return None
-    ends, count = Counter(r[0] for r in rows).most_common(1)[0]
-    if count < max(1, len(rows) // 4):
-        return None
-    lw = max(r[1] for r in rows if r[0] == ends)
-    if lw >= ends[0] - 1:
-        return None
-    return _Layout(lw, list(ends), raw)
-
-
-_FIELD_NAMES = ["no.", "entries", "%time2", "%alloc3", "%time4", "%alloc5", "ticks", "bytes"]
-
-
-class _RowSpec:
-    """Column checks and value weights for rows of one byte length.
-
-    Every numeric field is a right-aligned span ``[a, b)`` of the region that starts at
-    the left part's end: ``a`` is a separator space, ``b - 1`` a digit, percentages have
-    their decimal point at ``b - 2``, the rest are digits or leading spaces.  The checks
-    are one expression over the whole byte matrix, ``bad = (x & A) ^ (y & B) ^ C`` with
-    ``x = not a digit``, ``y = space`` and per-column constants A, B, C, so that odd rows
-    cost no Python.
-    """
-
-    def __init__(self, lay: _Layout, line_len: int) -> None:
-        self.key = line_len
-        lw, ends = lay.lw, lay.ends
-        bounds = ends + ([line_len] if lay.raw else [])
-        wr = bounds[-1] - lw
-        self.wr8 = (wr + 7) // 8 * 8
-        spans = [(0, bounds[0] - lw, "int")]
-        for j in range(1, len(bounds)):
-            spans.append((bounds[j - 1] - lw, bounds[j] - lw, "pct" if 2 <= j <= 5 else "int"))
-        A = np.zeros(self.wr8, dtype=bool)
-        B = np.zeros(self.wr8, dtype=bool)
-        C = np.zeros(self.wr8, dtype=bool)
-        pair = np.zeros(self.wr8, dtype=bool)  # (c, c+1) inside one field
-        dots: list[int] = []
-        for a, b, kind in spans:
-            A[a + 1 : b] = B[a + 1 : b] = True  # digit or space
-            B[b - 1] = False  # digit only
-            B[a] = C[a] = True  # space only (separator)
-            pair[a : b - 1] = True
-            if kind == "pct":
-                A[b - 2] = B[b - 2] = False  # the '.' is checked on its own
-                dots.append(b - 2)
-        self.A, self.B, self.C, self.pair = A, B, C, pair
-        self.dots = dots
-        groups: list[tuple[int, int]] = []  # (field index, group index)
-        wcols: list[list[tuple[int, float]]] = []
-        for fi, (a, b, kind) in enumerate(spans[1:], start=1):
-            for c in range(a, b):
-                if kind == "pct":
-                    if c == b - 2:
-                        continue
-                    p = 0 if c == b - 1 else b - 2 - c
-                else:
-                    p = b - 1 - c
-                key = (fi, p // 7)
-                if key not in groups:
-                    groups.append(key)
-                    wcols.append([])
-                wcols[groups.index(key)].append((c, 10.0 ** (p % 7)))
-        weights = np.zeros((self.wr8, len(groups)), dtype=np.float32)
-        for g, lst in enumerate(wcols):
-            for c, w in lst:
-                weights[c, g] = w
-        self.groups = groups
-        self.weights = weights
-        self._tiles: dict[str, np.ndarray] = {}
-
-    def tile(self, name: str, n: int) -> np.ndarray:
-        t = self._tiles.get(name)
-        if t is None or len(t) < n:
-            t = np.tile(getattr(self, name), (max(n, 1), 1))
-            self._tiles[name] = t
-        return t[:n]
-
-
-class _FastTree:
-    """Parses chunks of tree rows with numpy; rows that do not fit the layout are kept
-    (line number + bytes) for the per-line parser.
-
-    Per chunk: line ends by one byte scan; rows are grouped by byte length (the ``bytes``
-    column of ``-P`` reports may overflow its width); each row's numeric region and left
-    part are gathered into small contiguous byte matrices (a sliding-window view indexed
-    by the line starts), validated column-wise (:class:`_RowSpec`) and converted by one
-    float32 matrix product (digit x power of ten, exact below 2^24 per 7-digit group);
-    the left part is hashed to 64 bits so only distinct frames are decoded later.
-    Chunks are a few MB so all the temporary matrices stay in the CPU caches.
-    """
-
-    def __init__(self, layout: _Layout, *, shift_ok: bool = True) -> None:
-        self.lay = layout
-        self.shift_ok = shift_ok  # try rows shifted by non-ASCII names (see _shifted)
-        self.subs: dict[int, _FastTree] = {}
-        self.nw = (layout.lw + 7) // 8
-        self.specs: dict[int, _RowSpec] = {}
-        rng = np.random.default_rng(0x5EED)
-        self.hk = (rng.integers(1, 2**62, size=self.nw, dtype=np.int64).astype(np.uint64)
-                   | np.uint64(1))
-        rem = layout.lw % 8
-        self.lastmask = (np.frombuffer(b"\xff" * rem + b"\x00" * (8 - rem), np.uint64)[0]
-                         if rem else None)
-        self._hk_tile = np.zeros((0, self.nw), dtype=np.uint64)
-        # outputs, per row length
-        self.line: dict[int, list[np.ndarray]] = {}
-        self.hash: dict[int, list[np.ndarray]] = {}
-        self.digits: dict[int, list[np.ndarray]] = {}
-        self.slow: list[tuple[int, bytes]] = []
-        self.reps: dict[int, bytes] = {}
-
-    def spec(self, line_len: int) -> _RowSpec:
-        sp = self.specs.get(line_len)
-        if sp is None:
-            sp = self.specs[line_len] = _RowSpec(self.lay, line_len)
-        return sp
-
-    def feed(self, work: np.ndarray, nbytes: int, line0: int) -> int:
-        """Parse the complete lines in ``work[:nbytes]`` (``work`` is zero-padded beyond);
-        ``line0`` is the file line number of its first line.  Returns the line count."""
-        lay = self.lay
-        nl = np.flatnonzero(work[:nbytes] == 10)
-        nlines = len(nl)
-        if nlines == 0:
-            return 0
-        starts = np.empty(nlines, dtype=np.int64)
-        starts[0] = 0
-        starts[1:] = nl[:-1] + 1
-        ends = nl
-        cr = work[ends - 1] == 13
-        if cr.any():
-            cr &= ends > starts
-            ends = ends - cr
-        lens = ends - starts
-        ok = np.zeros(nlines, dtype=bool)
-        e_last = lay.ends[-1]
-        if lay.raw:
-            cand = np.flatnonzero((lens >= e_last + 2) & (lens <= e_last + 17))
-            if len(cand):
-                lc = lens[cand]
-                modal = int(np.bincount(lc - e_last).argmax()) + e_last
-                is_modal = lc == modal
-                groups = [(modal, cand[is_modal])]
-                rest = cand[~is_modal]
-                for L in np.unique(lens[rest]).tolist():
-                    groups.append((L, rest[lens[rest] == L]))
-            else:
-                groups = []
-        else:
-            groups = [(e_last, np.flatnonzero(lens == e_last))]
-        for L, idx in groups:
-            if len(idx):
-                ok[idx] = self._rows(self.spec(L), work, starts[idx], line0 + idx)
-        if not ok.all() and self.shift_ok:
-            self._shifted(work, starts, lens, ok, line0)
-        bad = np.flatnonzero(~ok & (lens > 0))
-        for j in bad.tolist():
-            self.slow.append((line0 + j, bytes(work[starts[j] : ends[j]])))
-        return nlines
-
-    def _shifted(self, work: np.ndarray, starts: np.ndarray, lens: np.ndarray, ok: np.ndarray,
-                 line0: int) -> None:
-        """Rows with non-ASCII names: GHC pads columns by characters, so such a row's
-        numbers sit ``s`` bytes further right, ``s`` being its count of UTF-8 continuation
-        bytes (the numbers are ASCII).  They go to a :class:`_FastTree` whose layout is
-        shifted by ``s`` (one per distinct ``s``) instead of the per-line parser, which
-        took 43 % of the reader's time on a file with 4 % such rows."""
-        todo = np.flatnonzero(~ok & (lens > 0))
-        if not len(todo):
-            return
-        # continuation bytes counted over the left-over rows' bytes only (a few %)
-        tl = lens[todo]
-        offs = np.cumsum(tl) - tl
-        pos = np.repeat(starts[todo] - offs, tl) + np.arange(int(tl.sum()), dtype=np.int64)
-        cont = ((work[pos] & 0xC0) == 0x80).view(np.uint8)
-        shift = np.zeros(len(lens), dtype=np.int64)
-        shift[todo] = np.add.reduceat(cont, offs, dtype=np.int64)
-        todo = todo[shift[todo] > 0]
-        if not len(todo):
-            return
-        for sh in np.unique(shift[todo]).tolist():
-            sub = self.subs.get(sh)
-            if sub is None:
-                lay = self.lay
-                sub = self.subs[sh] = _FastTree(
-                    _Layout(lay.lw + sh, [e + sh for e in lay.ends], lay.raw), shift_ok=False)
-            rows = todo[shift[todo] == sh]
-            for L in np.unique(lens[rows]).tolist():
-                idx = rows[lens[rows] == L]
-                e_last = sub.lay.ends[-1]
-                if not (e_last + 2 <= L <= e_last + 17 if sub.lay.raw else L == e_last):
-                    continue
-                ok[idx] = sub._rows(sub.spec(L), work, starts[idx], line0 + idx)
-
-    @property
-    def has_rows(self) -> bool:
-        return bool(self.line) or any(sub.has_rows for sub in self.subs.values())
-
-    @staticmethod
-    def _fold_rows(bad: np.ndarray) -> np.ndarray:
-        """True for rows of a (n, 8k) bool matrix with no True, via uint64 words."""
-        words = bad.view(np.uint64)
-        acc = words[:, 0].copy()
-        for c in range(1, words.shape[1]):
-            acc |= words[:, c]
-        return acc == 0
-
-    def _rows(self, spec: _RowSpec, work: np.ndarray, st: np.ndarray,
-              line_no: np.ndarray) -> np.ndarray:
-        lay = self.lay
-        n = len(st)
-        R = np.lib.stride_tricks.sliding_window_view(work, spec.wr8)[st + lay.lw]
-        y = R == 32
-        bad = (R - np.uint8(48)) > 9
-        bad &= spec.tile("A", n)
-        bad ^= y & spec.tile("B", n)
-        bad ^= spec.tile("C", n)
-        # no space right after a digit inside a field
-        yf = y.ravel()
-        bad.ravel()[:-1] |= spec.tile("pair", n).ravel()[:-1] & yf[1:] & ~yf[:-1]
-        ok = self._fold_rows(bad)
-        for c in spec.dots:
-            ok &= R[:, c] == 46
-        okidx = np.flatnonzero(ok)
-        if len(okidx) == 0:
-            return ok
-        # digits (and zeros for spaces); converted to numbers in bulk by finish()
-        self.digits.setdefault(spec.key, []).append((R if len(okidx) == n else R[okidx])
-                                                    & np.uint8(15))
-        # left part: 64-bit hash of its words (a different odd multiplier per word)
-        L = np.lib.stride_tricks.sliding_window_view(work, self.nw * 8)[st[okidx]]
-        w = L.view(np.uint64)
-        if self.lastmask is not None:
-            w[:, -1] &= self.lastmask
-        if len(self._hk_tile) < len(okidx):
-            self._hk_tile = np.tile(self.hk, (len(okidx), 1))
-        m = w * self._hk_tile[: len(okidx)]
-        m ^= m >> np.uint64(29)
-        h = m[:, 0].copy()
-        for c in range(1, m.shape[1]):
-            h += m[:, c]
-        h *= np.uint64(0xBF58476D1CE4E5B9)
-        h ^= h >> np.uint64(32)
-        codes, uniq = factorize(h)
-        reps = self.reps
-        new = [i for i, hv in enumerate(uniq.tolist()) if hv not in reps]
-        if new:
-            first = np.empty(len(uniq), dtype=np.int64)
-            first[codes[::-1]] = np.arange(len(codes))[::-1]
-            lw = lay.lw
-            for i in new:
-                reps[int(uniq[i])] = bytes(L[first[i], :lw])
-        self.line.setdefault(spec.key, []).append(line_no[okidx])
-        self.hash.setdefault(spec.key, []).append(h)
-        return ok
-
-    def finish(self) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], bool]:
-        """(line numbers, left-part hashes, values, sorted) of all fast rows.
-
-        The digit matrices are turned into numbers here: a float32 product with the
-        digit weights, in row blocks small enough for OpenBLAS's single-threaded kernel
-        (its threads' wake-ups made the multi-threaded path slower and erratic).
-        """
-        lines, hashes = [], []
-        vals: dict[str, list[np.ndarray]] = {}
-        for key, spec in self.specs.items():
-            if key not in self.line:
-                continue
-            lines.append(np.concatenate(self.line[key]))
-            hashes.append(np.concatenate(self.hash[key]))
-            out: dict[str, list[np.ndarray]] = {}
-            k, m = spec.weights.shape
-            # row blocks below OpenBLAS's threading threshold (M*N*K <= 4 * 65536): the
-            # single-threaded kernel is as fast and free of thread wake-up stalls
-            rows = max(16, (4 * 65536) // (k * m) - 1)
-            for blk in self.digits[key]:
-                fl = blk.astype(np.float32)
-                gf = np.empty((len(blk), m), dtype=np.float32)
-                for r0 in range(0, len(blk), rows):
-                    np.dot(fl[r0 : r0 + rows], spec.weights, out=gf[r0 : r0 + rows])
-                g = np.rint(gf).astype(np.int64)
-                cols: dict[str, np.ndarray] = {}
-                for gi, (fi, q) in enumerate(spec.groups):
-                    v = g[:, gi] * (10 ** (7 * q)) if q else g[:, gi]
-                    name = _FIELD_NAMES[fi]
-                    cols[name] = cols[name] + v if name in cols else v
-                for name, v in cols.items():
-                    out.setdefault(name, []).append(v)
-            for name, lst in out.items():
-                vals.setdefault(name, []).append(np.concatenate(lst))
-        for sub in self.subs.values():  # rows shifted by non-ASCII names
-            if sub.line:
-                s_line, s_hash, s_vals, _ = sub.finish()
-                lines.append(s_line)
-                hashes.append(s_hash)
-                for name, v in s_vals.items():
-                    vals.setdefault(name, []).append(v)
-                for hv, rep in sub.reps.items():
-                    self.reps.setdefault(hv, rep)
-        if not lines:
-            return (np.zeros(0, np.int64), np.zeros(0, np.uint64), {}, True)
-        return (np.concatenate(lines), np.concatenate(hashes),
-                {k: np.concatenate(v) for k, v in vals.items()}, len(lines) == 1)
+_layout_from_sample = layout_from_sample  # module-level name: tests switch the fast path off
 
 
 # ---------------------------------------------------------------------------------------
@@ -861,7 +532,7 @@ def _read_top(path: Path, acc: bytearray, m: Any, lenient: bool) -> _Top:
 def _stream_tree(f: Any, top: _Top, fast: bool, eof: bool,
                  cut_reason: str, line0: int, total_size: int,
                  progress: Callable[[float], None] | None,
-                 ) -> tuple[_FastTree | None, list[tuple[int, bytes]], int, bytes, str]:
+                 ) -> tuple[FastTree | None, list[tuple[int, bytes]], int, bytes, str]:
     """Stream the tree rows through the fast columnar parser (or collect them for the
     line parser), block by block, so memory stays proportional to one block.
 
@@ -875,7 +546,7 @@ def _stream_tree(f: Any, top: _Top, fast: bool, eof: bool,
     if fast:
         sample = [ln for ln in pending[:262144].split(b"\n")[:-1][:400] if ln.strip()]
         layout = _layout_from_sample([ln.rstrip(b"\r") for ln in sample], cols.k)
-    ft = _FastTree(layout) if layout is not None else None
+    ft = FastTree(layout) if layout is not None else None
     slow: list[tuple[int, bytes]] = []
     # Blocks are read straight into one reusable buffer; the partial last line of a
     # block is moved to the front for the next one.
@@ -931,28 +602,28 @@ def _stream_tree(f: Any, top: _Top, fast: bool, eof: bool,
 _Rows = tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray], bool]
 
 
-def _fast_rows(ft: _FastTree | None, cols: _Cols, interner: FrameInterner,
+def _fast_rows(ft: FastTree | None, cols: _Cols, interner: FrameInterner,
                num_keys: list[str]) -> _Rows:
     """Line numbers, depths, frame ids and values of the fast-path rows, decoding each
-    distinct left part (indent + names) once; also whether the rows are in line order."""
+    distinct left part (indent + names) once, in the order of its first row so frames
+    are interned in file order; also whether the rows are in line order (they are)."""
     if ft is not None and ft.has_rows:
-        f_line, f_hash, f_vals, f_sorted = ft.finish()
-        codes, uniq = factorize(f_hash, pandas_from=4_000_000)  # one array: skip the import
-        u_depth = np.empty(len(uniq), dtype=np.int32)
-        u_frame = np.empty(len(uniq), dtype=np.int32)
-        for u, hv in enumerate(uniq.tolist()):
-            d, name, module, src = _split_window(ft.reps[hv], cols)
+        f_line, f_ids, f_vals = ft.finish()
+        n_reps = len(ft.reps)
+        u_depth = np.empty(n_reps, dtype=np.int32)
+        u_frame = np.empty(n_reps, dtype=np.int32)
+        for u in np.argsort(ft.rep_line, kind="stable").tolist():
+            d, name, module, src = _split_window(ft.reps[u], cols)
             u_depth[u] = d
             u_frame[u] = interner(name, module, src, 0, frame_kind(name))
-        f_depth = u_depth[codes]
-        f_frame = u_frame[codes]
+        f_depth = u_depth[f_ids]
+        f_frame = u_frame[f_ids]
     else:
         f_line = np.zeros(0, dtype=np.int64)
         f_depth = np.zeros(0, dtype=np.int32)
         f_frame = np.zeros(0, dtype=np.int32)
         f_vals = {key: np.zeros(0, dtype=np.int64) for key in num_keys}
-        f_sorted = True
-    return f_line, f_depth, f_frame, f_vals, f_sorted
+    return f_line, f_depth, f_frame, f_vals, True
 
 
 def _merge_slow_rows(path: Path, slow: list[tuple[int, bytes]], fast_rows: _Rows,

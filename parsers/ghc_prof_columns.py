@@ -1,0 +1,416 @@
+"""Column-wise (numpy) parsing of the fixed-layout rows of a GHC ``.prof`` cost-centre tree.
+
+Used by :mod:`profdiff.parsers.ghc_prof` for the bulk of a report's rows; rows that do not
+fit the layout are handed back (line number + bytes) for its per-line parser.
+
+Why it is done this way (a 10^6-row report must parse in a few times the cost of merely
+iterating over its lines):
+
+* The rows of one report share a byte layout (found from a sample, :func:`layout_from_sample`):
+  the numbers are right-aligned in fixed columns.  Each chunk's rows are grouped by byte
+  length, their numeric regions gathered into a small byte matrix and checked column-wise
+  by one boolean expression (:class:`RowSpec`), so odd rows cost no Python.
+* Numbers are converted eight digits at a time inside 64-bit words (SWAR: three
+  multiply-shift-mask steps), straight from the checked matrix while it is in the caches.
+* The left part (indent + name + module + SRC) is hashed to 64 bits; each distinct hash
+  gets a small integer id the first time it is seen, so only distinct frames are decoded.
+* GHC pads columns by characters: a row with ``s`` UTF-8 continuation bytes (non-ASCII
+  names) has its numbers ``s`` bytes further right.  Such rows are parsed in a second pass
+  as rows of ``s`` fewer bytes whose numbers start ``s`` bytes later (same checks), with
+  the left part's hash taken over its ``lw + s`` bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+FIELD_NAMES = ["no.", "entries", "%time2", "%alloc3", "%time4", "%alloc5", "ticks", "bytes"]
+MAX_DIGITS = 18  # digits of an int64 field converted without overflow (<= 10^18 - 1)
+RAW_OVERFLOW = 17  # the -P ``bytes`` column may overflow its width by up to this much
+
+_M1 = np.uint64(0x00FF00FF00FF00FF)
+_M2 = np.uint64(0x0000FFFF0000FFFF)
+_M3 = np.uint64(0x00000000FFFFFFFF)
+
+
+@dataclass
+class Layout:
+    """Byte columns shared by the rows of one report (found from a sample of rows).
+
+    ``lw``: width of the left part (indent + name + module + SRC, padded); the numeric
+    fields are right-aligned and end at ``ends`` (no., entries, 4 percentages, and for
+    ``-P`` the ticks); the ``bytes`` column ends at the line end (it may overflow).
+    """
+
+    lw: int
+    ends: list[int]
+    raw: bool
+
+
+def layout_from_sample(lines_b: list[bytes], k: int) -> Layout | None:
+    """The layout most sample rows share (``k`` numeric columns), None if no clear one."""
+    raw = k == 8
+    nf = 7 if raw else 6
+    rows: list[tuple[tuple[int, ...], int]] = []
+    for ln in lines_b:
+        toks = [(m.start(), m.end()) for m in re.finditer(rb"\S+", ln)]
+        if len(toks) >= k + 2:
+            rows.append((tuple(t[1] for t in toks[-k:][:nf]), toks[-k - 1][1]))
+    if not rows:
+        return None
+    ends, count = Counter(r[0] for r in rows).most_common(1)[0]
+    if count < max(1, len(rows) // 4):
+        return None
+    lw = max(r[1] for r in rows if r[0] == ends)
+    if lw >= ends[0] - 1:
+        return None
+    return Layout(lw, list(ends), raw)
+
+
+def gather(work: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
+    """``work[s : s + width]`` for every start, as one (n, width) uint8 matrix.
+
+    Items of a ``width``-byte void dtype are copied whole (twice as fast as indexing a
+    sliding-window view, which copies byte by byte)."""
+    items = np.ndarray((len(work) - width + 1,), dtype=np.dtype((np.void, width)),
+                       buffer=work, strides=(1,))
+    return items[starts].view(np.uint8).reshape(len(starts), width)
+
+
+def parse8(u: np.ndarray) -> np.ndarray:
+    """Eight decimal digits per little-endian word (byte values 0-9, most significant
+    first in memory) to their number, in place: pairs, then quads, then the eight."""
+    t = u >> np.uint64(8)
+    u *= np.uint64(10)
+    u += t
+    u &= _M1
+    t = u >> np.uint64(16)
+    u *= np.uint64(100)
+    u += t
+    u &= _M2
+    t = u >> np.uint64(32)
+    u *= np.uint64(10000)
+    u += t
+    u &= _M3
+    return u
+
+
+def _spans(lay: Layout, line_len: int) -> list[tuple[int, int, str]]:
+    """(separator, end, kind) of each numeric field, relative to the left part's end."""
+    lw = lay.lw
+    bounds = lay.ends + ([line_len] if lay.raw else [])
+    spans = [(0, bounds[0] - lw, "int")]
+    for j in range(1, len(bounds)):
+        spans.append((bounds[j - 1] - lw, bounds[j] - lw, "pct" if 2 <= j <= 5 else "int"))
+    return spans
+
+
+class RowSpec:
+    """Column checks and digit words for rows of one byte length.
+
+    Every numeric field is a right-aligned span ``[a, b)`` of the region that starts at
+    the left part's end: ``a`` is a separator space, ``b - 1`` a digit, percentages have
+    their decimal point at ``b - 2``, the rest are digits or leading spaces.  The checks
+    are one expression over the whole byte matrix, ``bad = (x & A) ^ (y & B) ^ C`` with
+    ``x = not a digit``, ``y = space`` and per-column constants A, B, C, so that odd rows
+    cost no Python.  Values are read as the 8-byte words ending at each field's end (and
+    8, 16 bytes before), masked to the field's digits (:meth:`values`).
+    """
+
+    def __init__(self, lay: Layout, line_len: int) -> None:
+        self.key = line_len
+        spans = _spans(lay, line_len)
+        wr = spans[-1][1]
+        self.wr8 = (wr + 7) // 8 * 8
+        A = np.zeros(self.wr8, dtype=bool)
+        B = np.zeros(self.wr8, dtype=bool)
+        C = np.zeros(self.wr8, dtype=bool)
+        pair = np.zeros(self.wr8, dtype=bool)  # (c, c+1) inside one field
+        dots: list[int] = []
+        for a, b, kind in spans:
+            A[a + 1 : b] = B[a + 1 : b] = True  # digit or space
+            B[b - 1] = False  # digit only
+            B[a] = C[a] = True  # space only (separator)
+            pair[a : b - 1] = True
+            if kind == "pct":
+                A[b - 2] = B[b - 2] = False  # the '.' is checked on its own
+                dots.append(b - 2)
+        self.A, self.B, self.C, self.pair = A, B, C, pair
+        self.dots = dots
+        # leading columns of int fields too wide for int64: must be spaces (else slow path)
+        self.wide = [(a + 1, b - MAX_DIGITS) for a, b, kind in spans[1:]
+                     if kind == "int" and b - a - 1 > MAX_DIGITS]
+        self.terms = [self._terms(a, b, kind) for a, b, kind in spans[1:]]
+        self.pct = [kind == "pct" for _a, _b, kind in spans[1:]]
+        self._tiles: dict[str, np.ndarray] = {}
+
+    @staticmethod
+    def _terms(a: int, b: int, kind: str) -> list[tuple[int, int, np.uint64, int]]:
+        """(word offset, left shift, byte mask, power of 10^8) of each 8-byte word of a
+        field's digits [a+1, b), last word first; a percentage's '.' is masked out and
+        reads as a 0 digit (undone in :meth:`values`)."""
+        lo = a + 1
+        if kind == "int":
+            lo = max(lo, b - MAX_DIGITS)
+        out = []
+        hi, q = b, 0
+        while hi > lo:
+            off = max(hi - 8, 0)
+            mask = 0
+            for p in range(8):
+                c = off + p
+                if max(lo, hi - 8) <= c < hi and not (kind == "pct" and c == b - 2):
+                    mask |= 0x0F << (8 * p)
+            shl = 8 * (8 - (hi - off))  # a word cut by the region's start: move it up
+            out.append((off, shl, np.uint64(mask), q))
+            hi, q = hi - 8, q + 1
+        return out
+
+    def tile(self, name: str, n: int) -> np.ndarray:
+        t = self._tiles.get(name)
+        if t is None or len(t) < n:
+            t = np.tile(getattr(self, name), (max(n, 1), 1))
+            self._tiles[name] = t
+        return t[:n]
+
+    def check(self, R: np.ndarray) -> np.ndarray:
+        """True for the rows of the (n, wr8) byte matrix that fit every field."""
+        n = len(R)
+        y = R == 32
+        bad = (R - np.uint8(48)) > 9
+        bad &= self.tile("A", n)
+        bad ^= y & self.tile("B", n)
+        bad ^= self.tile("C", n)
+        # no space right after a digit inside a field
+        yf = y.ravel()
+        bad.ravel()[:-1] |= self.tile("pair", n).ravel()[:-1] & yf[1:] & ~yf[:-1]
+        words = bad.view(np.uint64)
+        acc = words[:, 0].copy()
+        for c in range(1, words.shape[1]):
+            acc |= words[:, c]
+        ok = acc == 0
+        for c in self.dots:
+            ok &= R[:, c] == 46
+        for lo, hi in self.wide:
+            ok &= (R[:, lo:hi] == 32).all(axis=1)
+        return ok
+
+    def values(self, R: np.ndarray) -> np.ndarray:
+        """(fields, n) int64 values of checked rows (``R`` contiguous (n, wr8) bytes);
+        percentages in tenths."""
+        n = len(R)
+        out = np.empty((len(self.terms), n), dtype=np.int64)
+        for fi, terms in enumerate(self.terms):
+            acc = out[fi]
+            for ti, (off, shl, mask, q) in enumerate(terms):
+                word = np.ndarray((n,), dtype="<u8", buffer=R, offset=off, strides=(self.wr8,))
+                u = word & mask
+                if shl:
+                    u <<= np.uint64(shl)
+                v = parse8(u).view(np.int64)
+                if ti == 0:
+                    acc[:] = v
+                else:
+                    v *= 10 ** (8 * q)
+                    acc += v
+            if self.pct[fi]:  # int * 100 + 0 * 10 + tenth -> int * 10 + tenth
+                acc -= (acc // 100) * 90
+        return out
+
+
+class FastTree:
+    """Parses chunks of tree rows with numpy; rows that do not fit the layout are kept
+    (line number + bytes) in ``slow`` for the per-line parser.
+
+    Outputs, in file order: ``lines``/``ids``/``vals`` chunks (line numbers, left-part ids
+    into ``reps``, and a (fields, n) value matrix with the fields of ``field_names``).
+    """
+
+    def __init__(self, layout: Layout) -> None:
+        self.lay = layout
+        self.nw = (layout.lw + 7) // 8
+        self.specs: dict[int, RowSpec] = {}
+        rng = np.random.default_rng(0x5EED)
+        keys = rng.integers(1, 2**62, size=2 * self.nw, dtype=np.int64).astype(np.uint64)
+        self.hk = keys[: self.nw] | np.uint64(1)
+        self.hk2 = keys[self.nw :] | np.uint64(1)
+        rem = layout.lw % 8
+        self.lastmask = (np.frombuffer(b"\xff" * rem + b"\x00" * (8 - rem), np.uint64)[0]
+                         if rem else None)
+        self.field_names = FIELD_NAMES[1 : (8 if layout.raw else 6)]
+        self.lines: list[np.ndarray] = []
+        self.ids: list[np.ndarray] = []
+        self.vals: list[np.ndarray] = []
+        self.slow: list[tuple[int, bytes]] = []
+        self.reps: list[bytes] = []  # the left part's bytes, per id
+        self.rep_line: list[int] = []  # the line number of its first row, per id
+        self._known = np.zeros(0, dtype=np.uint64)  # sorted hashes seen so far
+        self._known_id = np.zeros(0, dtype=np.int32)
+
+    def spec(self, line_len: int) -> RowSpec:
+        sp = self.specs.get(line_len)
+        if sp is None:
+            sp = self.specs[line_len] = RowSpec(self.lay, line_len)
+        return sp
+
+    @property
+    def has_rows(self) -> bool:
+        return bool(self.lines)
+
+    def feed(self, work: np.ndarray, nbytes: int, line0: int) -> int:
+        """Parse the complete lines in ``work[:nbytes]`` (``work`` is zero-padded beyond);
+        ``line0`` is the file line number of its first line.  Returns the line count."""
+        nl = np.flatnonzero(work[:nbytes] == 10)
+        nlines = len(nl)
+        if nlines == 0:
+            return 0
+        starts = np.empty(nlines, dtype=np.int64)
+        starts[0] = 0
+        starts[1:] = nl[:-1] + 1
+        ends = nl
+        cr = work[ends - 1] == 13
+        if cr.any():
+            cr &= ends > starts
+            ends = ends - cr
+        lens = ends - starts
+        out = _Chunk(nlines, len(self.field_names), line0)
+        for L, idx in self._groups(lens, np.arange(nlines)):
+            self._rows(self.spec(L), work, starts[idx], None, idx, out)
+        if not out.ok.all():
+            self._shifted(work, starts, lens, out)
+        sel = np.flatnonzero(out.ok)
+        if len(sel):
+            self.lines.append(line0 + sel)
+            self.ids.append(out.ids[sel])
+            self.vals.append(out.vals[:, sel])
+        for j in np.flatnonzero(~out.ok & (lens > 0)).tolist():
+            self.slow.append((line0 + j, bytes(work[starts[j] : ends[j]])))
+        return nlines
+
+    def _groups(self, lens: np.ndarray, rows: np.ndarray) -> list[tuple[int, np.ndarray]]:
+        """The rows by byte length, for the lengths the layout allows (the modal first)."""
+        e_last = self.lay.ends[-1]
+        lr = lens[rows]
+        if not self.lay.raw:
+            return [(e_last, rows[lr == e_last])]
+        keep = (lr >= e_last + 2) & (lr <= e_last + RAW_OVERFLOW)
+        rows, lr = rows[keep], lr[keep]
+        if not len(rows):
+            return []
+        modal = int(np.bincount(lr - e_last).argmax()) + e_last
+        is_modal = lr == modal
+        groups = [(modal, rows[is_modal])]
+        rest, lrest = rows[~is_modal], lr[~is_modal]
+        for L in np.unique(lrest).tolist():
+            groups.append((L, rest[lrest == L]))
+        return groups
+
+    def _shifted(self, work: np.ndarray, starts: np.ndarray, lens: np.ndarray,
+                 out: _Chunk) -> None:
+        """Rows with non-ASCII names: GHC pads columns by characters, so such a row's
+        numbers sit ``s`` bytes further right, ``s`` being its count of UTF-8 continuation
+        bytes (the numbers are ASCII).  They are parsed as rows ``s`` bytes shorter whose
+        numbers start ``s`` bytes later (counted over the left-over rows' bytes only)."""
+        todo = np.flatnonzero(~out.ok & (lens > 0))
+        if not len(todo):
+            return
+        tl = lens[todo]
+        offs = np.cumsum(tl) - tl
+        pos = np.repeat(starts[todo] - offs, tl) + np.arange(int(tl.sum()), dtype=np.int64)
+        cont = ((work[pos] & 0xC0) == 0x80).view(np.uint8)
+        shift = np.zeros(len(lens), dtype=np.int64)
+        shift[todo] = np.add.reduceat(cont, offs, dtype=np.int64)
+        # s <= lw: the two hashed windows [0, lw) and [s, s + lw) cover the left part
+        todo = todo[(shift[todo] > 0) & (shift[todo] <= self.lay.lw)]
+        if not len(todo):
+            return
+        for L, idx in self._groups(lens - shift, todo):
+            self._rows(self.spec(L), work, starts[idx], shift[idx], idx, out)
+
+    def _rows(self, spec: RowSpec, work: np.ndarray, st: np.ndarray, sh: np.ndarray | None,
+              idx: np.ndarray, out: _Chunk) -> None:
+        """Check and convert the rows starting at ``st`` (numbers ``sh`` bytes further
+        right, if given); results go to ``out`` at the rows' positions ``idx``."""
+        base = st + self.lay.lw if sh is None else st + sh + self.lay.lw
+        R = gather(work, base, spec.wr8)
+        ok = spec.check(R)
+        okidx = np.flatnonzero(ok)
+        if len(okidx) == 0:
+            return
+        if len(okidx) < len(st):
+            R, st, idx = R[okidx], st[okidx], idx[okidx]
+            sh = sh[okidx] if sh is not None else None
+        out.vals[:, idx] = spec.values(R)
+        out.ids[idx] = self._ids(work, st, sh, out.line0 + idx)
+        out.ok[idx] = True
+
+    def _hash(self, work: np.ndarray, st: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """64-bit hash of the ``lw`` bytes at each start (a different odd multiplier per
+        word)."""
+        w = gather(work, st, self.nw * 8).view(np.uint64)
+        if self.lastmask is not None:
+            w[:, -1] &= self.lastmask
+        m = w * keys
+        m ^= m >> np.uint64(29)
+        h = m[:, 0].copy()
+        for c in range(1, m.shape[1]):
+            h += m[:, c]
+        return h
+
+    def _ids(self, work: np.ndarray, st: np.ndarray, sh: np.ndarray | None,
+             line_no: np.ndarray) -> np.ndarray:
+        """Left-part id of each row: a lookup of its hash among those seen, and a new id
+        (with the part's bytes kept in ``reps``) for each hash not seen before."""
+        h = self._hash(work, st, self.hk)
+        if sh is not None:  # the shifted row's left part is lw + s bytes long
+            h2 = self._hash(work, st + sh, self.hk2)
+            h += h2 * np.uint64(0x9E3779B97F4A7C15) + sh.astype(np.uint64)
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(32)
+        pos, hit = self._lookup(h)
+        if not hit.all():
+            miss = np.flatnonzero(~hit)
+            new_h, first = np.unique(h[miss], return_index=True)
+            lw = self.lay.lw
+            n0 = len(self.reps)
+            for j in miss[first].tolist():
+                end = int(st[j]) + lw + (int(sh[j]) if sh is not None else 0)
+                self.reps.append(bytes(work[int(st[j]) : end]))
+                self.rep_line.append(int(line_no[j]))
+            all_h = np.concatenate([self._known, new_h])
+            all_id = np.concatenate([self._known_id,
+                                     np.arange(n0, n0 + len(new_h), dtype=np.int32)])
+            order = np.argsort(all_h)
+            self._known, self._known_id = all_h[order], all_id[order]
+            pos, hit = self._lookup(h)
+        return self._known_id[pos]
+
+    def _lookup(self, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if len(self._known) == 0:
+            return np.zeros(len(h), dtype=np.int64), np.zeros(len(h), dtype=bool)
+        pos = np.searchsorted(self._known, h)
+        np.minimum(pos, len(self._known) - 1, out=pos)
+        return pos, self._known[pos] == h
+
+    def finish(self) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        """(line numbers, left-part ids, values by field name) of all fast rows, in file
+        order."""
+        if not self.lines:
+            return (np.zeros(0, np.int64), np.zeros(0, np.int32), {})
+        vals = np.concatenate(self.vals, axis=1) if len(self.vals) > 1 else self.vals[0]
+        return (np.concatenate(self.lines), np.concatenate(self.ids),
+                dict(zip(self.field_names, vals, strict=True)))
+
+
+class _Chunk:
+    """Per-chunk results at each line's position (so the output stays in file order)."""
+
+    def __init__(self, nlines: int, nfields: int, line0: int) -> None:
+        self.line0 = line0
+        self.ok = np.zeros(nlines, dtype=bool)
+        self.ids = np.empty(nlines, dtype=np.int32)
+        self.vals = np.empty((nfields, nlines), dtype=np.int64)

@@ -274,6 +274,32 @@ def render_comparison(
     return "\n".join(lines)
 
 
+ROW_DEPTH_WALK = 10_000  # up to this many rows, their depths come from walking parents
+
+
+def row_depths(p: Profile, rows: Sequence[int]) -> list[int]:
+    """Depth of each of ``rows``: ``show`` prints ~40 rows of a 10^6-node tree, and the
+    whole tree's ``p.depth`` costs a pass over every node (0.1 s); walking the printed
+    rows' parents (memoised, so a depth-first listing costs one step per row) does not."""
+    if len(rows) > ROW_DEPTH_WALK:
+        return p.depth[np.asarray(rows, dtype=np.int64)].tolist()
+    parent = p.parent
+    known: dict[int, int] = {}
+    out = []
+    for i in rows:
+        chain = []
+        n = int(i)
+        while n >= 0 and n not in known:
+            chain.append(n)
+            n = int(parent[n])
+        d = known[n] if n >= 0 else -1
+        for c in reversed(chain):
+            d += 1
+            known[c] = d
+        out.append(known[int(i)])
+    return out
+
+
 def render_profile(p: Profile, rows: Sequence[int], metrics: Sequence[str], *, color: bool,
                    label: str | None = None) -> str:
     """One run as terminal text (``label``: the user's name for it, printed first)."""
@@ -297,9 +323,11 @@ def render_profile(p: Profile, rows: Sequence[int], metrics: Sequence[str], *, c
     lines.append("")
     head = ["name", "module"] + [p.metric(m).title for m in metrics]
     table = [head]
-    depth = p.depth
-    for i in rows:
-        cells = ["  " * int(depth[i]) + _short(str(p.name[i]), 60), _short(str(p.module[i]), 32)]
+    depth = row_depths(p, rows)
+    fids = p.frame[np.asarray(rows, dtype=np.int64)]
+    names, modules = p.frames.name[fids], p.frames.module[fids]
+    for r, i in enumerate(rows):
+        cells = ["  " * depth[r] + _short(str(names[r]), 60), _short(str(modules[r]), 32)]
         for m in metrics:
             cells.append(format_value(p.values[m][i], p.metric(m).unit,
                                       rounding=float(p.rounding.get(m, 0.0))))

@@ -83,19 +83,17 @@ def gather(work: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
 
 def parse8(u: np.ndarray) -> np.ndarray:
     """Eight decimal digits per little-endian word (byte values 0-9, most significant
-    first in memory) to their number, in place: pairs, then quads, then the eight."""
-    t = u >> np.uint64(8)
-    u *= np.uint64(10)
-    u += t
+    first in memory) to their number, in place: pairs, then quads, then the eight, each
+    step one multiply (``x * (1 + 10^k * 2^s) >> s`` adds each lane to 10^k times its
+    left neighbour; no lane overflows)."""
+    u *= np.uint64(1 + (10 << 8))
+    u >>= np.uint64(8)
     u &= _M1
-    t = u >> np.uint64(16)
-    u *= np.uint64(100)
-    u += t
+    u *= np.uint64(1 + (100 << 16))
+    u >>= np.uint64(16)
     u &= _M2
-    t = u >> np.uint64(32)
-    u *= np.uint64(10000)
-    u += t
-    u &= _M3
+    u *= np.uint64(1 + (10000 << 32))
+    u >>= np.uint64(32)
     return u
 
 
@@ -142,31 +140,37 @@ class RowSpec:
         self.A, self.B, self.C, self.pair = A, B, C, pair
         self.dots = dots
         # leading columns of int fields too wide for int64: must be spaces (else slow path)
-        self.wide = [(a + 1, b - MAX_DIGITS) for a, b, kind in spans[1:]
-                     if kind == "int" and b - a - 1 > MAX_DIGITS]
+        self.wide = [(a + 1, b - (MAX_DIGITS if kind == "int" else 7))
+                     for a, b, kind in spans[1:]
+                     if b - a - 1 > (MAX_DIGITS if kind == "int" else 6)]
+        # a percentage's word must fit in the region (always so after no. and entries)
+        self.usable = all(b >= 8 for _a, b, kind in spans if kind == "pct")
         self.terms = [self._terms(a, b, kind) for a, b, kind in spans[1:]]
         self.pct = [kind == "pct" for _a, _b, kind in spans[1:]]
         self._tiles: dict[str, np.ndarray] = {}
 
     @staticmethod
-    def _terms(a: int, b: int, kind: str) -> list[tuple[int, int, np.uint64, int]]:
+    def _terms(a: int, b: int, kind: str) -> list[tuple[int, int, int, int]]:
         """(word offset, left shift, byte mask, power of 10^8) of each 8-byte word of a
-        field's digits [a+1, b), last word first; a percentage's '.' is masked out and
-        reads as a 0 digit (undone in :meth:`values`)."""
-        lo = a + 1
-        if kind == "int":
-            lo = max(lo, b - MAX_DIGITS)
+        field's digits [a+1, b), last word first.  A percentage is one word ending at
+        ``b``: its integer digits (mask ``lo``) move up one byte over the '.', next to
+        the tenth (mask in the shift's place), so the word reads as tenths."""
+        if kind == "pct":
+            lo = 0
+            for c in range(max(a + 1, b - 7), b - 2):
+                lo |= 0x0F << (8 * (c - (b - 8)))
+            return [(b - 8, 0x0F << 56, lo, 0)]
+        lo_col = max(a + 1, b - MAX_DIGITS)
         out = []
         hi, q = b, 0
-        while hi > lo:
+        while hi > lo_col:
             off = max(hi - 8, 0)
             mask = 0
             for p in range(8):
-                c = off + p
-                if max(lo, hi - 8) <= c < hi and not (kind == "pct" and c == b - 2):
+                if max(lo_col, hi - 8) <= off + p < hi:
                     mask |= 0x0F << (8 * p)
             shl = 8 * (8 - (hi - off))  # a word cut by the region's start: move it up
-            out.append((off, shl, np.uint64(mask), q))
+            out.append((off, shl, mask, q))
             hi, q = hi - 8, q + 1
         return out
 
@@ -208,17 +212,20 @@ class RowSpec:
             acc = out[fi]
             for ti, (off, shl, mask, q) in enumerate(terms):
                 word = np.ndarray((n,), dtype="<u8", buffer=R, offset=off, strides=(self.wr8,))
-                u = word & mask
-                if shl:
-                    u <<= np.uint64(shl)
+                if self.pct[fi]:  # (integer digits << 8) | tenth; ``shl`` is its mask
+                    u = word & np.uint64(mask)
+                    u <<= np.uint64(8)
+                    u |= word & np.uint64(shl)
+                else:
+                    u = word & np.uint64(mask)
+                    if shl:
+                        u <<= np.uint64(shl)
                 v = parse8(u).view(np.int64)
                 if ti == 0:
                     acc[:] = v
                 else:
                     v *= 10 ** (8 * q)
                     acc += v
-            if self.pct[fi]:  # int * 100 + 0 * 10 + tenth -> int * 10 + tenth
-                acc -= (acc // 100) * 90
         return out
 
 
@@ -277,19 +284,34 @@ class FastTree:
             cr &= ends > starts
             ends = ends - cr
         lens = ends - starts
-        out = _Chunk(nlines, len(self.field_names), line0)
+        out = _Chunk(nlines, line0)
         for L, idx in self._groups(lens, np.arange(nlines)):
             self._rows(self.spec(L), work, starts[idx], None, idx, out)
         if not out.ok.all():
             self._shifted(work, starts, lens, out)
-        sel = np.flatnonzero(out.ok)
-        if len(sel):
-            self.lines.append(line0 + sel)
-            self.ids.append(out.ids[sel])
-            self.vals.append(out.vals[:, sel])
+        self._collect(out, line0)
         for j in np.flatnonzero(~out.ok & (lens > 0)).tolist():
             self.slow.append((line0 + j, bytes(work[starts[j] : ends[j]])))
         return nlines
+
+    def _collect(self, out: _Chunk, line0: int) -> None:
+        """Append the chunk's fast rows in line order (the parts of the length groups,
+        merged by one scatter of their positions when there are several)."""
+        if not out.parts:
+            return
+        if len(out.parts) == 1:
+            idx, ids, vals = out.parts[0]
+        else:
+            idx = np.concatenate([p[0] for p in out.parts])
+            slot = np.full(len(out.ok), -1, dtype=np.int64)
+            slot[idx] = np.arange(len(idx))
+            order = slot[slot >= 0]
+            idx = idx[order]
+            ids = np.concatenate([p[1] for p in out.parts])[order]
+            vals = np.concatenate([p[2] for p in out.parts], axis=1)[:, order]
+        self.lines.append(line0 + idx)
+        self.ids.append(ids)
+        self.vals.append(vals)
 
     def _groups(self, lens: np.ndarray, rows: np.ndarray) -> list[tuple[int, np.ndarray]]:
         """The rows by byte length, for the lengths the layout allows (the modal first)."""
@@ -335,6 +357,8 @@ class FastTree:
               idx: np.ndarray, out: _Chunk) -> None:
         """Check and convert the rows starting at ``st`` (numbers ``sh`` bytes further
         right, if given); results go to ``out`` at the rows' positions ``idx``."""
+        if not spec.usable:
+            return
         base = st + self.lay.lw if sh is None else st + sh + self.lay.lw
         R = gather(work, base, spec.wr8)
         ok = spec.check(R)
@@ -344,8 +368,7 @@ class FastTree:
         if len(okidx) < len(st):
             R, st, idx = R[okidx], st[okidx], idx[okidx]
             sh = sh[okidx] if sh is not None else None
-        out.vals[:, idx] = spec.values(R)
-        out.ids[idx] = self._ids(work, st, sh, out.line0 + idx)
+        out.parts.append((idx, self._ids(work, st, sh, out.line0 + idx), spec.values(R)))
         out.ok[idx] = True
 
     def _hash(self, work: np.ndarray, st: np.ndarray, keys: np.ndarray) -> np.ndarray:
@@ -407,10 +430,10 @@ class FastTree:
 
 
 class _Chunk:
-    """Per-chunk results at each line's position (so the output stays in file order)."""
+    """Per-chunk results: which lines the fast path took, and per length group the
+    (line positions, left-part ids, values) of its rows."""
 
-    def __init__(self, nlines: int, nfields: int, line0: int) -> None:
+    def __init__(self, nlines: int, line0: int) -> None:
         self.line0 = line0
         self.ok = np.zeros(nlines, dtype=bool)
-        self.ids = np.empty(nlines, dtype=np.int32)
-        self.vals = np.empty((nfields, nlines), dtype=np.int64)
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []

@@ -773,29 +773,30 @@ def _build(path: Path, header: _Header, top_table: list[dict[str, Any]], cols: _
     meta["percent_basis"] = PERCENT_BASIS_TEXT_PA if is_pa else PERCENT_BASIS_TEXT
     meta["src_column"] = cols.src_col is not None
     meta["raw_columns"] = raw
-    cols_out: dict[str, np.ndarray] = {"entries": vals["entries"].astype(np.int64)}
-    time_pct = vals["%time2"] / 10.0
-    alloc_pct = vals["%alloc3"] / 10.0
-    itime_pct = vals["%time4"] / 10.0
-    ialloc_pct = vals["%alloc5"] / 10.0
+    # int64 columns as read (no copies); percentages from exact ticks/bytes when the
+    # header has totals, else the printed (rounded) ones
+    cols_out: dict[str, np.ndarray] = {"entries": np.asarray(vals["entries"], dtype=np.int64)}
     metrics = [M_ENTRIES, M_TIME_PCT, M_ALLOC_PCT, M_ITIME_PCT, M_IALLOC_PCT]
     if raw:
-        ticks = vals["ticks"].astype(np.int64)
-        nbytes = vals["bytes"].astype(np.int64)
+        ticks = np.asarray(vals["ticks"], dtype=np.int64)
+        nbytes = np.asarray(vals["bytes"], dtype=np.int64)
         iticks = subtree_sums(ticks, end)
         ibytes = subtree_sums(nbytes, end)
-        if total_ticks > 0:
-            time_pct = ticks * (100.0 / total_ticks)
-            itime_pct = iticks * (100.0 / total_ticks)
-        if total_alloc > 0:
-            alloc_pct = nbytes * (100.0 / total_alloc)
-            ialloc_pct = ibytes * (100.0 / total_alloc)
+        by_ticks, by_bytes = total_ticks > 0, total_alloc > 0
+        time_pct = ticks * (100.0 / total_ticks) if by_ticks else vals["%time2"] / 10.0
+        itime_pct = iticks * (100.0 / total_ticks) if by_ticks else vals["%time4"] / 10.0
+        alloc_pct = nbytes * (100.0 / total_alloc) if by_bytes else vals["%alloc3"] / 10.0
+        ialloc_pct = ibytes * (100.0 / total_alloc) if by_bytes else vals["%alloc5"] / 10.0
         cols_out.update(ticks=ticks, bytes=nbytes, time_s=ticks * scale,
                         alloc_bytes=nbytes.astype(np.float64),
                         inherited_time_s=iticks * scale,
                         inherited_alloc_bytes=ibytes.astype(np.float64))
         metrics += [M_TICKS, M_BYTES]
     else:
+        time_pct = vals["%time2"] / 10.0
+        alloc_pct = vals["%alloc3"] / 10.0
+        itime_pct = vals["%time4"] / 10.0
+        ialloc_pct = vals["%alloc5"] / 10.0
         cols_out.update(time_s=time_pct / 100.0 * total_time,
                         alloc_bytes=alloc_pct / 100.0 * total_alloc,
                         inherited_time_s=itime_pct / 100.0 * total_time,
@@ -906,10 +907,16 @@ def _check_top_table(vals: dict[str, np.ndarray], frame: np.ndarray, frames: Any
                                                            strict=True))}
     fid_of_cc = np.asarray([key_of.get((nm, md), -1) for nm, md in
                             zip(frames.name.tolist(), frames.module.tolist(), strict=True)])
-    cc = fid_of_cc[frame]
+    nf = len(fid_of_cc)
+
+    def per_cc(weights: np.ndarray | None) -> np.ndarray:
+        """Sums per cost centre: per frame over the rows, then over the frames."""
+        by_frame = np.bincount(frame, weights=weights, minlength=nf)
+        return np.bincount(fid_of_cc, weights=by_frame, minlength=nf) if nf else by_frame
+
+    rows = per_cc(None)
     for col, key in (("time_pct", "%time2"), ("alloc_pct", "%alloc3")):
-        tenth = np.bincount(cc, weights=vals[key], minlength=len(fid_of_cc))
-        rows = np.bincount(cc, minlength=len(fid_of_cc))
+        tenth = per_cc(vals[key])
         for r in top_table:
             want = round(float(r.get(col) or 0.0) * 10)
             fid = key_of.get((r.get("name", ""), r.get("module", "")))

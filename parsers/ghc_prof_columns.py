@@ -54,12 +54,18 @@ class Layout:
 
 
 def layout_from_sample(lines_b: list[bytes], k: int) -> Layout | None:
-    """The layout most sample rows share (``k`` numeric columns), None if no clear one."""
+    """The layout most sample rows share (``k`` numeric columns), None if no clear one.
+
+    Columns are counted in characters, as GHC pads them, so that rows with non-ASCII
+    names share the layout too: the left part ``lw`` must reach the end of the longest
+    SRC of the sample, which may be on such a row (then the ASCII rows' byte columns,
+    which equal their character columns, are still the layout's)."""
     raw = k == 8
     nf = 7 if raw else 6
     rows: list[tuple[tuple[int, ...], int]] = []
-    for ln in lines_b:
-        toks = [(m.start(), m.end()) for m in re.finditer(rb"\S+", ln)]
+    for ln_b in lines_b:
+        ln = ln_b.decode("utf-8", "replace")
+        toks = [(m.start(), m.end()) for m in re.finditer(r"\S+", ln)]
         if len(toks) >= k + 2:
             rows.append((tuple(t[1] for t in toks[-k:][:nf]), toks[-k - 1][1]))
     if not rows:

@@ -59,3 +59,43 @@ def test_non_ascii_rows_read_like_the_line_parser(tmp_path: Path,
     # the copy renames tree rows but not GHC's summary table above them, so both paths
     # must reach the same completeness verdict (the summary no longer matches the tree)
     assert (fast.incomplete, fast.incomplete_reason) == (slow.incomplete, slow.incomplete_reason)
+
+
+REAL = Path(__file__).resolve().parent.parent / "data" / "ghc-prof" / (
+    "ghc-9.x-inferno-utf8-names-N32-P-2023-08.prof")  # real GHC 9 -P report, CJK names
+
+
+def test_real_cjk_report_fast_path_equals_line_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real report's CJK rows (3-byte characters, so 8 bytes of shift for a 4-character
+    name) are read by the column parser, value for value as the line parser reads them,
+    and agree with GHC's own flat table above the tree."""
+    lines = REAL.read_text(encoding="utf-8").split("\n")
+    tree_at = next(i for i, ln in enumerate(lines) if "no." in ln and "entries" in ln)
+    shifted = [ln for ln in lines[tree_at + 1 :] if ln.strip() and not ln.isascii()]
+    assert len(shifted) == 5
+    calls = {"n": 0}
+    real = ghc_prof._parse_line
+
+    def counting(*a, **k):
+        calls["n"] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(ghc_prof, "_parse_line", counting)
+    fast = ghc_prof.read(REAL)
+    assert calls["n"] == 0  # every row, the CJK ones too, went through the column parser
+    slow = ghc_prof.read(REAL, fast=False)
+    assert calls["n"] == fast.n_nodes == 14
+    assert fast.name.tolist() == slow.name.tolist()
+    assert fast.module.tolist() == slow.module.tolist()
+    assert fast.src.tolist() == slow.src.tolist()
+    assert np.array_equal(fast.parent, slow.parent)
+    for m in fast.metrics:
+        a, b = fast.values[m.name], slow.values[m.name]
+        assert a.dtype == b.dtype and np.array_equal(a, b), m.name
+    assert (fast.incomplete, fast.warnings) == (slow.incomplete, slow.warnings)
+    # GHC's flat table: 你好世界 Lib src/Lib.hs:(14,1)-(15,41) 97.4 100.0 19317 90486357376
+    cc = fast.name == "你好世界"
+    assert int(fast.values["ticks"][cc].sum()) == 19317
+    assert int(fast.values["bytes"][cc].sum()) == 90_486_357_376
+    assert int(fast.values["entries"][fast.name == "一二三"][0]) == 1
+    assert fast.src[fast.name == "一些函数"].tolist() == ["src/Lib.hs:8:1-10"]

@@ -546,7 +546,10 @@ def _stream_tree(f: Any, top: _Top, fast: bool, eof: bool,
     if fast:
         sample = [ln for ln in pending[:262144].split(b"\n")[:-1][:400] if ln.strip()]
         layout = _layout_from_sample([ln.rstrip(b"\r") for ln in sample], cols.k)
-    ft = FastTree(layout) if layout is not None else None
+    ft = None
+    if layout is not None:  # rows expected from the sample's mean line length
+        mean = sum(len(ln) + 1 for ln in sample) / max(1, len(sample))
+        ft = FastTree(layout, expect_rows=int(1.02 * total_size / mean))
     slow: list[tuple[int, bytes]] = []
     # Blocks are read straight into one reusable buffer; the partial last line of a
     # block is moved to the front for the next one.

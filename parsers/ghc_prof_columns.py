@@ -213,11 +213,12 @@ class RowSpec:
             ok &= (R[:, lo:hi] == 32).all(axis=1)
         return ok
 
-    def values(self, R: np.ndarray) -> np.ndarray:
-        """(fields, n) int64 values of checked rows (``R`` contiguous (n, wr8) bytes);
-        percentages in tenths."""
+    def values(self, R: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """(fields, n) int64 values of checked rows (``R`` contiguous (n, wr8) bytes),
+        written to ``out`` if given; percentages in tenths."""
         n = len(R)
-        out = np.empty((len(self.terms), n), dtype=np.int64)
+        if out is None:
+            out = np.empty((len(self.terms), n), dtype=np.int64)
         for fi, terms in enumerate(self.terms):
             acc = out[fi]
             for ti, (off, shl, mask, q) in enumerate(terms):
@@ -247,7 +248,7 @@ class FastTree:
     into ``reps``, and a (fields, n) value matrix with the fields of ``field_names``).
     """
 
-    def __init__(self, layout: Layout) -> None:
+    def __init__(self, layout: Layout, expect_rows: int = 0) -> None:
         self.lay = layout
         self.nw = (layout.lw + 7) // 8
         self.specs: dict[int, RowSpec] = {}
@@ -259,9 +260,13 @@ class FastTree:
         self.lastmask = (np.frombuffer(b"\xff" * rem + b"\x00" * (8 - rem), np.uint64)[0]
                          if rem else None)
         self.field_names = FIELD_NAMES[1 : (8 if layout.raw else 6)]
-        self.lines: list[np.ndarray] = []
-        self.ids: list[np.ndarray] = []
-        self.vals: list[np.ndarray] = []
+        # outputs, in file order: the first ``n`` entries of buffers grown on demand
+        # (sized from the expected row count: pages never written cost no memory)
+        self.n = 0
+        cap = max(int(expect_rows), 1024)
+        self._line = np.empty(cap, dtype=np.int64)
+        self._id = np.empty(cap, dtype=np.int32)
+        self._val = np.empty((len(self.field_names), cap), dtype=np.int64)
         self.slow: list[tuple[int, bytes]] = []
         self.reps: list[bytes] = []  # the left part's bytes, per id
         self.rep_line: list[int] = []  # the line number of its first row, per id
@@ -276,7 +281,7 @@ class FastTree:
 
     @property
     def has_rows(self) -> bool:
-        return bool(self.lines)
+        return self.n > 0
 
     def feed(self, work: np.ndarray, nbytes: int, line0: int) -> int:
         """Parse the complete lines in ``work[:nbytes]`` (``work`` is zero-padded beyond);
@@ -328,14 +333,18 @@ class FastTree:
         if not out.parts:
             return
         if len(out.parts) == 1:
-            idx, vals = out.parts[0]
+            idx, R, spec = out.parts[0]
+            a, b = self._reserve(len(idx))
+            spec.values(R, self._val[:, a:b])
         else:
             idx = np.concatenate([p[0] for p in out.parts])
             slot = np.full(len(out.ok), -1, dtype=np.int64)
             slot[idx] = np.arange(len(idx))
             order = slot[slot >= 0]
             idx = idx[order]
-            vals = np.concatenate([p[1] for p in out.parts], axis=1)[:, order]
+            vals = np.concatenate([p[2].values(p[1]) for p in out.parts], axis=1)
+            a, b = self._reserve(len(idx))
+            np.take(vals, order, axis=1, out=self._val[:, a:b])
         st, sh, hh = starts[idx], out.shift[idx], h[idx]
         moved = np.flatnonzero(sh)
         if len(moved):  # a shifted row's left part is lw + s bytes: hash [s, s + lw) too
@@ -345,9 +354,8 @@ class FastTree:
                           + sh_m.astype(np.uint64))
         hh *= np.uint64(0xBF58476D1CE4E5B9)
         hh ^= hh >> np.uint64(32)
-        self.lines.append(out.line0 + idx)
-        self.ids.append(self._ids(hh, work, st, sh, out.line0 + idx))
-        self.vals.append(vals)
+        self._line[a:b] = out.line0 + idx
+        self._id[a:b] = self._ids(hh, work, st, sh, out.line0 + idx)
 
     def _groups(self, lens: np.ndarray, rows: np.ndarray) -> list[tuple[int, np.ndarray]]:
         """The rows by byte length, for the lengths the layout allows (the modal first)."""
@@ -384,7 +392,7 @@ class FastTree:
             return
         if len(okidx) < len(st):
             R, idx = R[okidx], idx[okidx]
-        out.parts.append((idx, spec.values(R)))
+        out.parts.append((idx, R, spec))
         out.ok[idx] = True
 
     def _hash(self, w: np.ndarray, keys: np.ndarray) -> np.ndarray:
@@ -440,11 +448,22 @@ class FastTree:
     def finish(self) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         """(line numbers, left-part ids, values by field name) of all fast rows, in file
         order."""
-        if not self.lines:
-            return (np.zeros(0, np.int64), np.zeros(0, np.int32), {})
-        vals = np.concatenate(self.vals, axis=1) if len(self.vals) > 1 else self.vals[0]
-        return (np.concatenate(self.lines), np.concatenate(self.ids),
-                dict(zip(self.field_names, vals, strict=True)))
+        n = self.n
+        return (self._line[:n], self._id[:n],
+                dict(zip(self.field_names, self._val[:, :n], strict=True)))
+
+    def _reserve(self, m: int) -> tuple[int, int]:
+        """Room for ``m`` more rows; returns their slice bounds."""
+        a, b = self.n, self.n + m
+        if b > len(self._line):
+            cap = max(2 * len(self._line), b)
+            self._line = np.resize(self._line, cap)
+            self._id = np.resize(self._id, cap)
+            val = np.empty((len(self._val), cap), dtype=np.int64)
+            val[:, :a] = self._val[:, :a]
+            self._val = val
+        self.n = b
+        return a, b
 
 
 class _Chunk:
@@ -456,7 +475,7 @@ class _Chunk:
         self.line0 = line0
         self.ok = np.zeros(nlines, dtype=bool)
         self.shift = np.zeros(nlines, dtype=np.int64)
-        self.parts: list[tuple[np.ndarray, np.ndarray]] = []
+        self.parts: list[tuple[np.ndarray, np.ndarray, RowSpec]] = []
 
 
 def _continuation_bytes(work: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:

@@ -373,23 +373,28 @@ def tree_from_depth(depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     dd = d.astype(np.int16 if int(d.max()) < 32000 else np.int64)
     order = np.argsort(dd, kind="stable")  # radix sort for 16-bit keys
     bounds = np.searchsorted(dd[order], np.arange(int(dd.max()) + 2, dtype=dd.dtype))
-    prev = order[bounds[0] : bounds[1]]
-    nxt = np.empty(len(prev), dtype=np.int64)
-    nxt[:-1] = prev[1:]
-    nxt[-1:] = n
-    end[prev] = nxt
+    # A row one deeper than the previous row is that row's first child; any other row
+    # is a later sibling, whose parent is one before the first child of its run of
+    # siblings (in depth-then-file order, each run starts at such a first child).
+    first = np.empty(n, dtype=bool)
+    first[0] = True
+    np.greater(d[1:], d[:-1], out=first[1:])
+    run = np.where(first[order], np.arange(n), 0)
+    np.maximum.accumulate(run, out=run)
+    parent[order] = order[run] - 1  # depth-0 rows: their run starts at row 0
+    parent[d == 0] = -1
+    # end: the next row at the same depth, or the parent's end if that comes first
+    nxt = np.empty(n, dtype=np.int64)
+    nxt[:-1] = order[1:]
+    nxt[bounds[1:-1] - 1] = n  # the last row of each depth
+    nxt[-1] = n
+    end[order[: bounds[1]]] = nxt[: bounds[1]]
     for lvl in range(1, len(bounds) - 1):
-        kids = order[bounds[lvl] : bounds[lvl + 1]]
-        if len(kids) == 0:
+        lo, hi = int(bounds[lvl]), int(bounds[lvl + 1])
+        if lo == hi:
             break
-        pos = np.searchsorted(prev, kids) - 1
-        par = prev[pos]  # pos >= 0: d[0] == 0 and no level is skipped
-        parent[kids] = par
-        nxt = np.empty(len(kids), dtype=np.int64)
-        nxt[:-1] = kids[1:]
-        nxt[-1] = n
-        end[kids] = np.minimum(nxt, end[par])
-        prev = kids
+        kids = order[lo:hi]
+        end[kids] = np.minimum(nxt[lo:hi], end[parent[kids]])
     return parent, end
 
 

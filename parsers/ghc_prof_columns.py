@@ -150,7 +150,7 @@ class RowSpec:
         # leading columns of int fields too wide for int64: must be spaces (else slow path)
         self.wide = [(a + 1, b - (MAX_DIGITS if kind == "int" else 7))
                      for a, b, kind in spans[1:]
-                     if b - a - 1 > (MAX_DIGITS if kind == "int" else 6)]
+                     if b - a - 1 > (MAX_DIGITS if kind == "int" else 7)]
         # a percentage's word must fit in the region (always so after no. and entries)
         self.usable = all(b >= 8 for _a, b, kind in spans if kind == "pct")
         self.terms = [self._terms(a, b, kind) for a, b, kind in spans[1:]]

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+TABLE_BITS = 16  # slots of the left-part hash table (a few thousand distinct parts)
 FIELD_NAMES = ["no.", "entries", "%time2", "%alloc3", "%time4", "%alloc5", "ticks", "bytes"]
 MAX_DIGITS = 18  # digits of an int64 field converted without overflow (<= 10^18 - 1)
 RAW_OVERFLOW = 17  # the -P ``bytes`` column may overflow its width by up to this much
@@ -260,6 +261,8 @@ class FastTree:
         self.lastmask = (np.frombuffer(b"\xff" * rem + b"\x00" * (8 - rem), np.uint64)[0]
                          if rem else None)
         self.field_names = FIELD_NAMES[1 : (8 if layout.raw else 6)]
+        # the longest row the layout can take: widest bytes column, shift <= lw
+        self.max_len = layout.ends[-1] + (RAW_OVERFLOW if layout.raw else 0) + layout.lw
         # outputs, in file order: the first ``n`` entries of buffers grown on demand
         # (sized from the expected row count: pages never written cost no memory)
         self.n = 0
@@ -272,6 +275,10 @@ class FastTree:
         self.rep_line: list[int] = []  # the line number of its first row, per id
         self._known = np.zeros(0, dtype=np.uint64)  # sorted hashes seen so far
         self._known_id = np.zeros(0, dtype=np.int32)
+        # and a direct-mapped table of them by their top bits (a gather per row instead
+        # of a binary search); a hash whose slot is taken is looked up in the sorted ones
+        self._tab_h = np.zeros(1 << TABLE_BITS, dtype=np.uint64)
+        self._tab_id = np.full(1 << TABLE_BITS, -1, dtype=np.int32)
 
     def spec(self, line_len: int) -> RowSpec:
         sp = self.specs.get(line_len)
@@ -307,7 +314,8 @@ class FastTree:
         h = self._hash(words.view(np.uint64), self.hk)
         wide = self._non_ascii(words.view(np.uint64))
         if len(wide):
-            out.shift[wide] = _continuation_bytes(work, starts[wide], lens[wide])
+            out.shift[wide] = _continuation_bytes(work, starts[wide], lens[wide],
+                                                  self.max_len)
         for L, idx in self._groups(lens - out.shift, np.arange(nlines)):
             self._rows(self.spec(L), work, starts[idx], out.shift[idx], idx, out)
         self._collect(out, work, starts, h)
@@ -336,15 +344,13 @@ class FastTree:
             idx, R, spec = out.parts[0]
             a, b = self._reserve(len(idx))
             spec.values(R, self._val[:, a:b])
-        else:
-            idx = np.concatenate([p[0] for p in out.parts])
-            slot = np.full(len(out.ok), -1, dtype=np.int64)
-            slot[idx] = np.arange(len(idx))
-            order = slot[slot >= 0]
-            idx = idx[order]
-            vals = np.concatenate([p[2].values(p[1]) for p in out.parts], axis=1)
+        else:  # each part's values go straight to their rank among the chunk's rows
+            rank = np.cumsum(out.ok) - 1
+            idx = np.flatnonzero(out.ok)
             a, b = self._reserve(len(idx))
-            np.take(vals, order, axis=1, out=self._val[:, a:b])
+            dest = self._val[:, a:b]
+            for part_idx, R, spec in out.parts:
+                dest[:, rank[part_idx]] = spec.values(R)
         st, sh, hh = starts[idx], out.shift[idx], h[idx]
         moved = np.flatnonzero(sh)
         if len(moved):  # a shifted row's left part is lw + s bytes: hash [s, s + lw) too
@@ -418,8 +424,20 @@ class FastTree:
 
     def _ids(self, h: np.ndarray, work: np.ndarray, st: np.ndarray, sh: np.ndarray,
              line_no: np.ndarray) -> np.ndarray:
-        """Left-part id of each row (``h`` its final hash): a lookup among the hashes
-        seen, and a new id (with the part's bytes kept in ``reps``) for each new one."""
+        """Left-part id of each row (``h`` its final hash): from the table, else from the
+        sorted hashes, else a new id (with the part's bytes kept in ``reps``)."""
+        slot = (h >> np.uint64(64 - TABLE_BITS)).astype(np.intp)
+        ids = self._tab_id[slot]
+        hit = self._tab_h[slot] == h
+        hit &= ids >= 0
+        if not hit.all():
+            miss = np.flatnonzero(~hit)
+            ids[miss] = self._ids_sorted(h[miss], work, st[miss], sh[miss], line_no[miss])
+        return ids
+
+    def _ids_sorted(self, h: np.ndarray, work: np.ndarray, st: np.ndarray, sh: np.ndarray,
+                    line_no: np.ndarray) -> np.ndarray:
+        """:meth:`_ids` for the rows the table did not answer."""
         pos, hit = self._lookup(h)
         if not hit.all():
             miss = np.flatnonzero(~hit)
@@ -430,11 +448,16 @@ class FastTree:
                 end = int(st[j]) + lw + int(sh[j])
                 self.reps.append(bytes(work[int(st[j]) : end]))
                 self.rep_line.append(int(line_no[j]))
+            new_id = np.arange(n0, n0 + len(new_h), dtype=np.int32)
             all_h = np.concatenate([self._known, new_h])
-            all_id = np.concatenate([self._known_id,
-                                     np.arange(n0, n0 + len(new_h), dtype=np.int32)])
+            all_id = np.concatenate([self._known_id, new_id])
             order = np.argsort(all_h)
             self._known, self._known_id = all_h[order], all_id[order]
+            slot = (new_h >> np.uint64(64 - TABLE_BITS)).astype(np.intp)
+            free_slot, at = np.unique(slot, return_index=True)
+            free = self._tab_id[free_slot] < 0
+            self._tab_h[free_slot[free]] = new_h[at[free]]
+            self._tab_id[free_slot[free]] = new_id[at[free]]
             pos, hit = self._lookup(h)
         return self._known_id[pos]
 
@@ -478,14 +501,13 @@ class _Chunk:
         self.parts: list[tuple[np.ndarray, np.ndarray, RowSpec]] = []
 
 
-def _continuation_bytes(work: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
-    """UTF-8 continuation bytes (10xxxxxx) in each of the lines ``work[s : s + len]``."""
-    if not len(starts):
-        return np.zeros(0, dtype=np.int64)
-    offs = np.cumsum(lens) - lens
-    pos = np.repeat(starts - offs, lens) + np.arange(int(lens.sum()), dtype=np.int64)
-    cont = ((work[pos] & 0xC0) == 0x80).view(np.uint8)
-    out = np.zeros(len(starts), dtype=np.int64)
-    nz = lens > 0
-    out[nz] = np.add.reduceat(cont, offs[nz], dtype=np.int64)
+def _continuation_bytes(work: np.ndarray, starts: np.ndarray, lens: np.ndarray,
+                        width: int) -> np.ndarray:
+    """UTF-8 continuation bytes (10xxxxxx) in each of the lines ``work[s : s + len]``
+    (0 for lines longer than ``width``, which no layout row can be)."""
+    m = gather(work, np.minimum(starts, len(work) - width), width)
+    cont = (m & np.uint8(0xC0)) == np.uint8(0x80)
+    cont &= np.arange(width) < lens[:, None]
+    out = cont.sum(axis=1, dtype=np.int64)
+    out[lens > width] = 0
     return out

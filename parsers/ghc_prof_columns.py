@@ -350,7 +350,9 @@ class FastTree:
             a, b = self._reserve(len(idx))
             dest = self._val[:, a:b]
             for part_idx, R, spec in out.parts:
-                dest[:, rank[part_idx]] = spec.values(R)
+                at, vals = rank[part_idx], spec.values(R)
+                for f in range(len(dest)):  # row by row: (7, n)[:, at] loops 7 at a time
+                    dest[f][at] = vals[f]
         st, sh, hh = starts[idx], out.shift[idx], h[idx]
         moved = np.flatnonzero(sh)
         if len(moved):  # a shifted row's left part is lw + s bytes: hash [s, s + lw) too

@@ -19,12 +19,14 @@ Why it is parsed the way it is:
   to whitespace tokens.
 * Speed: a 10^6-row report must parse in a few times the cost of merely iterating over
   its lines, so the tree is streamed in 4 MB chunks of raw bytes and parsed with numpy
-  (:class:`~profdiff.parsers.ghc_prof_columns.FastTree`).  Rows sharing the layout of the bulk of the file (found from a
-  sample; nearly all rows for GHC >= 7.4) are checked and converted column-wise; their
-  left part (indent + name + module + SRC) is deduplicated by a hash so only distinct
-  frames are decoded in Python.  Rows that do not fit (multi-byte names, overflowing
-  ``ticks``, GHC 6 layouts, corrupt lines) go through a per-line parser, which also
-  writes the located error messages; ``read(..., fast=False)`` uses it for every row.
+  (:class:`~profdiff.parsers.ghc_prof_columns.FastTree`).  Rows sharing the layout of
+  the bulk of the file (found from a sample; nearly all rows for GHC >= 7.4, non-ASCII
+  names included: their numbers sit as many bytes further right as they have UTF-8
+  continuation bytes) are checked and converted column-wise; their left part (indent +
+  name + module + SRC) is deduplicated by a hash so only distinct frames are decoded in
+  Python.  Rows that do not fit (overflowing ``ticks``, GHC 6 layouts, corrupt lines) go
+  through a per-line parser, which also writes the located error messages;
+  ``read(..., fast=False)`` uses it for every row.
 * Cut files: a last line without its newline is never trusted; a cut exactly at a line
   end is noticed when the last rows' ancestors print inherited costs their children do
   not add up to.  Both give ``incomplete=True`` with the header's totals.

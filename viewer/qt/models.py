@@ -46,6 +46,7 @@ from profdiff.viewer.units import (
 from profdiff.viewer.view_state import (  # noqa: F401 - re-exported for the views
     change_scale_factor,
     colour_change,
+    colour_source,
     default_metric,
     inclusive_of,
     metric_pairs,
@@ -55,6 +56,8 @@ from .layout import RowLayout
 
 _CANDIDATES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 """Per comparison: rows measured for a numeric column's width, by (kind, metric, run)."""
+_MODELS: weakref.WeakSet = weakref.WeakSet()
+"""Every live model: :func:`set_colour_by_share` drops their cached cells."""
 ROW_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 """``data(index, ROW_ID_ROLE)`` -> the union-row id (also ``index.internalId()``)."""
 SORT_VALUE_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -68,6 +71,24 @@ FADED_TEXT = (150, 150, 150)
 _ROOT = QModelIndex()
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+# roles as plain ints: ``role == Qt.ItemDataRole.X`` looks the member up through the enum
+# class on every comparison, and ``data`` runs ~7 times per painted cell
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)
+_DECORATION = int(Qt.ItemDataRole.DecorationRole.value)
+_TOOLTIP = int(Qt.ItemDataRole.ToolTipRole.value)
+_FONT = int(Qt.ItemDataRole.FontRole.value)
+_ALIGN = int(Qt.ItemDataRole.TextAlignmentRole.value)
+_BACKGROUND = int(Qt.ItemDataRole.BackgroundRole.value)
+_FOREGROUND = int(Qt.ItemDataRole.ForegroundRole.value)
+_ROW_ID = int(ROW_ID_ROLE)
+_SORT_VALUE = int(SORT_VALUE_ROLE)
+_CELL_SLOT = {_DISPLAY: 0, _ALIGN: 1, _BACKGROUND: 2, _FOREGROUND: 3, _FONT: 4,
+              _DECORATION: 5}
+"""Roles a painted cell asks for, by their place in a cached cell tuple (:meth:`_cell`)."""
+_MAX_CELLS = 200_000
+"""Cached cells kept before the cache starts over (a few hundred per painted screen)."""
+_BLOCK = 4096
+"""Rows per block of a lazily computed colour column (:meth:`_cell_rgb`)."""
 
 
 @dataclass(frozen=True)
@@ -213,9 +234,17 @@ class ComparisonTreeModel(QAbstractItemModel):
         self._parents = cmp.parent
         self._kids: bytes | None = None  # layout.has_kids(), dropped on layout changes
         self._ncols = len(self.columns)
+        # painted cells: (display, alignment, background, foreground, font, decoration)
+        # per ``row * ncols + col``, filled on a cell's first role and dropped whenever
+        # what they show may change (:meth:`_reset_cells`)
+        self._cells: dict[int, tuple] = {}
+        self._cell_noise = cmp.noise
+        self._cell_matched = self.layout.matched
         self.scale = scale or DivergingScale()
-        self.color_deltas = True
-        self.fade_noise = True  # draw Δ cells whose change is within the noise faded
+        self._color_deltas = True
+        self._fade_noise = True  # draw Δ cells whose change is within the noise faded
+        self._icons: dict[int, QIcon] = {}
+        self._pp_factor: dict[tuple[str, bool], float] = {}
         self._arrays: dict[int, np.ndarray] = {}
         self._candidates: dict[int, np.ndarray] = {}  # rows measured for a column's width
         self._colors: dict[tuple[str, int], np.ndarray] = {}
@@ -231,7 +260,53 @@ class ComparisonTreeModel(QAbstractItemModel):
         self._placeholder = QBrush(QColor(*PLACEHOLDER))
         self._added = QBrush(QColor(*ADDED))
         self._removed = QBrush(QColor(*REMOVED))
-        self.icons: dict[int, QIcon] = {}
+        _MODELS.add(self)
+
+    # settings that change what cells show: each drops the cached cells
+    @property
+    def fade_noise(self) -> bool:
+        return self._fade_noise
+
+    @fade_noise.setter
+    def fade_noise(self, on: bool) -> None:
+        self._fade_noise = on
+        self._reset_cells()
+
+    @property
+    def color_deltas(self) -> bool:
+        return self._color_deltas
+
+    @color_deltas.setter
+    def color_deltas(self, on: bool) -> None:
+        self._color_deltas = on
+        self._reset_cells()
+
+    @property
+    def icons(self) -> dict[int, QIcon]:
+        """Status icons of the name cells (a dict the views share; replace, don't edit)."""
+        return self._icons
+
+    @icons.setter
+    def icons(self, icons: dict[int, QIcon]) -> None:
+        self._icons = icons
+        self._reset_cells()
+
+    def colour_basis_changed(self) -> None:
+        """The colour basis (share of run or of the baseline) changed: drop the colours."""
+        self._colors.clear()
+        self._reset_cells()
+
+    def _check_cells(self) -> None:
+        """Drop the cached cells when the significance or the filter's matches changed."""
+        if self._cell_noise is not self.cmp.noise or \
+                self._cell_matched is not self.layout.matched:
+            self._reset_cells()
+
+    def _reset_cells(self) -> None:
+        """Forget the cached cells (columns, colours, noise, fading or matches changed)."""
+        self._cells = {}
+        self._cell_noise = self.cmp.noise
+        self._cell_matched = self.layout.matched
 
     # ----- configuration ----------------------------------------------------------------
     def set_columns(self, columns: list[Column]) -> None:
@@ -240,6 +315,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         self._ncols = len(self.columns)
         self._arrays.clear()
         self._candidates.clear()
+        self._reset_cells()
         self.endResetModel()
 
     def noise_changed(self) -> None:
@@ -248,10 +324,11 @@ class ComparisonTreeModel(QAbstractItemModel):
             if c.kind == "sig":
                 self._arrays.pop(i, None)
                 self._candidates.pop(i, None)
+        self._reset_cells()
         self.appearanceChanged.emit()
 
     def set_fade_noise(self, on: bool) -> None:
-        self.fade_noise = on
+        self.fade_noise = on  # drops the cached cells
         self.appearanceChanged.emit()
 
     def noise(self, metric: str | None):
@@ -276,6 +353,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         """Change the Δ colour scale; views repaint their viewport (no row changes)."""
         self.scale = scale
         self._colors.clear()
+        self._reset_cells()
         self.appearanceChanged.emit()
 
     @property
@@ -320,8 +398,13 @@ class ComparisonTreeModel(QAbstractItemModel):
         c = self.columns[col]
         pres = self.present
         out = []
+        self._check_cells()
+        cells, nc = self._cells, self._ncols
         for r in np.asarray(rows, dtype=np.int64).tolist():
-            if pres is not None and not pres[r]:
+            cell = cells.get(r * nc + col)
+            if cell is not None:  # painted already: its text is known
+                out.append(cell[0])
+            elif pres is not None and not pres[r]:
                 out.append(PLACEHOLDER_TEXT if col == 0 else "")
             else:
                 out.append(self._text(c, col, r))
@@ -390,8 +473,40 @@ class ComparisonTreeModel(QAbstractItemModel):
 
     def _cell_rgb(self, metric: str, run: int | None, r: int) -> tuple[int, int, int]:
         """Colour of one Δ cell, computed for that row only (painting never touches n rows)."""
-        d = float(self.change_pp(metric, run)[r])
+        d = self._change_at(metric, run, r)
         return scalar_color(self.scale, d if d == d else 0.0)
+
+    def _change_at(self, metric: str, run: int | None, r: int) -> float:
+        """``change_pp(metric, run)[r]``, computed for the block of rows around ``r`` only:
+        the first paint of a tab would otherwise compute whole 10^6-row columns (nan_to_num,
+        changed_mask: ~40 ms each) to colour the few hundred cells it shows."""
+        key = ("pp", metric, -1 if run is None else run, self.colour_by_share)
+        whole = self._colors.get(key)
+        if whole is not None:
+            return float(whole[r])
+        bkey = ("blocks", *key[1:])
+        got = self._colors.get(bkey)
+        if got is None:
+            n = self.cmp.n_rows
+            got = self._colors[bkey] = (np.zeros(n), np.zeros(-(-n // _BLOCK), dtype=bool))
+        vals, done = got
+        b = r // _BLOCK
+        if not done[b]:
+            rows = slice(b * _BLOCK, min(self.cmp.n_rows, (b + 1) * _BLOCK))
+            vals[rows] = self._change_block(metric, run, rows)
+            done[b] = True
+        return float(vals[r])
+
+    def _change_block(self, metric: str, run: int | None, rows: slice) -> np.ndarray:
+        """:meth:`change_pp` over ``rows`` (the same arithmetic, element by element)."""
+        if metric in self._factors:
+            return np.nan_to_num(self.cmp.delta(metric, run, rows)) * self._factors[metric]
+        share = self.colour_by_share
+        f = self._pp_factor.get((metric, share))
+        if f is None:
+            src = colour_source(self.cmp, metric, share)
+            f = self._pp_factor[(metric, share)] = change_scale_factor(self.cmp, src)
+        return colour_change(self.cmp, metric, run, by_share=share, rows=rows, factor=f)
 
     # ----- structure --------------------------------------------------------------------
     def _pid(self, parent: QModelIndex) -> int:
@@ -490,57 +605,69 @@ class ComparisonTreeModel(QAbstractItemModel):
             return initial_sort_order(c)
         return None
 
-    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
-        if not index.isValid():
-            return None
-        r = int(index.internalId())
+    def data(self, index: QModelIndex, role: int = _DISPLAY):
+        # the hot path of painting: one dict lookup per role once a cell was seen
         col = index.column()
+        if col < 0:
+            return None
+        r = index.internalId()
+        slot = _CELL_SLOT.get(role)
+        if slot is not None:
+            if self._cell_noise is not self.cmp.noise or \
+                    self._cell_matched is not self.layout.matched:
+                self._reset_cells()  # significance computed, or a new filter's matches
+            cell = self._cells.get(r * self._ncols + col)
+            if cell is None:
+                cell = self._cell(r, col)
+            return cell[slot]
+        if role == _ROW_ID:
+            return r
+        c = self.columns[col]
+        if role == _TOOLTIP:
+            pres = self.present
+            return self._tooltip(c, r, pres is not None and not pres[r])
+        if role == _SORT_VALUE and c.numeric:
+            return float(self.column_array(col)[r])
+        return None
+
+    def _cell(self, r: int, col: int) -> tuple:
+        """Every painted role of one cell, in :data:`_CELL_SLOT` order (then cached)."""
         c = self.columns[col]
         pres = self.present
-        absent = pres is not None and not pres[r]
-        if role == Qt.ItemDataRole.DisplayRole:
-            if absent:
-                return PLACEHOLDER_TEXT if col == 0 else ""
-            return self._text(c, col, r)
-        if role == ROW_ID_ROLE:
-            return r
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return _RIGHT if c.numeric else _LEFT
-        if role == Qt.ItemDataRole.BackgroundRole:
-            if absent:
-                return self._placeholder
-            return self._background(c, col, r)
-        if role == Qt.ItemDataRole.ForegroundRole:
-            if absent:
-                return self._grey
-            if self._faded(c, r):
-                return self._faded_fg
-            if c.kind in ("delta", "rel") and self.color_deltas:
-                rgb = self._cell_rgb(c.metric, c.run, r)
-                return QBrush(QColor(*text_color_for(rgb)))
-            if c.kind == "sig":
-                return None if self._sig_real(c.metric, r) else self._faded_fg
-            if self.pane_run is None and self.cmp.n_runs > 1 and \
-                    self.cmp.status[r] == Status.REMOVED:
-                return self._grey
-            return None
-        if role == Qt.ItemDataRole.FontRole:
-            if absent:
-                return self._italic
-            m = self.layout.matched
-            if m is not None and m[r] and c.kind in ("name", "module"):
-                return self._bold
-            if c.kind == "sig" and self._sig_real(c.metric, r):
-                return self._bold
-            return None
-        if role == Qt.ItemDataRole.DecorationRole:
-            if col == 0 and self.pane_run is None and self.cmp.n_runs > 1:
-                return self.icons.get(int(self.cmp.status[r]))
-            return None
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return self._tooltip(c, r, absent)
-        if role == SORT_VALUE_ROLE and c.numeric:
-            return float(self.column_array(col)[r])
+        align = _RIGHT if c.numeric else _LEFT
+        deco = None
+        if col == 0 and self.pane_run is None and self.cmp.n_runs > 1:
+            deco = self._icons.get(int(self.cmp.status[r]))
+        if pres is not None and not pres[r]:
+            cell = (PLACEHOLDER_TEXT if col == 0 else "", align, self._placeholder,
+                    self._grey, self._italic, deco)
+        else:
+            cell = (self._text(c, col, r), align, self._background(c, col, r),
+                    self._foreground(c, r), self._font(c, r), deco)
+        if len(self._cells) >= _MAX_CELLS:
+            self._cells = {}
+        self._cells[r * self._ncols + col] = cell
+        return cell
+
+    def _foreground(self, c: Column, r: int):
+        if self._faded(c, r):
+            return self._faded_fg
+        if c.kind in ("delta", "rel") and self._color_deltas:
+            rgb = self._cell_rgb(c.metric, c.run, r)
+            return QBrush(QColor(*text_color_for(rgb)))
+        if c.kind == "sig":
+            return None if self._sig_real(c.metric, r) else self._faded_fg
+        if self.pane_run is None and self.cmp.n_runs > 1 and \
+                self.cmp.status[r] == Status.REMOVED:
+            return self._grey
+        return None
+
+    def _font(self, c: Column, r: int):
+        m = self.layout.matched
+        if m is not None and m[r] and c.kind in ("name", "module"):
+            return self._bold
+        if c.kind == "sig" and self._sig_real(c.metric, r):
+            return self._bold
         return None
 
     def matched_by(self, r: int) -> str:
@@ -761,3 +888,5 @@ def set_colour_by_share(on: bool) -> None:
     default, by the change against the baseline's total.  One switch for every view: the
     window then re-applies its scale so cached colours are dropped and views repaint."""
     ComparisonTreeModel.colour_by_share = bool(on)
+    for m in list(_MODELS):
+        m.colour_basis_changed()

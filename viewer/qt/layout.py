@@ -89,6 +89,7 @@ def precompute(cmp: Comparison) -> None:
     click."""
     _ = cmp.children_offsets_ids, cmp.depth, cmp.status, cmp.present
     name_codes(cmp)
+    _upper(cmp)
     if cmp.mode != "flat":
         levels(cmp)
 
@@ -385,6 +386,12 @@ def map_rows(old: Comparison, new: Comparison, rows: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(out.astype(float)), -1, out).astype(np.int64)
 
 
+_PATH_KEYS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Per comparison: the last key :func:`path_to_max` walked, with its (own, subtree max)
+arrays - every tree view walks the same key, a hidden tab again when first shown (keys
+are fresh arrays per request: one changed in place would need a new object)."""
+
+
 def subtree_max(cmp: Comparison, v: np.ndarray) -> np.ndarray:
     """Largest ``v`` in every row's subtree (itself included); one sweep per depth level."""
     out = np.nan_to_num(np.asarray(v, dtype=np.float64), nan=-np.inf).copy()
@@ -401,8 +408,13 @@ def subtree_max(cmp: Comparison, v: np.ndarray) -> np.ndarray:
 def path_to_max(layout: RowLayout, v: np.ndarray) -> list[int]:
     """Visible rows from a root down to the row with the largest ``v`` (e.g. |Δ self|)."""
     cmp = layout.cmp
-    own = np.nan_to_num(np.asarray(v, dtype=np.float64), nan=-np.inf)
-    sub = subtree_max(cmp, own)
+    got = _PATH_KEYS.get(cmp)
+    if got is not None and got[0] is v:
+        own, sub = got[1], got[2]
+    else:
+        own = np.nan_to_num(np.asarray(v, dtype=np.float64), nan=-np.inf)
+        sub = subtree_max(cmp, own)
+        _PATH_KEYS[cmp] = (v, own, sub)
     path: list[int] = []
     p = -1
     while True:

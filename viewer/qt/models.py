@@ -245,6 +245,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         self._fade_noise = True  # draw Δ cells whose change is within the noise faded
         self._icons: dict[int, QIcon] = {}
         self._pp_factor: dict[tuple[str, bool], float] = {}
+        self._brushes: dict[tuple[int, int, int], QBrush] = {}
         self._arrays: dict[int, np.ndarray] = {}
         self._candidates: dict[int, np.ndarray] = {}  # rows measured for a column's width
         self._colors: dict[tuple[str, int], np.ndarray] = {}
@@ -649,12 +650,20 @@ class ComparisonTreeModel(QAbstractItemModel):
         self._cells[r * self._ncols + col] = cell
         return cell
 
+    def _brush(self, rgb: tuple[int, int, int]) -> QBrush:
+        """One QBrush per colour (painting asks for a brush per Δ cell twice)."""
+        b = self._brushes.get(rgb)
+        if b is None:
+            if len(self._brushes) > 4096:
+                self._brushes.clear()
+            b = self._brushes[rgb] = QBrush(QColor(*rgb))
+        return b
+
     def _foreground(self, c: Column, r: int):
         if self._faded(c, r):
             return self._faded_fg
         if c.kind in ("delta", "rel") and self._color_deltas:
-            rgb = self._cell_rgb(c.metric, c.run, r)
-            return QBrush(QColor(*text_color_for(rgb)))
+            return self._brush(text_color_for(self._cell_rgb(c.metric, c.run, r)))
         if c.kind == "sig":
             return None if self._sig_real(c.metric, r) else self._faded_fg
         if self.pane_run is None and self.cmp.n_runs > 1 and \
@@ -740,7 +749,7 @@ class ComparisonTreeModel(QAbstractItemModel):
             rgb = self._cell_rgb(c.metric, c.run, r)
             if self._faded(c, r):
                 rgb = fade_rgb(rgb)
-            return QBrush(QColor(*rgb))
+            return self._brush(rgb)
         if c.kind == "name" and self.pane_run is None and self.cmp.n_runs > 1:
             st = self.cmp.status[r]
             if st == Status.ADDED:

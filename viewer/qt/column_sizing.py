@@ -25,7 +25,9 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetrics
-from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QTreeView
+from PySide6.QtWidgets import QStyle, QTreeView
+
+from .cell_delegate import CellDelegate
 
 SAMPLE = 48
 """Candidate rows per end (largest / smallest magnitude) measured for a numeric column."""
@@ -89,7 +91,7 @@ def elide_label(text: str, fm: QFontMetrics, width: int) -> str:
     return fm.elidedText(lead + base + args, Qt.TextElideMode.ElideRight, width)
 
 
-class ElideLeftDelegate(QStyledItemDelegate):
+class ElideLeftDelegate(CellDelegate):
     """Label cells that keep their end: names through :func:`elide_label` (module
     prefixes go first, the function's own name stays) instead of Qt's right elision,
     which cut ``Module.Sub.function`` to ``Module.Su…`` and deep names to ``…``;

@@ -631,6 +631,18 @@ class ComparisonTreeModel(QAbstractItemModel):
             return float(self.column_array(col)[r])
         return None
 
+    def painted_cell(self, index: QModelIndex) -> tuple | None:
+        """What ``data`` answers for a painted cell's roles, as one tuple (display,
+        alignment, background, foreground, font, decoration); None for an invalid index.
+        Read by :class:`~.cell_delegate.CellDelegate` in one call instead of seven."""
+        col = index.column()
+        if col < 0:
+            return None
+        r = index.internalId()
+        self._check_cells()
+        cell = self._cells.get(r * self._ncols + col)
+        return cell if cell is not None else self._cell(r, col)
+
     def _cell(self, r: int, col: int) -> tuple:
         """Every painted role of one cell, in :data:`_CELL_SLOT` order (then cached)."""
         c = self.columns[col]

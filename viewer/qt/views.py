@@ -31,6 +31,7 @@ from profdiff.viewer.compare import Comparison
 from profdiff.viewer.run_labels import labels_of
 
 from . import bulk_ops
+from .cell_delegate import CellDelegate
 from .column_sizing import (
     ElideLeftDelegate,
     available_width,
@@ -88,6 +89,8 @@ class TreePane(QTreeView):
         self.content_widths: dict[int, int] = {}
         self._head_widths: dict[int, int] | None = None
         self._sizing = 0
+        self._cells = CellDelegate(self)  # every other column: one model call per cell
+        self.setItemDelegate(self._cells)
         self._elide_names = ElideLeftDelegate(self)
         self._elide_modules = ElideLeftDelegate(self, names=False)
         self.header().sectionResized.connect(self._section_resized)

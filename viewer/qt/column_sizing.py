@@ -91,6 +91,11 @@ def elide_label(text: str, fm: QFontMetrics, width: int) -> str:
     return fm.elidedText(lead + base + args, Qt.TextElideMode.ElideRight, width)
 
 
+_ELIDE_LEFT = Qt.TextElideMode.ElideLeft  # looked up once: enum members cost per access
+_ITEM_TEXT = QStyle.SubElement.SE_ItemViewItemText
+_FOCUS_MARGIN = QStyle.PixelMetric.PM_FocusFrameHMargin
+
+
 class ElideLeftDelegate(CellDelegate):
     """Label cells that keep their end: names through :func:`elide_label` (module
     prefixes go first, the function's own name stays) instead of Qt's right elision,
@@ -104,7 +109,7 @@ class ElideLeftDelegate(CellDelegate):
     def initStyleOption(self, option, index) -> None:  # noqa: N802 - Qt API
         super().initStyleOption(option, index)
         if not self.names:
-            option.textElideMode = Qt.TextElideMode.ElideLeft
+            option.textElideMode = _ELIDE_LEFT
             return
         text = option.text
         if not text or option.rect.width() <= 0:
@@ -113,9 +118,8 @@ class ElideLeftDelegate(CellDelegate):
         style = widget.style() if widget is not None else None
         if style is None:
             return
-        r = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, option, widget)
-        margin = 2 * (style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None,
-                                        widget) + 1)
+        r = style.subElementRect(_ITEM_TEXT, option, widget)
+        margin = 2 * (style.pixelMetric(_FOCUS_MARGIN, None, widget) + 1)
         option.text = elide_label(text, QFontMetrics(option.font), r.width() - margin)
 
 

@@ -238,6 +238,8 @@ class ComparisonTreeModel(QAbstractItemModel):
         # per ``row * ncols + col``, filled on a cell's first role and dropped whenever
         # what they show may change (:meth:`_reset_cells`)
         self._cells: dict[int, tuple] = {}
+        self._index0: dict[int, QModelIndex] = {}  # tree-column index per row id
+        self._parent_of: dict[int, QModelIndex] = {}  # parent index per row id
         self._cell_noise = cmp.noise
         self._cell_matched = self.layout.matched
         self.scale = scale or DivergingScale()
@@ -312,6 +314,7 @@ class ComparisonTreeModel(QAbstractItemModel):
     # ----- configuration ----------------------------------------------------------------
     def set_columns(self, columns: list[Column]) -> None:
         self.beginResetModel()
+        self._forget_indexes()
         self.columns = list(columns)
         self._ncols = len(self.columns)
         self._arrays.clear()
@@ -527,18 +530,42 @@ class ComparisonTreeModel(QAbstractItemModel):
         if lst is None:
             lst = self.layout.child_list(p)
         if 0 <= row < len(lst) and 0 <= column < self._ncols:
-            return self.createIndex(row, column, lst[row])
-        return QModelIndex()
+            if column:
+                return self.createIndex(row, column, lst[row])
+            # the tree column's indexes are asked for again on every relayout and paint
+            # (drawBranches walks siblings): kept until the rows move (_forget_indexes)
+            r = lst[row]
+            idx = self._index0.get(r)
+            if idx is None:
+                if len(self._index0) >= _MAX_CELLS:
+                    self._index0 = {}
+                idx = self._index0[r] = self.createIndex(row, 0, r)
+            return idx
+        return _ROOT
 
     def parent(self, index: QModelIndex | None = None):  # type: ignore[override]
         if index is None:  # QObject.parent()
             return super().parent()
+        r = index.internalId()
+        got = self._parent_of.get(r)
+        if got is not None and index.column() >= 0:
+            return got
         if not index.isValid():
-            return QModelIndex()
-        p = int(self._parents[index.internalId()])
+            return _ROOT
+        p = int(self._parents[r])
         if p < 0:
-            return QModelIndex()
-        return self.createIndex(self.layout.position(p), 0, p)
+            got = _ROOT
+        else:  # painting asks for every shown row's ancestors (the branch lines)
+            got = self.createIndex(self.layout.position(p), 0, p)
+        if len(self._parent_of) >= _MAX_CELLS:
+            self._parent_of = {}
+        self._parent_of[r] = got
+        return got
+
+    def _forget_indexes(self) -> None:
+        """Rows moved (sort, filter, new columns): the cached indexes are stale."""
+        self._index0 = {}
+        self._parent_of = {}
 
     def rowCount(self, parent: QModelIndex = _ROOT) -> int:
         pc = parent.column()
@@ -834,12 +861,14 @@ class ComparisonTreeModel(QAbstractItemModel):
     # ----- layout change plumbing (called by RowLayout) ---------------------------------
     def _layout_about_to_change(self) -> None:
         self.layoutAboutToBeChanged.emit()
+        self._forget_indexes()
         self._persist = self.persistentIndexList()
         self._persist_ids = [(i.internalId(), i.column()) if i.isValid() else (-1, 0)
                              for i in self._persist]
 
     def _layout_changed(self) -> None:
         self._kids = None  # a filter changes which rows have visible children
+        self._forget_indexes()
         if self._persist:
             # a tree view keeps one persistent index per expanded row: map them all with
             # one batched sort of their parents' child lists

@@ -241,7 +241,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         self._index0: dict[int, QModelIndex] = {}  # tree-column index per row id
         self._parent_of: dict[int, QModelIndex] = {}  # parent index per row id
         self._cell_noise = cmp.noise
-        self._cell_matched = self.layout.matched
+        self._label = [c.kind in ("name", "module") for c in self.columns]
         self.scale = scale or DivergingScale()
         self._color_deltas = True
         self._fade_noise = True  # draw Δ cells whose change is within the noise faded
@@ -300,16 +300,16 @@ class ComparisonTreeModel(QAbstractItemModel):
         self._reset_cells()
 
     def _check_cells(self) -> None:
-        """Drop the cached cells when the significance or the filter's matches changed."""
-        if self._cell_noise is not self.cmp.noise or \
-                self._cell_matched is not self.layout.matched:
+        """Drop the cached cells when the significance changed (it fades Δ cells)."""
+        if self._cell_noise is not self.cmp.noise:
             self._reset_cells()
 
     def _reset_cells(self) -> None:
-        """Forget the cached cells (columns, colours, noise, fading or matches changed)."""
+        """Forget the cached cells (columns, colours, noise or fading changed; a filter
+        does not: its bold matches are applied as cells are read, :meth:`_match_bold`)."""
         self._cells = {}
         self._cell_noise = self.cmp.noise
-        self._cell_matched = self.layout.matched
+        self._label = [c.kind in ("name", "module") for c in self.columns]
 
     # ----- configuration ----------------------------------------------------------------
     def set_columns(self, columns: list[Column]) -> None:
@@ -641,12 +641,13 @@ class ComparisonTreeModel(QAbstractItemModel):
         r = index.internalId()
         slot = _CELL_SLOT.get(role)
         if slot is not None:
-            if self._cell_noise is not self.cmp.noise or \
-                    self._cell_matched is not self.layout.matched:
-                self._reset_cells()  # significance computed, or a new filter's matches
+            if self._cell_noise is not self.cmp.noise:
+                self._reset_cells()  # significance computed: faded cells changed
             cell = self._cells.get(r * self._ncols + col)
             if cell is None:
                 cell = self._cell(r, col)
+            if slot == 4 and self._label[col] and cell[4] is None and self._match_bold(r):
+                return self._bold
             return cell[slot]
         if role == _ROW_ID:
             return r
@@ -668,7 +669,16 @@ class ComparisonTreeModel(QAbstractItemModel):
         r = index.internalId()
         self._check_cells()
         cell = self._cells.get(r * self._ncols + col)
-        return cell if cell is not None else self._cell(r, col)
+        if cell is None:
+            cell = self._cell(r, col)
+        if self._label[col] and cell[4] is None and self._match_bold(r):
+            return (*cell[:4], self._bold, cell[5])
+        return cell
+
+    def _match_bold(self, r: int) -> bool:
+        """Whether row ``r``'s name and module are bold: the filter matched it."""
+        m = self.layout.matched
+        return m is not None and bool(m[r])
 
     def _cell(self, r: int, col: int) -> tuple:
         """Every painted role of one cell, in :data:`_CELL_SLOT` order (then cached)."""
@@ -711,9 +721,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         return None
 
     def _font(self, c: Column, r: int):
-        m = self.layout.matched
-        if m is not None and m[r] and c.kind in ("name", "module"):
-            return self._bold
+        """The font of a present cell, less the filter's bold (:meth:`_match_bold`)."""
         if c.kind == "sig" and self._sig_real(c.metric, r):
             return self._bold
         return None

@@ -43,6 +43,9 @@ from profdiff.parsers.model import (
 if TYPE_CHECKING:
     from .noise import Noise
 
+_ALL = slice(None)
+"""Every row: the default ``rows`` of :meth:`Comparison.delta` and its kin."""
+
 KeyRule = Callable[[np.ndarray], np.ndarray]
 """A rename rule: maps an object array of frame keys (``module\\x1fname``) to new keys."""
 
@@ -180,9 +183,11 @@ class Comparison:
         run = self.current if run is None else run
         return self.values[metric][:, run]
 
-    def delta(self, metric: str, run: int | None = None) -> np.ndarray:
-        """``run - baseline`` per row (absent rows count as zero cost)."""
-        v = self.values[metric]
+    def delta(self, metric: str, run: int | None = None,
+              rows: slice = _ALL) -> np.ndarray:
+        """``run - baseline`` per row (absent rows count as zero cost); ``rows``: a block
+        of rows only (what a view paints)."""
+        v = self.values[metric][rows]
         run = self.current if run is None else run
         return v[:, run] - v[:, self.baseline]
 
@@ -195,31 +200,34 @@ class Comparison:
         r[(base == 0) & (d == 0)] = 0.0
         return r
 
-    def precision_of(self, metric: str, run: int | None = None) -> np.ndarray:
+    def precision_of(self, metric: str, run: int | None = None,
+                     rows: slice = _ALL) -> np.ndarray:
         """Half-width of the interval the change of ``metric`` is known to, per row.
 
         The sum of both runs' rounding half-widths (0 where both values are exact).
         """
         h = self.rounding.get(metric)
         if h is None:
-            return np.zeros(self.n_rows)
+            return np.zeros(len(range(self.n_rows)[rows]))
+        h = h[rows]
         run = self.current if run is None else run
         return h[:, run] + h[:, self.baseline]
 
-    def changed_mask(self, metric: str, run: int | None = None) -> np.ndarray:
+    def changed_mask(self, metric: str, run: int | None = None,
+                     rows: slice = _ALL) -> np.ndarray:
         """Rows whose ``metric`` changed by more than float noise and its precision.
 
         A change smaller than the rounding of the printed numbers allows is no change: it
         gets no colour, no Δ%, and neither ``--fail-if`` nor significance counts it.
         """
         run = self.current if run is None else run
-        v = self.values[metric]
+        v = self.values[metric][rows]
         d = np.abs(v[:, run] - v[:, self.baseline])
         scale = np.maximum(np.abs(v[:, run]), np.abs(v[:, self.baseline]))
         with np.errstate(invalid="ignore"):
             out = d > 1e-9 * np.maximum(scale, 1.0)
             if metric in self.rounding:
-                out &= d > self.precision_of(metric, run) * (1 + 1e-9)
+                out &= d > self.precision_of(metric, run, rows) * (1 + 1e-9)
         return out
 
     def status_for(self, run: int | None = None) -> np.ndarray:

@@ -192,7 +192,8 @@ def format_value(v: float | None, unit: Unit | str, *, suffix: bool = True,
     """
     if v is None or _bad(v):  # (the None test narrows the type)
         return "-"
-    unit = Unit(unit)
+    if type(unit) is not Unit:
+        unit = Unit(unit)
     v = float(v)
     if math.isinf(v):
         return ("+" if v > 0 else "-") + "inf"
@@ -212,7 +213,8 @@ def format_delta(d: float | None, unit: Unit | str, *, suffix: bool = True,
     points (``+24.7 pp``).  ``rounding``: the delta's half-width (both runs' summed)."""
     if d is None or _bad(d):  # (the None test narrows the type)
         return "-"
-    unit = Unit(unit)
+    if type(unit) is not Unit:
+        unit = Unit(unit)
     d = float(d)
     if d == 0:
         return "0"

@@ -81,8 +81,17 @@ def change_scale_factor(cmp: Comparison, metric: str) -> float:
     return 1.0
 
 
+def colour_source(cmp: Comparison, metric: str, by_share: bool = False) -> str:
+    """The metric whose change colours ``metric``'s cells (see :func:`colour_change`)."""
+    met = cmp.metric_by_name[metric]
+    if not by_share and met.unit is Unit.PERCENT and met.percent_of in cmp.values:
+        return met.percent_of
+    return metric
+
+
 def colour_change(cmp: Comparison, metric: str, run: int | None = None,
-                  by_share: bool = False) -> np.ndarray:
+                  by_share: bool = False, rows: slice = slice(None),
+                  factor: float | None = None) -> np.ndarray:
     """The oriented change (positive = worse) every view colours, in percentage points of
     the **baseline run's total**.
 
@@ -92,13 +101,16 @@ def colour_change(cmp: Comparison, metric: str, run: int | None = None,
     (``alloc_pct`` by ``alloc_bytes``) over the baseline's total, and a row whose own cost
     did not change beyond the precision of its values is neutral.  ``by_share`` keeps the
     old share-of-run colouring as an explicit choice.
+
+    ``rows``: a block of rows only, with ``factor`` = ``change_scale_factor(cmp, src)``
+    computed once by the caller (a view colours the few hundred cells it paints without
+    computing 10^6-row columns first).
     """
-    met = cmp.metric_by_name[metric]
-    src = metric
-    if not by_share and met.unit is Unit.PERCENT and met.percent_of in cmp.values:
-        src = met.percent_of
-    d = np.nan_to_num(cmp.delta(src, run) * change_scale_factor(cmp, src))
-    d = np.where(cmp.changed_mask(src, run), d, 0.0)
+    src = colour_source(cmp, metric, by_share)
+    if factor is None:
+        factor = change_scale_factor(cmp, src)
+    d = np.nan_to_num(cmp.delta(src, run, rows) * factor)
+    d = np.where(cmp.changed_mask(src, run, rows), d, 0.0)
     better = cmp.metric_by_name[src].better
     if better == "higher":
         d = -d

@@ -25,7 +25,9 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetrics
-from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QTreeView
+from PySide6.QtWidgets import QStyle, QTreeView
+
+from .cell_delegate import CellDelegate
 
 SAMPLE = 48
 """Candidate rows per end (largest / smallest magnitude) measured for a numeric column."""
@@ -89,7 +91,12 @@ def elide_label(text: str, fm: QFontMetrics, width: int) -> str:
     return fm.elidedText(lead + base + args, Qt.TextElideMode.ElideRight, width)
 
 
-class ElideLeftDelegate(QStyledItemDelegate):
+_ELIDE_LEFT = Qt.TextElideMode.ElideLeft  # looked up once: enum members cost per access
+_ITEM_TEXT = QStyle.SubElement.SE_ItemViewItemText
+_FOCUS_MARGIN = QStyle.PixelMetric.PM_FocusFrameHMargin
+
+
+class ElideLeftDelegate(CellDelegate):
     """Label cells that keep their end: names through :func:`elide_label` (module
     prefixes go first, the function's own name stays) instead of Qt's right elision,
     which cut ``Module.Sub.function`` to ``Module.Su…`` and deep names to ``…``;
@@ -102,7 +109,7 @@ class ElideLeftDelegate(QStyledItemDelegate):
     def initStyleOption(self, option, index) -> None:  # noqa: N802 - Qt API
         super().initStyleOption(option, index)
         if not self.names:
-            option.textElideMode = Qt.TextElideMode.ElideLeft
+            option.textElideMode = _ELIDE_LEFT
             return
         text = option.text
         if not text or option.rect.width() <= 0:
@@ -111,9 +118,8 @@ class ElideLeftDelegate(QStyledItemDelegate):
         style = widget.style() if widget is not None else None
         if style is None:
             return
-        r = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, option, widget)
-        margin = 2 * (style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None,
-                                        widget) + 1)
+        r = style.subElementRect(_ITEM_TEXT, option, widget)
+        margin = 2 * (style.pixelMetric(_FOCUS_MARGIN, None, widget) + 1)
         option.text = elide_label(text, QFontMetrics(option.font), r.width() - margin)
 
 

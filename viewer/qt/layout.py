@@ -40,6 +40,36 @@ def name_codes(cmp: Comparison) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     return v
 
 
+_MATCHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Per comparison: the last few text matches, by (text, regex) - the views showing one
+comparison (the side-by-side panes and the diff tree) filter it with the same text."""
+_UPPER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Per comparison: its distinct names and modules upper-cased (case-blind substring tests)."""
+
+
+def _upper(cmp: Comparison) -> tuple[list[str], list[str]]:
+    v = _UPPER.get(cmp)
+    if v is None:
+        _, nu, _, mu = name_codes(cmp)
+        v = _UPPER[cmp] = ([str(x).upper() for x in nu.tolist()],
+                           [str(x).upper() for x in mu.tolist()])
+    return v
+
+
+def contains(strings: list[str], upper: list[str], text: str, regex: bool) -> np.ndarray:
+    """``pandas.Series(strings).str.contains(text, case=False, regex=regex)`` without its
+    per-call overhead: the same tests (``re.search`` with IGNORECASE; substring of the
+    upper-cased strings), on strings already upper-cased once per comparison."""
+    if regex:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            search = re.compile(text, flags=re.IGNORECASE).search
+        return np.fromiter((search(x) is not None for x in strings), dtype=bool,
+                           count=len(strings))
+    t = text.upper()
+    return np.fromiter((t in x for x in upper), dtype=bool, count=len(upper))
+
+
 _LEVELS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -59,6 +89,7 @@ def precompute(cmp: Comparison) -> None:
     click."""
     _ = cmp.children_offsets_ids, cmp.depth, cmp.status, cmp.present
     name_codes(cmp)
+    _upper(cmp)
     if cmp.mode != "flat":
         levels(cmp)
 
@@ -272,21 +303,28 @@ class RowLayout:
         return name_codes(self.cmp)
 
     def _text_match(self, text: str, regex: bool) -> np.ndarray:
-        nc, nu, mc, mu = self._name_codes
+        """Rows whose name, module or ``Module.name`` contains ``text`` (cached per
+        comparison: read-only, shared by every layout over it)."""
         if regex:
             re.compile(text)  # raise early with a readable message
+        per_cmp = _MATCHES.setdefault(self.cmp, {})
+        m = per_cmp.get((text, regex))
+        if m is None:
+            m = self._compute_match(text, regex)
+            m.setflags(write=False)
+            if len(per_cmp) >= 8:
+                per_cmp.clear()
+            per_cmp[(text, regex)] = m
+        return m
 
-        def hits(uniq) -> np.ndarray:
-            if len(uniq) == 0:
-                return np.zeros(0, dtype=bool)
-            s = pd.Series(uniq, dtype=object).astype(str)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)  # "has match groups"
-                return s.str.contains(text, case=False, regex=regex).to_numpy(dtype=bool)
-
+    def _compute_match(self, text: str, regex: bool) -> np.ndarray:
+        nc, nu, mc, mu = self._name_codes
         if not len(nc):
             return np.zeros(0, dtype=bool)
-        m = hits(nu)[nc] | hits(mu)[mc]
+        un, um = _upper(self.cmp)
+        names = [str(x) for x in nu.tolist()]
+        mods = [str(x) for x in mu.tolist()]
+        m = contains(names, un, text, regex)[nc] | contains(mods, um, text, regex)[mc]
         if "." in text:
             # qualified "Module.name" as the details pane shows it, tested per distinct pair
             pair = nc.astype(np.int64) * max(len(mu), 1) + mc
@@ -295,7 +333,7 @@ class RowLayout:
             labels = [f"{mu[b]}.{nu[a]}" for a, b in zip((pu // max(len(mu), 1)).tolist(),
                                                         (pu % max(len(mu), 1)).tolist(),
                                                         strict=True)]
-            m = m | hits(labels)[pc]
+            m = m | contains(labels, [x.upper() for x in labels], text, regex)[pc]
         return m
 
     @property
@@ -348,6 +386,12 @@ def map_rows(old: Comparison, new: Comparison, rows: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(out.astype(float)), -1, out).astype(np.int64)
 
 
+_PATH_KEYS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Per comparison: the last key :func:`path_to_max` walked, with its (own, subtree max)
+arrays - every tree view walks the same key, a hidden tab again when first shown (keys
+are fresh arrays per request: one changed in place would need a new object)."""
+
+
 def subtree_max(cmp: Comparison, v: np.ndarray) -> np.ndarray:
     """Largest ``v`` in every row's subtree (itself included); one sweep per depth level."""
     out = np.nan_to_num(np.asarray(v, dtype=np.float64), nan=-np.inf).copy()
@@ -364,8 +408,13 @@ def subtree_max(cmp: Comparison, v: np.ndarray) -> np.ndarray:
 def path_to_max(layout: RowLayout, v: np.ndarray) -> list[int]:
     """Visible rows from a root down to the row with the largest ``v`` (e.g. |Δ self|)."""
     cmp = layout.cmp
-    own = np.nan_to_num(np.asarray(v, dtype=np.float64), nan=-np.inf)
-    sub = subtree_max(cmp, own)
+    got = _PATH_KEYS.get(cmp)
+    if got is not None and got[0] is v:
+        own, sub = got[1], got[2]
+    else:
+        own = np.nan_to_num(np.asarray(v, dtype=np.float64), nan=-np.inf)
+        sub = subtree_max(cmp, own)
+        _PATH_KEYS[cmp] = (v, own, sub)
     path: list[int] = []
     p = -1
     while True:

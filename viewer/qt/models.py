@@ -46,6 +46,7 @@ from profdiff.viewer.units import (
 from profdiff.viewer.view_state import (  # noqa: F401 - re-exported for the views
     change_scale_factor,
     colour_change,
+    colour_source,
     default_metric,
     inclusive_of,
     metric_pairs,
@@ -55,6 +56,8 @@ from .layout import RowLayout
 
 _CANDIDATES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 """Per comparison: rows measured for a numeric column's width, by (kind, metric, run)."""
+_MODELS: weakref.WeakSet = weakref.WeakSet()
+"""Every live model: :func:`set_colour_by_share` drops their cached cells."""
 ROW_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 """``data(index, ROW_ID_ROLE)`` -> the union-row id (also ``index.internalId()``)."""
 SORT_VALUE_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -68,6 +71,24 @@ FADED_TEXT = (150, 150, 150)
 _ROOT = QModelIndex()
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+# roles as plain ints: ``role == Qt.ItemDataRole.X`` looks the member up through the enum
+# class on every comparison, and ``data`` runs ~7 times per painted cell
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)
+_DECORATION = int(Qt.ItemDataRole.DecorationRole.value)
+_TOOLTIP = int(Qt.ItemDataRole.ToolTipRole.value)
+_FONT = int(Qt.ItemDataRole.FontRole.value)
+_ALIGN = int(Qt.ItemDataRole.TextAlignmentRole.value)
+_BACKGROUND = int(Qt.ItemDataRole.BackgroundRole.value)
+_FOREGROUND = int(Qt.ItemDataRole.ForegroundRole.value)
+_ROW_ID = int(ROW_ID_ROLE)
+_SORT_VALUE = int(SORT_VALUE_ROLE)
+_CELL_SLOT = {_DISPLAY: 0, _ALIGN: 1, _BACKGROUND: 2, _FOREGROUND: 3, _FONT: 4,
+              _DECORATION: 5}
+"""Roles a painted cell asks for, by their place in a cached cell tuple (:meth:`_cell`)."""
+_MAX_CELLS = 200_000
+"""Cached cells kept before the cache starts over (a few hundred per painted screen)."""
+_BLOCK = 4096
+"""Rows per block of a lazily computed colour column (:meth:`_cell_rgb`)."""
 
 
 @dataclass(frozen=True)
@@ -213,9 +234,20 @@ class ComparisonTreeModel(QAbstractItemModel):
         self._parents = cmp.parent
         self._kids: bytes | None = None  # layout.has_kids(), dropped on layout changes
         self._ncols = len(self.columns)
+        # painted cells: (display, alignment, background, foreground, font, decoration)
+        # per ``row * ncols + col``, filled on a cell's first role and dropped whenever
+        # what they show may change (:meth:`_reset_cells`)
+        self._cells: dict[int, tuple] = {}
+        self._index0: dict[int, QModelIndex] = {}  # tree-column index per row id
+        self._parent_of: dict[int, QModelIndex] = {}  # parent index per row id
+        self._cell_noise = cmp.noise
+        self._label = [c.kind in ("name", "module") for c in self.columns]
         self.scale = scale or DivergingScale()
-        self.color_deltas = True
-        self.fade_noise = True  # draw Δ cells whose change is within the noise faded
+        self._color_deltas = True
+        self._fade_noise = True  # draw Δ cells whose change is within the noise faded
+        self._icons: dict[int, QIcon] = {}
+        self._pp_factor: dict[tuple[str, bool], float] = {}
+        self._brushes: dict[tuple[int, int, int], QBrush] = {}
         self._arrays: dict[int, np.ndarray] = {}
         self._candidates: dict[int, np.ndarray] = {}  # rows measured for a column's width
         self._colors: dict[tuple[str, int], np.ndarray] = {}
@@ -231,15 +263,63 @@ class ComparisonTreeModel(QAbstractItemModel):
         self._placeholder = QBrush(QColor(*PLACEHOLDER))
         self._added = QBrush(QColor(*ADDED))
         self._removed = QBrush(QColor(*REMOVED))
-        self.icons: dict[int, QIcon] = {}
+        _MODELS.add(self)
+
+    # settings that change what cells show: each drops the cached cells
+    @property
+    def fade_noise(self) -> bool:
+        return self._fade_noise
+
+    @fade_noise.setter
+    def fade_noise(self, on: bool) -> None:
+        self._fade_noise = on
+        self._reset_cells()
+
+    @property
+    def color_deltas(self) -> bool:
+        return self._color_deltas
+
+    @color_deltas.setter
+    def color_deltas(self, on: bool) -> None:
+        self._color_deltas = on
+        self._reset_cells()
+
+    @property
+    def icons(self) -> dict[int, QIcon]:
+        """Status icons of the name cells (a dict the views share; replace, don't edit)."""
+        return self._icons
+
+    @icons.setter
+    def icons(self, icons: dict[int, QIcon]) -> None:
+        self._icons = icons
+        self._reset_cells()
+
+    def colour_basis_changed(self) -> None:
+        """The colour basis (share of run or of the baseline) changed: drop the colours."""
+        self._colors.clear()
+        self._reset_cells()
+
+    def _check_cells(self) -> None:
+        """Drop the cached cells when the significance changed (it fades Δ cells)."""
+        if self._cell_noise is not self.cmp.noise:
+            self._reset_cells()
+
+    def _reset_cells(self) -> None:
+        """Forget the cached cells (columns, colours, noise or fading changed; a filter
+        does not: its bold matches are applied as cells are read, :meth:`_match_bold`)."""
+        self._cells = {}
+        self._cell_noise = self.cmp.noise
+        self._label = [c.kind in ("name", "module") for c in self.columns]
 
     # ----- configuration ----------------------------------------------------------------
     def set_columns(self, columns: list[Column]) -> None:
         self.beginResetModel()
+        self._forget_indexes()
         self.columns = list(columns)
         self._ncols = len(self.columns)
         self._arrays.clear()
         self._candidates.clear()
+        self._reset_cells()
         self.endResetModel()
 
     def noise_changed(self) -> None:
@@ -248,10 +328,11 @@ class ComparisonTreeModel(QAbstractItemModel):
             if c.kind == "sig":
                 self._arrays.pop(i, None)
                 self._candidates.pop(i, None)
+        self._reset_cells()
         self.appearanceChanged.emit()
 
     def set_fade_noise(self, on: bool) -> None:
-        self.fade_noise = on
+        self.fade_noise = on  # drops the cached cells
         self.appearanceChanged.emit()
 
     def noise(self, metric: str | None):
@@ -276,6 +357,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         """Change the Δ colour scale; views repaint their viewport (no row changes)."""
         self.scale = scale
         self._colors.clear()
+        self._reset_cells()
         self.appearanceChanged.emit()
 
     @property
@@ -320,8 +402,13 @@ class ComparisonTreeModel(QAbstractItemModel):
         c = self.columns[col]
         pres = self.present
         out = []
+        self._check_cells()
+        cells, nc = self._cells, self._ncols
         for r in np.asarray(rows, dtype=np.int64).tolist():
-            if pres is not None and not pres[r]:
+            cell = cells.get(r * nc + col)
+            if cell is not None:  # painted already: its text is known
+                out.append(cell[0])
+            elif pres is not None and not pres[r]:
                 out.append(PLACEHOLDER_TEXT if col == 0 else "")
             else:
                 out.append(self._text(c, col, r))
@@ -390,8 +477,40 @@ class ComparisonTreeModel(QAbstractItemModel):
 
     def _cell_rgb(self, metric: str, run: int | None, r: int) -> tuple[int, int, int]:
         """Colour of one Δ cell, computed for that row only (painting never touches n rows)."""
-        d = float(self.change_pp(metric, run)[r])
+        d = self._change_at(metric, run, r)
         return scalar_color(self.scale, d if d == d else 0.0)
+
+    def _change_at(self, metric: str, run: int | None, r: int) -> float:
+        """``change_pp(metric, run)[r]``, computed for the block of rows around ``r`` only:
+        the first paint of a tab would otherwise compute whole 10^6-row columns (nan_to_num,
+        changed_mask: ~40 ms each) to colour the few hundred cells it shows."""
+        key = ("pp", metric, -1 if run is None else run, self.colour_by_share)
+        whole = self._colors.get(key)
+        if whole is not None:
+            return float(whole[r])
+        bkey = ("blocks", *key[1:])
+        got = self._colors.get(bkey)
+        if got is None:
+            n = self.cmp.n_rows
+            got = self._colors[bkey] = (np.zeros(n), np.zeros(-(-n // _BLOCK), dtype=bool))
+        vals, done = got
+        b = r // _BLOCK
+        if not done[b]:
+            rows = slice(b * _BLOCK, min(self.cmp.n_rows, (b + 1) * _BLOCK))
+            vals[rows] = self._change_block(metric, run, rows)
+            done[b] = True
+        return float(vals[r])
+
+    def _change_block(self, metric: str, run: int | None, rows: slice) -> np.ndarray:
+        """:meth:`change_pp` over ``rows`` (the same arithmetic, element by element)."""
+        if metric in self._factors:
+            return np.nan_to_num(self.cmp.delta(metric, run, rows)) * self._factors[metric]
+        share = self.colour_by_share
+        f = self._pp_factor.get((metric, share))
+        if f is None:
+            src = colour_source(self.cmp, metric, share)
+            f = self._pp_factor[(metric, share)] = change_scale_factor(self.cmp, src)
+        return colour_change(self.cmp, metric, run, by_share=share, rows=rows, factor=f)
 
     # ----- structure --------------------------------------------------------------------
     def _pid(self, parent: QModelIndex) -> int:
@@ -411,18 +530,42 @@ class ComparisonTreeModel(QAbstractItemModel):
         if lst is None:
             lst = self.layout.child_list(p)
         if 0 <= row < len(lst) and 0 <= column < self._ncols:
-            return self.createIndex(row, column, lst[row])
-        return QModelIndex()
+            if column:
+                return self.createIndex(row, column, lst[row])
+            # the tree column's indexes are asked for again on every relayout and paint
+            # (drawBranches walks siblings): kept until the rows move (_forget_indexes)
+            r = lst[row]
+            idx = self._index0.get(r)
+            if idx is None:
+                if len(self._index0) >= _MAX_CELLS:
+                    self._index0 = {}
+                idx = self._index0[r] = self.createIndex(row, 0, r)
+            return idx
+        return _ROOT
 
     def parent(self, index: QModelIndex | None = None):  # type: ignore[override]
         if index is None:  # QObject.parent()
             return super().parent()
+        r = index.internalId()
+        got = self._parent_of.get(r)
+        if got is not None and index.column() >= 0:
+            return got
         if not index.isValid():
-            return QModelIndex()
-        p = int(self._parents[index.internalId()])
+            return _ROOT
+        p = int(self._parents[r])
         if p < 0:
-            return QModelIndex()
-        return self.createIndex(self.layout.position(p), 0, p)
+            got = _ROOT
+        else:  # painting asks for every shown row's ancestors (the branch lines)
+            got = self.createIndex(self.layout.position(p), 0, p)
+        if len(self._parent_of) >= _MAX_CELLS:
+            self._parent_of = {}
+        self._parent_of[r] = got
+        return got
+
+    def _forget_indexes(self) -> None:
+        """Rows moved (sort, filter, new columns): the cached indexes are stale."""
+        self._index0 = {}
+        self._parent_of = {}
 
     def rowCount(self, parent: QModelIndex = _ROOT) -> int:
         pc = parent.column()
@@ -490,57 +633,97 @@ class ComparisonTreeModel(QAbstractItemModel):
             return initial_sort_order(c)
         return None
 
-    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
-        if not index.isValid():
-            return None
-        r = int(index.internalId())
+    def data(self, index: QModelIndex, role: int = _DISPLAY):
+        # the hot path of painting: one dict lookup per role once a cell was seen
         col = index.column()
+        if col < 0:
+            return None
+        r = index.internalId()
+        slot = _CELL_SLOT.get(role)
+        if slot is not None:
+            if self._cell_noise is not self.cmp.noise:
+                self._reset_cells()  # significance computed: faded cells changed
+            cell = self._cells.get(r * self._ncols + col)
+            if cell is None:
+                cell = self._cell(r, col)
+            if slot == 4 and self._label[col] and cell[4] is None and self._match_bold(r):
+                return self._bold
+            return cell[slot]
+        if role == _ROW_ID:
+            return r
+        c = self.columns[col]
+        if role == _TOOLTIP:
+            pres = self.present
+            return self._tooltip(c, r, pres is not None and not pres[r])
+        if role == _SORT_VALUE and c.numeric:
+            return float(self.column_array(col)[r])
+        return None
+
+    def painted_cell(self, index: QModelIndex) -> tuple | None:
+        """What ``data`` answers for a painted cell's roles, as one tuple (display,
+        alignment, background, foreground, font, decoration); None for an invalid index.
+        Read by :class:`~.cell_delegate.CellDelegate` in one call instead of seven."""
+        col = index.column()
+        if col < 0:
+            return None
+        r = index.internalId()
+        self._check_cells()
+        cell = self._cells.get(r * self._ncols + col)
+        if cell is None:
+            cell = self._cell(r, col)
+        if self._label[col] and cell[4] is None and self._match_bold(r):
+            return (*cell[:4], self._bold, cell[5])
+        return cell
+
+    def _match_bold(self, r: int) -> bool:
+        """Whether row ``r``'s name and module are bold: the filter matched it."""
+        m = self.layout.matched
+        return m is not None and bool(m[r])
+
+    def _cell(self, r: int, col: int) -> tuple:
+        """Every painted role of one cell, in :data:`_CELL_SLOT` order (then cached)."""
         c = self.columns[col]
         pres = self.present
-        absent = pres is not None and not pres[r]
-        if role == Qt.ItemDataRole.DisplayRole:
-            if absent:
-                return PLACEHOLDER_TEXT if col == 0 else ""
-            return self._text(c, col, r)
-        if role == ROW_ID_ROLE:
-            return r
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return _RIGHT if c.numeric else _LEFT
-        if role == Qt.ItemDataRole.BackgroundRole:
-            if absent:
-                return self._placeholder
-            return self._background(c, col, r)
-        if role == Qt.ItemDataRole.ForegroundRole:
-            if absent:
-                return self._grey
-            if self._faded(c, r):
-                return self._faded_fg
-            if c.kind in ("delta", "rel") and self.color_deltas:
-                rgb = self._cell_rgb(c.metric, c.run, r)
-                return QBrush(QColor(*text_color_for(rgb)))
-            if c.kind == "sig":
-                return None if self._sig_real(c.metric, r) else self._faded_fg
-            if self.pane_run is None and self.cmp.n_runs > 1 and \
-                    self.cmp.status[r] == Status.REMOVED:
-                return self._grey
-            return None
-        if role == Qt.ItemDataRole.FontRole:
-            if absent:
-                return self._italic
-            m = self.layout.matched
-            if m is not None and m[r] and c.kind in ("name", "module"):
-                return self._bold
-            if c.kind == "sig" and self._sig_real(c.metric, r):
-                return self._bold
-            return None
-        if role == Qt.ItemDataRole.DecorationRole:
-            if col == 0 and self.pane_run is None and self.cmp.n_runs > 1:
-                return self.icons.get(int(self.cmp.status[r]))
-            return None
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return self._tooltip(c, r, absent)
-        if role == SORT_VALUE_ROLE and c.numeric:
-            return float(self.column_array(col)[r])
+        align = _RIGHT if c.numeric else _LEFT
+        deco = None
+        if col == 0 and self.pane_run is None and self.cmp.n_runs > 1:
+            deco = self._icons.get(int(self.cmp.status[r]))
+        if pres is not None and not pres[r]:
+            cell = (PLACEHOLDER_TEXT if col == 0 else "", align, self._placeholder,
+                    self._grey, self._italic, deco)
+        else:
+            cell = (self._text(c, col, r), align, self._background(c, col, r),
+                    self._foreground(c, r), self._font(c, r), deco)
+        if len(self._cells) >= _MAX_CELLS:
+            self._cells = {}
+        self._cells[r * self._ncols + col] = cell
+        return cell
+
+    def _brush(self, rgb: tuple[int, int, int]) -> QBrush:
+        """One QBrush per colour (painting asks for a brush per Δ cell twice)."""
+        b = self._brushes.get(rgb)
+        if b is None:
+            if len(self._brushes) > 4096:
+                self._brushes.clear()
+            b = self._brushes[rgb] = QBrush(QColor(*rgb))
+        return b
+
+    def _foreground(self, c: Column, r: int):
+        if self._faded(c, r):
+            return self._faded_fg
+        if c.kind in ("delta", "rel") and self._color_deltas:
+            return self._brush(text_color_for(self._cell_rgb(c.metric, c.run, r)))
+        if c.kind == "sig":
+            return None if self._sig_real(c.metric, r) else self._faded_fg
+        if self.pane_run is None and self.cmp.n_runs > 1 and \
+                self.cmp.status[r] == Status.REMOVED:
+            return self._grey
+        return None
+
+    def _font(self, c: Column, r: int):
+        """The font of a present cell, less the filter's bold (:meth:`_match_bold`)."""
+        if c.kind == "sig" and self._sig_real(c.metric, r):
+            return self._bold
         return None
 
     def matched_by(self, r: int) -> str:
@@ -613,7 +796,7 @@ class ComparisonTreeModel(QAbstractItemModel):
             rgb = self._cell_rgb(c.metric, c.run, r)
             if self._faded(c, r):
                 rgb = fade_rgb(rgb)
-            return QBrush(QColor(*rgb))
+            return self._brush(rgb)
         if c.kind == "name" and self.pane_run is None and self.cmp.n_runs > 1:
             st = self.cmp.status[r]
             if st == Status.ADDED:
@@ -686,12 +869,14 @@ class ComparisonTreeModel(QAbstractItemModel):
     # ----- layout change plumbing (called by RowLayout) ---------------------------------
     def _layout_about_to_change(self) -> None:
         self.layoutAboutToBeChanged.emit()
+        self._forget_indexes()
         self._persist = self.persistentIndexList()
         self._persist_ids = [(i.internalId(), i.column()) if i.isValid() else (-1, 0)
                              for i in self._persist]
 
     def _layout_changed(self) -> None:
         self._kids = None  # a filter changes which rows have visible children
+        self._forget_indexes()
         if self._persist:
             # a tree view keeps one persistent index per expanded row: map them all with
             # one batched sort of their parents' child lists
@@ -761,3 +946,5 @@ def set_colour_by_share(on: bool) -> None:
     default, by the change against the baseline's total.  One switch for every view: the
     window then re-applies its scale so cached colours are dropped and views repaint."""
     ComparisonTreeModel.colour_by_share = bool(on)
+    for m in list(_MODELS):
+        m.colour_basis_changed()

@@ -317,5 +317,4 @@ class LoadingMixin:
         b = min(self.baseline_index, len(profiles) - 1)
         session = Session(self.load_spec().replace(baseline=b), profiles)
         precompute(session.tree)
-        precompute(session.flat)
         self._apply(session, paths, keep_state)

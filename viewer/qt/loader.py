@@ -69,13 +69,15 @@ def load_and_align(
     cancelled: Callable[[], bool] | None = None,
     loader: Callable[..., Profile] | None = None,
     n_base: int | None = None,
+    flat: bool = False,
 ) -> LoadResult:
     """Load the slots' paths with ``spec``'s reading options, keep previous profiles where
     loading fails, and build the :class:`~viewer.session.Session` (the tree comparison with
     the spec's rules, its layout precomputed; the flat one is aligned on first use).
 
     ``n_base``: the slots are two groups of repeated runs (the first ``n_base`` = baseline
-    group) compared by their means instead of run by run.
+    group) compared by their means instead of run by run.  ``flat``: align the flat
+    comparison here too (watch mode reads it as soon as the runs are shown).
     """
     out = load_slots(spec, slots, progress=progress, cancelled=cancelled, loader=loader)
     runs = [p for p in out.slot_runs if p is not None]
@@ -86,6 +88,8 @@ def load_and_align(
         session = Session.from_slots(spec, out, n_base)
         tree = session.tree
         precompute(tree)
+        if flat:
+            flat_of(session)
     except ProfdiffError as e:
         out.errors.append(("", str(e)))
         return LoadResult(runs, None, out.errors, out.loaded)
@@ -115,8 +119,10 @@ class LoadTask(QRunnable):
     """Runs :func:`load_and_align` in a pool thread; ``cancel()`` stops it at the next
     progress report of the reader."""
 
-    def __init__(self, slots: list[Slot], spec: SessionSpec, n_base: int | None = None) -> None:
+    def __init__(self, slots: list[Slot], spec: SessionSpec, n_base: int | None = None,
+                 flat: bool = False) -> None:
         super().__init__()
+        self.flat = flat
         self.slots = slots
         self.spec = spec
         self.n_base = n_base
@@ -136,7 +142,8 @@ class LoadTask(QRunnable):
             try:
                 res = load_and_align(self.slots, self.spec,
                                      progress=self.signals.progress.emit,
-                                     cancelled=self._cancel.is_set, n_base=self.n_base)
+                                     cancelled=self._cancel.is_set, n_base=self.n_base,
+                                     flat=self.flat)
             except Cancelled:
                 self.signals.cancelled.emit()
                 return

@@ -268,7 +268,8 @@ class LoadingMixin:
             return
         self._drop_align()
         self._pick_up_rules([p for p in paths if p])  # the alignment uses the rules
-        task = LoadTask([Slot(None, p) for p in profiles], self.load_spec().replace(baseline=0))
+        task = LoadTask([Slot(None, p) for p in profiles], self.load_spec().replace(baseline=0),
+                        flat=True)  # on_done gets the flat comparison: aligned here too
         self._align_task = task
         task.signals.finished.connect(
             lambda res, t=task: self._align_done(t, res, paths, keep_state, on_done))

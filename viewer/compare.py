@@ -146,6 +146,15 @@ class Comparison:
         return depth_from_parent(self.parent)
 
     @cached_property
+    def key_codes(self) -> tuple[np.ndarray, np.ndarray]:
+        """(code of each row's match key, the distinct keys): rows with a given key are
+        then found by comparing integers, not by hashing 10^6 strings per look-up."""
+        import pandas as pd
+
+        codes, uniques = pd.factorize(np.asarray(self.keys, dtype=object))
+        return codes, np.asarray(uniques, dtype=object)
+
+    @cached_property
     def children_offsets_ids(self) -> tuple[np.ndarray, np.ndarray]:
         return children_csr(self.parent)
 

@@ -54,3 +54,10 @@ def test_summary_first_leaves_the_culprit_path_to_the_tree_tab(make_window):
     assert w.diff.current_row() < 0  # nothing ranked for a tree nobody sees yet
     w.show_view("diff")
     assert str(w.comparison.name[w.diff.current_row()]) == "addGrad"
+
+
+def test_culprits_ranked_ahead_open_the_same_path(make_window):
+    w = _open(make_window)
+    w.rank_culprits_now()  # what the live window does when the noise estimate is in
+    w.show_view("diff")
+    assert str(w.comparison.name[w.diff.current_row()]) == "addGrad"

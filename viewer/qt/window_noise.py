@@ -59,6 +59,8 @@ class NoiseMixin:
             self._noise_tasks.remove(task)
         if nz is not None and task.cmp in (self.comparison, self.flat_if_aligned()):
             self._attach_noise(task.cmp, nz)
+        if task.cmp is self.comparison and not self.synchronous:
+            self.rank_culprits_now()  # after the first paint, before the tree tab's click
 
     def wait_for_noise(self, timeout_ms: int = 30000) -> None:
         """Block until background noise estimates are in (tests, screenshots)."""

@@ -149,6 +149,15 @@ class Comparison:
         return depth_from_parent(self.parent)
 
     @cached_property
+    def key_codes(self) -> tuple[np.ndarray, np.ndarray]:
+        """(code of each row's match key, the distinct keys): rows with a given key are
+        then found by comparing integers, not by hashing 10^6 strings per look-up."""
+        import pandas as pd
+
+        codes, uniques = pd.factorize(np.asarray(self.keys, dtype=object))
+        return codes, np.asarray(uniques, dtype=object)
+
+    @cached_property
     def children_offsets_ids(self) -> tuple[np.ndarray, np.ndarray]:
         return children_csr(self.parent)
 
@@ -605,17 +614,26 @@ def _representative_labels(profiles, rep_run, rep_node):
 
 
 def _gather_values(profiles, metrics, node) -> dict[str, np.ndarray]:
+    """Per-row values of every metric (0 where a run lacks the row, NaN where a run lacks
+    the metric).  One clipped index per run, then a plain ``take`` per metric: boolean
+    masks on the strided [row, run] array cost ~10x more on 10^6 rows."""
     n, R = node.shape
+    absent = [node[:, r] < 0 for r in range(R)]
+    index = [np.where(absent[r], 0, node[:, r]) for r in range(R)]
     values: dict[str, np.ndarray] = {}
     for m in metrics:
-        v = np.zeros((n, R), dtype=np.float64)
+        v = np.empty((n, R), dtype=np.float64)
         for r, p in enumerate(profiles):
             if not p.has_metric(m.name):
                 v[:, r] = np.nan
                 continue
             col = np.asarray(p.values[m.name], dtype=np.float64)
-            pres = node[:, r] >= 0
-            v[pres, r] = col[node[pres, r]]
+            if not len(col):  # a run without nodes: every row is absent from it
+                v[:, r] = 0.0
+                continue
+            c = col.take(index[r])
+            c[absent[r]] = 0.0
+            v[:, r] = c
         values[m.name] = v
     return values
 

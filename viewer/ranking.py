@@ -141,8 +141,9 @@ def _system_rows(cmp: Comparison) -> np.ndarray:
     for r, p in enumerate(cmp.runs):
         nodes = cmp.node[:, r]
         has = nodes >= 0
-        if has.any():
-            out[has] |= p.frames.kind[p.frame[nodes[has]]] == "system"
+        if has.any():  # compare the few frames' kinds, not one string per row
+            system_frame = np.asarray(p.frames.kind == "system", dtype=bool)
+            out[has] |= system_frame[p.frame[nodes[has]]]
     return out
 
 

@@ -327,6 +327,11 @@ class Session:
             self._cache[key] = self.label_runs(build())
         return self._cache[key]
 
+    def built(self, mode: str) -> Comparison | None:
+        """The ``mode`` comparison if it is aligned already, else None (nothing is
+        computed: the window asks before painting, to align only what a view shows)."""
+        return self._cache.get(("cmp", mode))
+
     def comparison(self, mode: str) -> Comparison:
         """Runs (or group means) aligned in ``mode`` with the spec's rules."""
         return self._cached(("cmp", mode), lambda: self._align(mode))

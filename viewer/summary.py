@@ -365,13 +365,18 @@ def call_sites(tree: Comparison, keys: Sequence[str], metric: str
     (one hashed pass over the tree's keys, whatever the number of keys)."""
     import pandas as pd
 
-    which = pd.Index(list(dict.fromkeys(keys))).get_indexer(tree.keys)
+    uniq = list(dict.fromkeys(keys))
+    codes, distinct = tree.key_codes  # factorized once per tree, for every metric
+    code_of = pd.Index(distinct).get_indexer(uniq) if len(distinct) else np.full(len(uniq), -1)
+    position = np.full(len(distinct) + 1, -1, dtype=np.int64)  # key code -> index in uniq
+    found = code_of >= 0
+    position[code_of[found]] = np.flatnonzero(found)
+    which = position[codes]  # per tree row: its key's index in uniq, or -1
     rows = np.flatnonzero(which >= 0)
     d = (np.abs(np.nan_to_num(tree.delta(metric)[rows])) if metric in tree.values
          else np.zeros(rows.size))
     rows = rows[np.lexsort((-d, which[rows]))]
     out: dict[str, tuple[int, ...]] = {k: () for k in keys}
-    uniq = list(dict.fromkeys(keys))
     for code in np.unique(which[rows]):
         out[uniq[int(code)]] = tuple(int(r) for r in rows[which[rows] == code])
     return out

@@ -290,19 +290,35 @@ def bench_startup(rounds: int) -> None:
 def bench_app(d: Path, mb: float, rounds: int) -> None:
     """The app opening a pair of ~100 MB .prof and painting the diff tree (``--screenshot``
     mode: load, align, expand, fit the columns, paint, save) against ``profdiff diff`` of
-    the same pair.  Target <= 1.5x."""
+    the same pair.  Target <= 1.5x.  Also printed: the window as it opens without
+    ``--view`` (the Summary page, with its verdicts), and with ``--baseline`` the same
+    rows of that tree (before/after)."""
     from bench_ghc_prof import build_large
 
     a, b = d / "a.prof", d / "b.prof"
     build_large(a, mb)
     build_large(b, mb * 0.97)
-    app = [*PROFDIFF[:-1], "profdiff.viewer.qt.app"]  # same interpreter (and --code tree)
-    env_app = ["env", "QT_QPA_PLATFORM=offscreen", *app, str(a), str(b), "--view", "diff",
-               "--expand", "hot", "--screenshot", str(d / "shot.png")]
-    res = alternate({"app first paint": env_app,
-                     "profdiff diff": [*PROFDIFF, "diff", str(a), str(b)]}, rounds)
+
+    def shot(cli: list[str], name: str, *opts: str) -> list[str]:
+        app = [*cli[:-1], "profdiff.viewer.qt.app"]  # same interpreter (and --code tree)
+        return ["env", "QT_QPA_PLATFORM=offscreen", *app, str(a), str(b), *opts,
+                "--screenshot", str(d / name)]
+
+    cmds = {}
+    for tag, cli in (("", PROFDIFF), ("baseline ", BASELINE)):
+        if cli:
+            cmds[f"{tag}app first paint"] = shot(cli, f"{tag}diff.png", "--view", "diff",
+                                                 "--expand", "hot")
+            cmds[f"{tag}app opens on the Summary"] = shot(cli, f"{tag}summary.png")
+            cmds[f"{tag}profdiff diff"] = [*cli, "diff", str(a), str(b)]
+    res = alternate(cmds, rounds)
     print(f"app opens a pair of {mb:.0f} MB .prof and paints the diff tree:")
-    print("   ", summary(res, "app first paint", "profdiff diff"))
+    for tag in ("", "baseline ") if BASELINE else ("",):
+        for what in ("app first paint", "app opens on the Summary"):
+            print("   ", summary(res, f"{tag}{what}", f"{tag}profdiff diff"))
+    if BASELINE:
+        for what in ("app first paint", "app opens on the Summary", "profdiff diff"):
+            print("   ", summary(res, what, f"baseline {what}"))
 
 
 if __name__ == "__main__":

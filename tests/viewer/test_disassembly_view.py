@@ -96,6 +96,7 @@ def test_window_hook_on_perf_rows(make_window, qtbot, tmp_path, monkeypatch) -> 
     monkeypatch.setenv("HOME", str(tmp_path))
     w = make_window()
     w.load_paths([str(V1), str(V2)])
+    w.show_view("flat")  # its comparison is aligned when the tab is first shown
     pane = w.flat.table  # "By cost centre": every function is a root row
     model = pane.model()
     cmp = model.cmp

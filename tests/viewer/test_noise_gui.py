@@ -34,6 +34,7 @@ def _visible_names(view_layout, cmp):
 
 def test_same_build_groups_show_no_significant_change(win):
     win.open_groups([str(V1), str(RUN1)], [str(RUN2), str(RUN3)])
+    win.flush_pending()  # every tab as when shown (the flat table is filled then)
     cmp = win.comparison
     assert cmp.groups is not None and cmp.n_runs == 2
     assert "groups: 2 vs 2 runs" in win.status_label.text()
@@ -55,6 +56,7 @@ def test_same_build_groups_show_no_significant_change(win):
 
 def test_regression_stands_out_of_the_noise(win):
     win.open_groups([str(V1), str(RUN1), str(RUN2)], [str(V2)])
+    win.flush_pending()
     assert "groups: 3 vs 1 runs" in win.status_label.text()
     win.significant_box.setChecked(True)
     cmp, flat = win.comparison, win.flat_comparison
@@ -131,6 +133,7 @@ def QColor_lightness(rgb):  # noqa: N802 - mirrors QColor.lightness
 
 def test_sig_column_model_tester_and_sorting(win, model_tester):
     win.load_paths([str(V1), str(V2)])
+    win.flush_pending()
     win.act_sig.setChecked(True)
     m = win.diff.models[0]
     model_tester(m)

@@ -212,7 +212,11 @@ def test_screenshot_shows_the_state_of_the_live_window(qtbot, tmp_path, three, e
         # the details pane shows the current row, and that row is on screen (its
         # ancestors are open) - the old screenshot expanded 3 levels and hid it
         view = shot.tabs.currentWidget()
-        if not hasattr(view, "current_row"):  # the Summary: its links lead to the diff tree
+        if not hasattr(view, "current_row"):  # the Summary: its links lead to the diff tree,
+            for w in (live, shot):  # which opens along the culprit's path when first shown
+                w.tabs.setCurrentWidget(w.diff)
+            b = _state(shot)
+            assert _state(live) == b
             view = shot.diff
         cmp = shot.comparison
         row = view.current_row()

@@ -196,11 +196,11 @@ def test_rename_offer_shows_both_rows_in_the_tree(win):
 def test_heap_pair_summary_links_to_the_band(win):
     win.load_paths([str(FV / "hs-ad-v1.hp"), str(FV / "hs-ad-v2.hp")])
     view = win.summary_view
-    assert not view.links_of("flame")  # no flame graph for heap bands
-    link = view.links_of("heap")[0]
     heap = win.tabs.currentWidget()
     assert _current(win) == "Heap over time"
-    win.tabs.setCurrentWidget(view)
+    win.tabs.setCurrentWidget(view)  # the Summary is built when first shown
+    assert not view.links_of("flame")  # no flame graph for heap bands
+    link = view.links_of("heap")[0]
     view.activate(link)
     assert win.tabs.currentWidget() is heap
     assert heap.highlighted is not None and heap.cmp.keys[heap.highlighted] == link.target.key

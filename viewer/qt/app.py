@@ -178,20 +178,21 @@ def show_requested(win, args) -> str:
     Returns "" or why an option cannot be honoured."""
     if win.comparison is None:
         return ""
+    if args.view is not None and args.view not in (available := win.available_views()):
+        return (f"--view {args.view}: this comparison has no such view; views: "
+                f"{', '.join(available) or 'none'}")
+    expand = args.expand is not None and (args.expand in ("hot", "delta")
+                                          or str(args.expand).isdigit())
+    if expand:  # first: the trees' opening expansion, replaced, is then never computed
+        win.collapse_all()
     if args.view is not None:
-        available = win.available_views()
-        if args.view not in available:
-            return (f"--view {args.view}: this comparison has no such view; views: "
-                    f"{', '.join(available) or 'none'}")
         win.show_view(args.view)
     if args.expand is None:
         return ""
-    if args.expand not in ("hot", "delta"):
-        if not str(args.expand).isdigit():
-            return f"--expand expects a number, 'hot' or 'delta', not {args.expand!r}"
+    if not expand:
+        return f"--expand expects a number, 'hot' or 'delta', not {args.expand!r}"
     from .views import FIRST_LOOK_ROWS
 
-    win.collapse_all()
     if args.expand in ("hot", "delta"):
         win.expand_to_depth(2, max_rows=FIRST_LOOK_ROWS)
         win.expand_hottest("value" if args.expand == "hot" else "delta")
@@ -259,20 +260,23 @@ def prepare_screenshot(app, win, args, spec, view) -> int:
     win.resize(w, h)
     if args.colorblind:
         win.act_palette.setChecked(True)
+    if args.files or args.base:  # as open_live: applied the moment the comparison is in
+        _apply_options(win, args)
     win.open_spec(spec, view)
     if (args.files or args.base) and not win.runs:
         print("profdiff: error: " + "; ".join(win.message_bar.messages), file=sys.stderr)
         return 2
-    win.show()
-    app.processEvents()
-    if win.comparison is not None:
-        win.wait_for_noise()
     if args.view is not None and win.comparison is not None \
             and args.view not in win.available_views():
         print(f"profdiff: error: --view {args.view}: this comparison has no such view; "
               f"views: {', '.join(win.available_views()) or 'none'}", file=sys.stderr)
         return 2
-    _apply_options(win, args)
+    if not (args.files or args.base):
+        _apply_options(win, args)
+    win.show()
+    app.processEvents()
+    if win.comparison is not None:
+        win.wait_for_noise()
     for _ in range(3):
         app.processEvents()
     if win.comparison is not None and args.show_suggestions and win.suggestions.suggestions:

@@ -100,6 +100,19 @@ class FlatView(QWidget):
         if old is not None:
             old.deleteLater()
 
+    def clear(self) -> None:
+        """Show nothing: the window gives this view its next comparison when the view is
+        first shown (the flat comparison is aligned only then), so nothing acts on the
+        previous one meanwhile (columns, selection, saved widths)."""
+        old = self.model
+        self.cmp = self.tree_cmp = None
+        self.layout_ = None
+        self.model = None
+        self.table.setModel(None)
+        self.sites.clear()
+        if old is not None:
+            old.deleteLater()
+
     def set_metrics(self, metrics: list[str]) -> None:
         if self.cmp is None or self.model is None:
             return

@@ -31,14 +31,34 @@ from .layout import precompute
 
 @dataclass
 class LoadResult:
+    """What :func:`load_and_align` read and aligned.  The tree comparison is aligned in
+    the worker; the flat one (:attr:`flat`) on first use, as the first view shown may not
+    need it (the diff tree does not; the Summary does)."""
+
     runs: list[Profile]
     tree: Comparison | None
-    flat: Comparison | None
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
     loaded: list[str] = field(default_factory=list)  # paths read successfully
     groups: tuple[list[Profile], list[Profile]] | None = None  # repeated-run groups
     group_paths: tuple[list[str], list[str]] | None = None  # their paths (read successfully)
     session: Session | None = None  # what tree and flat came from
+
+    @property
+    def flat(self) -> Comparison | None:
+        """The flat comparison (aligned now if it was not yet; None when nothing loaded)."""
+        if self.session is None or self.tree is None:
+            return None
+        return flat_of(self.session)
+
+
+def flat_of(session: Session) -> Comparison:
+    """``session.flat`` with the caches its views need filled (:func:`.layout.precompute`)."""
+    built = session.built("flat")
+    if built is not None:
+        return built
+    flat = session.flat
+    precompute(flat)
+    return flat
 
 
 def load_and_align(
@@ -49,39 +69,42 @@ def load_and_align(
     cancelled: Callable[[], bool] | None = None,
     loader: Callable[..., Profile] | None = None,
     n_base: int | None = None,
+    flat: bool = False,
 ) -> LoadResult:
     """Load the slots' paths with ``spec``'s reading options, keep previous profiles where
-    loading fails, and build the :class:`~viewer.session.Session` (tree and flat
-    comparisons with the spec's rules, layouts precomputed).
+    loading fails, and build the :class:`~viewer.session.Session` (the tree comparison with
+    the spec's rules, its layout precomputed; the flat one is aligned on first use).
 
     ``n_base``: the slots are two groups of repeated runs (the first ``n_base`` = baseline
-    group) compared by their means instead of run by run.
+    group) compared by their means instead of run by run.  ``flat``: align the flat
+    comparison here too (watch mode reads it as soon as the runs are shown).
     """
     out = load_slots(spec, slots, progress=progress, cancelled=cancelled, loader=loader)
     runs = [p for p in out.slot_runs if p is not None]
     if not runs:
-        return LoadResult([], None, None, out.errors, out.loaded)
+        return LoadResult([], None, out.errors, out.loaded)
     what = "groups" if n_base is not None else "runs"
     try:
         session = Session.from_slots(spec, out, n_base)
-        tree, flat = session.tree, session.flat
+        tree = session.tree
         precompute(tree)
-        precompute(flat)
+        if flat:
+            flat_of(session)
     except ProfdiffError as e:
         out.errors.append(("", str(e)))
-        return LoadResult(runs, None, None, out.errors, out.loaded)
+        return LoadResult(runs, None, out.errors, out.loaded)
     except Exception as e:  # noqa: BLE001
         out.errors.append(("", f"cannot compare the {what}: {type(e).__name__}: {e}"))
-        return LoadResult(runs, None, None, out.errors, out.loaded)
+        return LoadResult(runs, None, out.errors, out.loaded)
     if progress is not None:
         progress(1.0)
     if n_base is None:
-        return LoadResult(session.runs, tree, flat, out.errors, out.loaded, session=session)
+        return LoadResult(session.runs, tree, out.errors, out.loaded, session=session)
     paths: tuple[list[str], list[str]] = ([], [])
     for i, (s, p) in enumerate(zip(slots, out.slot_runs, strict=True)):
         if p is not None:
             paths[0 if i < n_base else 1].append(s.path or p.path)
-    return LoadResult(list(tree.runs), tree, flat, out.errors, out.loaded, session.groups,
+    return LoadResult(list(tree.runs), tree, out.errors, out.loaded, session.groups,
                       paths, session=session)
 
 
@@ -96,8 +119,10 @@ class LoadTask(QRunnable):
     """Runs :func:`load_and_align` in a pool thread; ``cancel()`` stops it at the next
     progress report of the reader."""
 
-    def __init__(self, slots: list[Slot], spec: SessionSpec, n_base: int | None = None) -> None:
+    def __init__(self, slots: list[Slot], spec: SessionSpec, n_base: int | None = None,
+                 flat: bool = False) -> None:
         super().__init__()
+        self.flat = flat
         self.slots = slots
         self.spec = spec
         self.n_base = n_base
@@ -117,7 +142,8 @@ class LoadTask(QRunnable):
             try:
                 res = load_and_align(self.slots, self.spec,
                                      progress=self.signals.progress.emit,
-                                     cancelled=self._cancel.is_set, n_base=self.n_base)
+                                     cancelled=self._cancel.is_set, n_base=self.n_base,
+                                     flat=self.flat)
             except Cancelled:
                 self.signals.cancelled.emit()
                 return

@@ -33,7 +33,7 @@ from .flame_view import FlameView
 from .flat_view import FlatView
 from .icons import icon
 from .layout import map_rows
-from .loader import LoadTask, Slot
+from .loader import LoadTask, Slot, flat_of
 from .row_menu import bind_format_view, install_row_menus
 from .rules_editor import RulesEditor, describe_rules
 from .suggestions_panel import SuggestionsPanel
@@ -83,7 +83,6 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.runs: list[Profile] = []
         self.paths: list[str | None] = []
         self.comparison: Comparison | None = None
-        self.flat_comparison: Comparison | None = None
         self.session: Session | None = None  # what is compared (rules, groups, runs)
         self.spec = SessionSpec()  # reading options for files opened in the window
         self.view_state = ViewState()  # what is shown (metrics, unit, filters)
@@ -97,6 +96,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.watch_panel: QWidget | None = None  # the "Runs" tab of a watched folder
         self._format_tabs: list[QWidget] = []
         self._pending: dict[int, list] = {}
+        self._culprit_owed: tuple | None = None  # (comparison, memo) of the opening paths
         self.load_errors: list[str] = []  # what the last opening of files could not read
         # matching across refactors
         self.rules: list = []
@@ -107,7 +107,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.groups: tuple[list[Profile], list[Profile]] | None = None
         self.group_paths: tuple[list[str], list[str]] | None = None
         self._noise_tasks: list = []
-        self._columns_restored: set[str] = set()  # formats whose saved widths were applied
+        self._columns_restored: set[tuple[str, str]] = set()  # (format, view) widths applied
         self.baseline_index = 0  # run the others are compared with (View > Baseline)
         self._build_ui()
         self._build_actions()
@@ -133,6 +133,19 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
     show_sig = _view_attr("show_sig", "Show the 'sig.' column.")
     fade_noise = _view_attr("fade_noise", "Fade changes within noise.")
     del _view_attr
+
+    @property
+    def flat_comparison(self) -> Comparison | None:
+        """The flat (per cost centre) comparison of the shown runs, aligned on first use
+        (:func:`.loader.flat_of`): a window that opens on a tree never waits for it."""
+        if self.session is None or self.comparison is None:
+            return None
+        return flat_of(self.session)
+
+    def flat_if_aligned(self) -> Comparison | None:
+        """The flat comparison if it is aligned already, else None (computes nothing):
+        for updates that concern only views already showing it (noise, filters)."""
+        return self.session.built("flat") if self.session is not None else None
 
     def load_spec(self) -> SessionSpec:
         """The spec files are opened with now: the window's reading options, rename rules
@@ -326,15 +339,18 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
               "tab_title": self.tabs.tabText(self.tabs.currentIndex())}
         for name, v in (("side", self.side), ("diff", self.diff)):
             st[name] = (v.expanded_rows(), v.current_row(), v.scroll_value())
-        fc = self.flat.table.currentIndex()
-        st["flat_row"] = int(fc.internalId()) if fc.isValid() else -1
+        fc, flat = self.flat.table.currentIndex(), self.flat.cmp
+        # by key: the flat view may show an older comparison than the last one aligned
+        st["flat_key"] = str(flat.keys[int(fc.internalId())]) if fc.isValid() and \
+            flat is not None else None
         st["flat_sort"] = (self.flat.table.header().sortIndicatorSection(),
-                           self.flat.table.header().sortIndicatorOrder())
+                           self.flat.table.header().sortIndicatorOrder()) \
+            if self.flat.model is not None else None
         return st
 
     def _apply(self, session: Session, paths: list[str | None], keep_state: bool) -> None:
         """Show ``session`` (its tree and flat comparisons) in every view."""
-        old_tree, old_flat = self.comparison, self.flat_comparison
+        old_tree = self.comparison
         state = self._capture_state() if keep_state else None
         widths = self._capture_columns()
         tree = session.tree
@@ -342,7 +358,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.runs = list(tree.runs) if session.groups is not None else list(session.runs)
         self.paths = paths
         self.comparison = tree
-        self.flat_comparison = session.flat
+        self._flat_widths = widths  # for the flat table, given its comparison when shown
         self._choose_metrics()
         self._rebuild_metrics_menu()
         self._rebuild_baseline_menu()
@@ -351,7 +367,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         opening = self._refresh_format_tabs()
         self.apply_filter()
         if state is not None and old_tree is not None:
-            self._restore_state(state, old_tree, old_flat)
+            self._restore_state(state, old_tree)
             if self.tabs.tabText(self.tabs.currentIndex()) != st_title(state) and opening:
                 self.tabs.setCurrentWidget(opening)  # that tab has no data for these runs
         else:
@@ -361,16 +377,20 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
             if len(self.runs) > 1 and tree.n_rows:
                 # The diff tree opens along the path to the biggest change, so the
                 # regression is on screen at the first click on it (or on a Summary link).
-                self.expand_hottest("delta")  # every tree view: Side by side too
+                self.open_along_culprit()  # every tree view: Side by side too
         self._update_details_visibility()
         self._update_enabled()
         self._schedule_noise()
         self.suggestions.set_comparison(tree)
         self._update_status()
         self.comparisonChanged.emit(tree)
+        # after the listeners (--view may switch tabs): built when the Summary is shown
+        if self.tabs.currentWidget() is not self.summary_view:
+            self.summary_view.set_summary(None)
+        self._defer(self.summary_view, self._refresh_summary)
         _settle_gc()
 
-    def _restore_state(self, st: dict, old_tree: Comparison, old_flat: Comparison | None) -> None:
+    def _restore_state(self, st: dict, old_tree: Comparison) -> None:
         for name, v in (("side", self.side), ("diff", self.diff)):
             exp, cur, scroll = st[name]
             new = map_rows(old_tree, self.comparison, exp)
@@ -380,16 +400,24 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
                 if c >= 0:
                     v.select_row(c)
             v.set_scroll_value(scroll)
-        if old_flat is not None and st["flat_row"] >= 0:
-            c = int(map_rows(old_flat, self.flat_comparison, np.array([st["flat_row"]]))[0])
-            if c >= 0:
-                self.flat.select_row(c)
-        sec, order = st["flat_sort"]
-        if sec >= 0 and sec < self.flat.model.columnCount():
-            self.flat.table.sortByColumn(sec, order)
+        self._defer(self.flat, lambda: self._restore_flat(st))
         titles = [self.tabs.tabText(i) for i in range(self.tabs.count())]
         if st.get("tab_title") in titles:
             self.tabs.setCurrentIndex(titles.index(st["tab_title"]))
+
+    def _restore_flat(self, st: dict) -> None:
+        """The flat table's selection and sort as they were (once it shows the new runs)."""
+        flat = self.flat.cmp
+        if flat is None or self.flat.model is None:
+            return
+        if st.get("flat_key") is not None:
+            hit = np.flatnonzero(flat.keys == st["flat_key"])
+            if hit.size:
+                self.flat.select_row(int(hit[0]))
+        if st.get("flat_sort") is not None:
+            sec, order = st["flat_sort"]
+            if 0 <= sec < self.flat.model.columnCount():
+                self.flat.table.sortByColumn(sec, order)
 
     def _bind_view(self, w: QWidget) -> None:
         """The public interface a format view gets: the window's ViewState (followed on
@@ -407,19 +435,18 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         cmp = self.comparison
         sig = self.sig_metric() if self.show_sig else None
         self.diff.sig_metric = sig
-        self.flat.sig_metric = sig if sig in (self.flat_comparison.values
-                                              if self.flat_comparison else ()) else None
         self.summary.set_comparison(cmp)
         self.side.set_comparison(cmp, self._pane_metrics(), self.scale)
         self.diff.set_comparison(cmp, self.metrics, self.scale)
         self.diff.legend.unit_text = "pp of the baseline total"
-        self.flat.set_comparison(self.flat_comparison, cmp, self.metrics, self._main_self_metric(),
-                                 self.scale)
         key = self.hot_key("value")
         if key is not None:
             self.side.sort_by_key(key)
             self.diff.sort_by_key(key)
         self._pending.clear()
+        if self.tabs.currentWidget() is not self.flat:
+            self.flat.clear()
+        self._defer(self.flat, self._push_flat)
         if self.flame is not None:
             metric = self._main_self_metric() or ""
 
@@ -438,6 +465,34 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
                 except Exception as e:  # noqa: BLE001
                     self.message_bar.show_message(f"{type(w).__name__}: {e}", "warning")
         self.details.clear()
+
+    def flat_shown(self) -> bool:
+        """The By cost centre table shows the current runs (it gets them when first shown)."""
+        return self.flat.cmp is not None and self.flat.cmp is self.flat_if_aligned()
+
+    def _push_flat(self) -> None:
+        """Give the By cost centre table the flat comparison, aligned now if not yet."""
+        try:
+            flat = self.flat_comparison
+        except Exception as e:  # noqa: BLE001 - the other views stay usable
+            self.message_bar.show_message(f"By cost centre: {type(e).__name__}: {e}", "warning")
+            return
+        if flat is None:
+            return
+        sig = self.sig_metric() if self.show_sig else None
+        self.flat.sig_metric = sig if sig in flat.values else None
+        self.flat.set_comparison(flat, self.comparison, self.metrics, self._main_self_metric(),
+                                 self.scale)
+        self._restore_columns(getattr(self, "_flat_widths", {}), only="flat")
+        self._update_sig_columns()
+        self._filter_flat()
+        self._schedule_noise()
+
+    def _filter_flat(self) -> None:
+        """The window's filter on the flat table (when it shows the current runs)."""
+        if self.flat_shown() and self.view_state.filter_error() is None:
+            self.flat.apply_filter(self.view_state.filter_text, self.view_state.regex,
+                                   self.keep_mask(self.flat.cmp))
 
     # ----------------------------------------------------------------------------------
     # metrics
@@ -563,8 +618,9 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
             return
         self.side.set_metrics(self._pane_metrics())
         self.diff.set_metrics(self.metrics)
-        self.flat.metric = self._main_self_metric()
-        self.flat.set_metrics(self.metrics)
+        if self.flat_shown():
+            self.flat.metric = self._main_self_metric()
+            self.flat.set_metrics(self.metrics)
         self._update_sig_columns()
         self.settings.setValue(f"metrics/{self._format_key()}", self.metrics)
         self._schedule_noise()
@@ -657,7 +713,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         keep_tree = self.keep_mask(self.comparison)
         self.side.apply_filter(text, regex, keep_tree)
         self.diff.apply_filter(text, regex, keep_tree)
-        self.flat.apply_filter(text, regex, self.keep_mask(self.flat_comparison))
+        self._filter_flat()
         if self.flame is not None and hasattr(self.flame, "set_filter"):
             try:
                 self.flame.set_filter(text)

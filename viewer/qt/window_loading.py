@@ -144,7 +144,7 @@ class LoadingMixin:
                 return
             self._loaded(res, paths, slots)
             return
-        task = LoadTask(slots, spec, n_base=n_base)
+        task = LoadTask(slots, spec, n_base=n_base, flat=self._flat_shown_next())
         self._task = task
         self.progress.setValue(0)
         self.progress_label.setText("Loading " + ", ".join(
@@ -155,6 +155,13 @@ class LoadingMixin:
         task.signals.cancelled.connect(lambda t=task: self._task_cancelled(t))
         task.signals.failed.connect(lambda msg, t=task: self._task_failed(t, msg))
         QThreadPool.globalInstance().start(task)
+
+    def _flat_shown_next(self) -> bool:
+        """The runs being opened replace ones shown on a tab that reads the flat comparison
+        (By cost centre, the Summary): align it in the worker too, not on the GUI thread.
+        A first opening leaves it to the tab shown first (``--view diff`` never needs it)."""
+        return self.comparison is not None and \
+            self.tabs.currentWidget() in (self.flat, self.summary_view)
 
     def _labels_for(self, some: Sequence[str], among: Sequence[str]) -> list[str]:
         """The labels of files ``some`` as they will read among all files ``among``
@@ -268,7 +275,8 @@ class LoadingMixin:
             return
         self._drop_align()
         self._pick_up_rules([p for p in paths if p])  # the alignment uses the rules
-        task = LoadTask([Slot(None, p) for p in profiles], self.load_spec().replace(baseline=0))
+        task = LoadTask([Slot(None, p) for p in profiles], self.load_spec().replace(baseline=0),
+                        flat=True)  # on_done gets the flat comparison: aligned here too
         self._align_task = task
         task.signals.finished.connect(
             lambda res, t=task: self._align_done(t, res, paths, keep_state, on_done))
@@ -317,5 +325,4 @@ class LoadingMixin:
         b = min(self.baseline_index, len(profiles) - 1)
         session = Session(self.load_spec().replace(baseline=b), profiles)
         precompute(session.tree)
-        precompute(session.flat)
         self._apply(session, paths, keep_state)

@@ -47,9 +47,11 @@ class NavigationMixin:
             self._defer(v, lambda v=v: v.expand_to_depth(depth, max_rows))
 
     def collapse_all(self) -> None:
+        self._culprit_owed = None  # the opening paths are dropped with the pending work
         for v in self.tree_views():
             self._pending.pop(id(v), None)
-            v.collapse_all()
+            if len(v.expanded_rows()):  # Qt's collapseAll lays out even a closed tree
+                v.collapse_all()
 
     def expand_hottest(self, by: str = "value", views=None) -> int:
         """Expand along the largest inherited cost (``by="value"``), or down to the row with
@@ -59,13 +61,8 @@ class NavigationMixin:
         if cmp is None:
             return -1
         if by == "delta" and cmp.n_runs > 1:
-            key = self._culprit_key(cmp)
+            key = self._delta_key(cmp)
             to_max = True
-            if key is None:
-                m = self._main_self_metric()
-                if m is None:
-                    return -1
-                key = np.abs(cmp.delta(m)) * change_scale_factor(cmp, m)
         else:
             key = self.hot_key("value")
             to_max = False
@@ -80,6 +77,61 @@ class NavigationMixin:
         if last >= 0:
             self._row_selected(last, None)
         return last
+
+    def open_along_culprit(self) -> None:
+        """Open every tree view along the path to the top culprit, that row current, when
+        the view is first shown: the ranking (and the noise it needs) is computed then,
+        not before the first paint of a window that opens on the Summary.  The first view
+        to open selects the row everywhere (as :meth:`expand_hottest` does); a later one
+        only opens its path, so it does not undo a selection the user made meanwhile."""
+        cmp = self.comparison
+        if cmp is None or cmp.n_runs < 2:
+            return
+        memo: dict[str, object] = {}
+        self._culprit_owed = (cmp, memo)  # see rank_culprits_now
+
+        def open_view(v) -> None:
+            if self.comparison is not cmp:
+                return
+            if "key" not in memo:
+                memo["key"] = self._delta_key(cmp)
+            key = memo["key"]
+            if key is None:
+                return
+            if memo.get("selected"):
+                path = v.hottest_path(key, to_max=True)
+                v.expand_rows(path[:-1])
+                v.fit_name_column(rows=path)
+                return
+            last = v.expand_hottest(key, to_max=True)
+            if last >= 0:
+                memo["selected"] = True
+                self._row_selected(last, v)
+
+        for v in self.tree_views():
+            self._defer(v, lambda v=v: open_view(v))
+
+    def rank_culprits_now(self) -> None:
+        """Rank the culprits a tree view not shown yet still owes its opening path (the
+        live window calls this when the noise estimate arrives, after the first paint), so
+        the first click on the tree tab only opens the path."""
+        owed = getattr(self, "_culprit_owed", None)
+        if owed is None:
+            return
+        cmp, memo = owed
+        if cmp is self.comparison and "key" not in memo and \
+                any(id(v) in self._pending for v in self.tree_views()):
+            memo["key"] = self._delta_key(cmp)
+
+    def _delta_key(self, cmp) -> np.ndarray | None:
+        """What ``expand_hottest("delta")`` follows: the culprit score, else |Δ self|."""
+        key = self._culprit_key(cmp)
+        if key is None:
+            m = self._main_self_metric()
+            if m is None:
+                return None
+            key = np.abs(cmp.delta(m)) * change_scale_factor(cmp, m)
+        return key
 
     def _culprit_key(self, cmp) -> np.ndarray | None:
         """Per-row culprit score (own regression against the baseline's total, beyond

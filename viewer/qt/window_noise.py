@@ -37,7 +37,7 @@ class NoiseMixin:
     def _schedule_noise(self) -> None:
         """Estimate the noise of the shown metrics of two-run comparisons: at once for
         small ones, in a worker thread for big ones (groups already carry theirs)."""
-        for cmp in (self.comparison, self.flat_comparison):
+        for cmp in (self.comparison, self.flat_if_aligned()):
             if cmp is None or cmp.n_runs != 2 or cmp.groups is not None:
                 continue
             todo = self._noise_todo(cmp)
@@ -57,8 +57,10 @@ class NoiseMixin:
     def _noise_done(self, task: _NoiseTask, nz) -> None:
         if task in self._noise_tasks:
             self._noise_tasks.remove(task)
-        if nz is not None and task.cmp in (self.comparison, self.flat_comparison):
+        if nz is not None and task.cmp in (self.comparison, self.flat_if_aligned()):
             self._attach_noise(task.cmp, nz)
+        if task.cmp is self.comparison and not self.synchronous:
+            self.rank_culprits_now()  # after the first paint, before the tree tab's click
 
     def wait_for_noise(self, timeout_ms: int = 30000) -> None:
         """Block until background noise estimates are in (tests, screenshots)."""
@@ -69,8 +71,8 @@ class NoiseMixin:
         self.ensure_noise()
 
     def ensure_noise(self) -> None:
-        """Compute every missing noise estimate now."""
-        for cmp in (self.comparison, self.flat_comparison):
+        """Compute every missing noise estimate now (of the comparisons aligned so far)."""
+        for cmp in (self.comparison, self.flat_if_aligned()):
             if cmp is not None and cmp.n_runs == 2:
                 self._ensure_noise(cmp, self._noise_todo(cmp))
 
@@ -91,7 +93,7 @@ class NoiseMixin:
             cur = self.diff.current_row()
             if cur >= 0:
                 self.details.show_row(cmp, cur)
-        if cmp is self.flat_comparison:
+        if cmp is self.flat_if_aligned():
             self.flat.noise_changed()
         if cmp is self.comparison and self.flame is not None and hasattr(self.flame, "recolor"):
             self.flame.recolor()  # frames within the noise fade, as table cells do
@@ -120,8 +122,9 @@ class NoiseMixin:
             return
         sig = self.sig_metric() if self.show_sig and self.comparison.n_runs == 2 else None
         self.diff.set_sig_metric(sig)
-        fc = self.flat_comparison
-        self.flat.set_sig_metric(sig if fc is not None and sig in fc.values else None)
+        fc = self.flat.cmp if self.flat_shown() else None
+        if fc is not None:
+            self.flat.set_sig_metric(sig if sig in fc.values else None)
 
     def set_fade_noise(self, on: bool) -> None:
         self.fade_noise = on

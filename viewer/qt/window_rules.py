@@ -123,7 +123,6 @@ class RulesMixin:
             session = Session(self.session.spec.replace(rules=tuple(self.rules)),
                               [*self.groups[0], *self.groups[1]], self.groups)
             precompute(session.tree)
-            precompute(session.flat)
             self._apply(session, list(self.paths), keep_state=True)
         else:
             self._set_runs(list(self.runs), True, list(self.paths))

@@ -87,15 +87,17 @@ class SettingsMixin:
         return {name: _column_widths(v) for name, v in self._column_views()
                 if v.model() is not None}
 
-    def _restore_columns(self, before: dict[str, tuple[str, list[int]]]) -> None:
+    def _restore_columns(self, before: dict[str, tuple[str, list[int]]],
+                         only: str | None = None) -> None:
         """Column widths: kept across a swap of runs when the columns are the same, else
-        (first comparison of a format in this window) restored from the settings."""
+        (first comparison of a format in this view) restored from the settings.  ``only``:
+        that view alone (the flat table gets its comparison when first shown)."""
         fmt = self._format_key()
-        first = fmt not in self._columns_restored
-        self._columns_restored.add(fmt)
         for name, view in self._column_views():
-            if view.model() is None:
+            if view.model() is None or only not in (None, name):
                 continue
+            first = (fmt, name) not in self._columns_restored
+            self._columns_restored.add((fmt, name))
             sig, _w = _column_widths(view)
             old = before.get(name)
             if first:

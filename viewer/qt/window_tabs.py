@@ -119,7 +119,6 @@ class TabsMixin:
             insert_at += 1
             self._format_tabs.append(w)
         self._primary_tab = self._pick_opening(cmp, views, opening_view(cmp))
-        self._refresh_summary()
         return self._primary_tab
 
     def _pick_opening(self, cmp: Comparison | None, views: list[tuple[str, QWidget]],
@@ -147,6 +146,8 @@ class TabsMixin:
 
     # ----- the Summary page ---------------------------------------------------------------
     def _refresh_summary(self) -> None:
+        """Build the Summary page of the shown session (deferred until the tab is shown:
+        it aligns the flat comparison and estimates its noise)."""
         from profdiff.viewer.summary import build_summary
 
         from .bottom_up_view import BottomUpView

@@ -23,10 +23,13 @@ import pkgutil
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from . import gzip_io
 from .errors import ParseError, UnknownFormatError, UnreadableFileError
-from .model import Profile
+
+if TYPE_CHECKING:  # numpy comes with the model: a reader imports it when it reads
+    from .model import Profile
 
 HEAD_BYTES = 64 * 1024
 

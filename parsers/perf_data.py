@@ -10,6 +10,10 @@ kept *beside* the perf.data (as the sample recordings do) are added to a throw-a
 build-id cache in a temporary ``HOME``, so the user's ``~/.debug`` is never written; the
 user's existing cache entries are linked into it so they still resolve.  Frames whose
 binary is gone come out as ``[unknown]`` and a warning names the missing binaries.
+
+Start-up: numpy and the text reader are imported only once perf is running, so their
+~0.2 s import overlaps perf's own start (most of the time of a small recording); the
+command line loads the file before it imports its views for the same reason.
 """
 
 from __future__ import annotations
@@ -27,12 +31,12 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from . import perf_script
 from .errors import ExternalToolError, ParseError
-from .model import Profile
+
+if TYPE_CHECKING:
+    from .model import Profile
 
 FORMAT = "perf-data"
 DESCRIPTION = "Linux perf.data recording (read with perf script)"
@@ -329,6 +333,8 @@ def _stream(
         parse_error: ParseError | None = None
         try:
             text = _PipeText(proc.stdout)  # type: ignore[arg-type]
+            from . import perf_script  # with numpy: imported while perf starts
+
             try:
                 prof = perf_script.read_stream(text, p, format=FORMAT, warnings=warnings,
                                                meta={"source": "perf.data"}, **opts)
@@ -479,6 +485,8 @@ def _read_sliced(perf: str, p: Path, env: dict[str, str], timeout: float,
         files = _start_slices(perf, p, ranges, env, errs, procs)
         timer.start()
         text = _SlicesText(procs, files)
+        from . import perf_script  # with numpy: imported while perf starts
+
         prof = perf_script.read_stream(text, p, format=FORMAT, warnings=warnings,
                                        meta={"source": "perf.data"}, **opts)
         text.finish()
@@ -665,6 +673,8 @@ def _missing_binaries(perf: str, p: Path, env: dict[str, str]) -> list[str]:
 
 def _unknown_share(prof: Profile) -> float:
     """Percent of samples whose leaf frame is unresolved (``[unknown]``)."""
+    import numpy as np
+
     v = np.asarray(prof.values["self_samples"], dtype=np.float64)
     tot = v.sum()
     if not tot:

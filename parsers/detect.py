@@ -23,15 +23,24 @@ import pkgutil
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from . import gzip_io
 from .errors import ParseError, UnknownFormatError, UnreadableFileError
-from .model import Profile
+
+if TYPE_CHECKING:  # numpy comes with the model: a reader imports it when it reads
+    from .model import Profile
 
 HEAD_BYTES = 64 * 1024
 
 _SKIP = {"model", "builder", "detect", "errors", "textio", "gzip_io", "values"}
 _readers: dict[str, ModuleType] | None = None
+# Formats that announce themselves by magic bytes at offset 0, so detecting them needs no
+# import of every reader (~0.2 s, a fifth of showing a small perf.data): prefix -> reader
+# module.  Each reader's own ``sniff`` must give 1.0 for its prefixes (a test checks it).
+MAGIC_READERS: dict[bytes, str] = {
+    b"PERFILE2": "perf_data", b"PERFFILE": "perf_data", b"2ELIFREP": "perf_data",
+}
 
 
 def readers() -> dict[str, ModuleType]:
@@ -88,9 +97,8 @@ def detect(path: str | Path) -> ModuleType:
     p = Path(path)
     if not p.exists():
         raise ParseError(p, "an existing file or folder", found="no such file")
-    regs = readers()
     if p.is_dir():
-        dir_readers = [m for m in regs.values() if getattr(m, "ACCEPTS_DIRECTORY", False)]
+        dir_readers = [m for m in readers().values() if getattr(m, "ACCEPTS_DIRECTORY", False)]
         for m in dir_readers:
             if m.sniff(b"", p) > 0:
                 return m
@@ -104,6 +112,10 @@ def detect(path: str | Path) -> ModuleType:
         raise UnreadableFileError(p) from None
     if not head.strip():
         raise UnknownFormatError(p, "a profile, but the file is empty", line=None)
+    by_magic = _by_magic(head, p)
+    if by_magic is not None:
+        return by_magic
+    regs = readers()
     best: tuple[float, ModuleType | None] = (0.0, None)
     for m in regs.values():
         try:
@@ -121,6 +133,20 @@ def detect(path: str | Path) -> ModuleType:
             found="binary data" if binary else first.decode("utf-8", "replace").split("\n")[0],
         )
     return best[1]
+
+
+def _by_magic(head: bytes, path: Path) -> ModuleType | None:
+    """The reader named in :data:`MAGIC_READERS` for ``head``'s first bytes, imported
+    alone, if its ``sniff`` agrees; None to ask every reader."""
+    for prefix, name in MAGIC_READERS.items():
+        if head.startswith(prefix):
+            mod = importlib.import_module(f".{name}", __name__.rpartition(".")[0])
+            try:
+                if float(mod.sniff(head, path)) >= 1.0:
+                    return mod
+            except Exception:  # a sniffer must never break detection
+                return None
+    return None
 
 
 def load(

@@ -19,9 +19,12 @@ import io
 import zlib
 from os import PathLike
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import ParseError
-from .model import Profile
+
+if TYPE_CHECKING:  # the model brings numpy; detection reads heads without it
+    from .model import Profile
 
 GZIP_MAGIC = b"\x1f\x8b"
 _BLOCK = 1 << 16

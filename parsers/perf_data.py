@@ -10,6 +10,10 @@ kept *beside* the perf.data (as the sample recordings do) are added to a throw-a
 build-id cache in a temporary ``HOME``, so the user's ``~/.debug`` is never written; the
 user's existing cache entries are linked into it so they still resolve.  Frames whose
 binary is gone come out as ``[unknown]`` and a warning names the missing binaries.
+
+Start-up: numpy and the text reader are imported only once perf is running, so their
+~0.2 s import overlaps perf's own start (most of the time of a small recording); the
+command line loads the file before it imports its views for the same reason.
 """
 
 from __future__ import annotations
@@ -25,14 +29,15 @@ import struct
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from . import perf_script
 from .errors import ExternalToolError, ParseError
-from .model import Profile
+
+if TYPE_CHECKING:
+    from .model import Profile
 
 FORMAT = "perf-data"
 DESCRIPTION = "Linux perf.data recording (read with perf script)"
@@ -329,6 +334,8 @@ def _stream(
         parse_error: ParseError | None = None
         try:
             text = _PipeText(proc.stdout)  # type: ignore[arg-type]
+            from . import perf_script  # with numpy: imported while perf starts
+
             try:
                 prof = perf_script.read_stream(text, p, format=FORMAT, warnings=warnings,
                                                meta={"source": "perf.data"}, **opts)
@@ -479,6 +486,8 @@ def _read_sliced(perf: str, p: Path, env: dict[str, str], timeout: float,
         files = _start_slices(perf, p, ranges, env, errs, procs)
         timer.start()
         text = _SlicesText(procs, files)
+        from . import perf_script  # with numpy: imported while perf starts
+
         prof = perf_script.read_stream(text, p, format=FORMAT, warnings=warnings,
                                        meta={"source": "perf.data"}, **opts)
         text.finish()
@@ -512,13 +521,19 @@ def _stderr_lines(errs: list) -> str:
 
 class _SlicesText:
     """The text of the slices in order: the first from its pipe (read ahead by a thread),
-    then each file once its perf has exited cleanly (else :class:`_SliceFailed`)."""
+    then each file *while* its perf still writes it (:class:`_GrowingFile`), once the
+    slices before it have exited cleanly (else :class:`_SliceFailed`).
+
+    Why not wait for a slice to finish before reading its file: the parse of the first
+    slice is slower than perf, so the other slices were done long before, and then the
+    rest of the parse ran alone on one core; reading as they write keeps both cores busy.
+    """
 
     def __init__(self, procs: list[subprocess.Popen], files: list[Path]) -> None:
         self._procs = procs
         self._files = files
         self._part = 0
-        self._cur = _PipeText(procs[0].stdout)  # type: ignore[arg-type]
+        self._cur: _PipeText | _GrowingFile = _PipeText(procs[0].stdout)  # type: ignore[arg-type]
 
     def read(self, n: int) -> str:
         while self._part < len(self._procs):
@@ -532,17 +547,58 @@ class _SlicesText:
                 self._cur = self._open(self._part)
         return ""
 
-    def _open(self, part: int) -> _PipeText:
-        """Slice ``part``'s file, once its perf has finished writing it."""
-        for i in range(part + 1):  # the piped slice 0 too: its text ended
+    def _open(self, part: int) -> _GrowingFile:
+        """Slice ``part``'s file, after every slice before it ended cleanly."""
+        for i in range(part):  # their text ended: their perf has exited or is exiting
             if self._procs[i].wait() != 0:
                 raise _SliceFailed(f"perf script slice {i} failed")
-        return _PipeText(open(self._files[part - 1], "rb"))  # noqa: SIM115
+        return _GrowingFile(self._files[part - 1], self._procs[part])
 
     def finish(self) -> None:
-        """After the parse: every slice must have been read to its end."""
-        if self._part < len(self._procs) or self._procs[0].wait() != 0:
-            raise _SliceFailed("the parser stopped before the last slice")
+        """After the parse: every slice must have been read to its end, and its perf
+        must have exited cleanly (a slice cut by a crash is not a whole slice)."""
+        if self._part < len(self._procs) or any(q.wait() != 0 for q in self._procs):
+            raise _SliceFailed("the parser stopped before the last slice, or a slice failed")
+
+
+class _GrowingFile:
+    """Text of a file that a perf process is still writing: what is there now, then
+    (after short sleeps) what it adds, until the process has exited and all is read."""
+
+    WAIT_S = 0.005
+
+    def __init__(self, path: Path, writer: subprocess.Popen) -> None:
+        self._f = open(path, "rb")  # noqa: SIM115 - closed by close()
+        self._writer = writer
+        self._dec = codecs.getincrementaldecoder("utf-8")("replace")
+        self._writer_done = False
+        self._eof = False
+
+    def read(self, n: int) -> str:
+        """Up to ``n`` bytes' worth of text (waits for the writer to add some); "" at
+        the end: the writer has exited and its last byte was read."""
+        out: list[str] = []
+        got = 0
+        while got < n and not self._eof:
+            b = self._f.read(n - got)
+            if b:
+                s = self._dec.decode(b)
+                out.append(s)
+                got += len(b)
+            elif self._writer_done:
+                out.append(self._dec.decode(b"", final=True))
+                self._eof = True
+            elif self._writer.poll() is not None:
+                self._writer_done = True  # one more read takes what it wrote last
+            else:
+                time.sleep(self.WAIT_S)
+        return "".join(out)
+
+    def drain(self) -> None:
+        """Nothing to discard: the writer never waits on a file."""
+
+    def close(self) -> None:
+        self._f.close()
 
 
 class _PipeText:
@@ -665,6 +721,8 @@ def _missing_binaries(perf: str, p: Path, env: dict[str, str]) -> list[str]:
 
 def _unknown_share(prof: Profile) -> float:
     """Percent of samples whose leaf frame is unresolved (``[unknown]``)."""
+    import numpy as np
+
     v = np.asarray(prof.values["self_samples"], dtype=np.float64)
     tot = v.sum()
     if not tot:

@@ -27,9 +27,11 @@ used by :mod:`parsers.perf_data` on ``perf script``'s stdout).
 
 from __future__ import annotations
 
+import gc
 import re
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from itertools import repeat
 from pathlib import Path
 from typing import Any, TextIO
@@ -43,11 +45,11 @@ from .builder import (
     percent_of,
     profile_from_arrays,
     self_and_total,
-    tree_from_paths,
 )
 from .errors import ParseError
 from .gzip_io import cut_of, open_text, with_cut
 from .model import FrameTable, Kind, Metric, Profile, Unit
+from .perf_tree import tree_from_paths
 
 FORMAT = "perf-script"
 DESCRIPTION = "Linux perf script text"
@@ -56,8 +58,10 @@ CHUNK_CHARS = 8 << 20
 CHAIN_CACHE_CHARS = 64 << 20  # callchain texts remembered whole (one hash per repeat)
 SHORT_STACK = 8  # stacks up to this depth are deduplicated by their frame ids
 # the parts of a usual sample header that change from sample to sample: time and period
-_VARYING_RE = re.compile(r"(?m)\s(\d+\.\d+):(\s+)(\d+)(\s+[A-Za-z_]\S*:)[ \t]*$")
-_TIME_PERIOD_RE = re.compile(r"(?m)\s\d+\.\d+:\s+\d+(?=\s+[A-Za-z_]\S*:[ \t]*$)")
+# the last three words of a usual sample header, all of a chunk's checked at once
+_TIMES_RE = re.compile(r"[0-9]+\.[0-9]+:(?:\n[0-9]+\.[0-9]+:)*")
+_PERIODS_RE = re.compile(r"[0-9]+(?:\n[0-9]+)*")
+_EVENTS_RE = re.compile(r"[A-Za-z_]\S*:(?:\n[A-Za-z_]\S*:)*")
 _BLANK, _UNSEEN, _IGNORED = -1, -2, -3  # line codes besides frame ids (see _feed_chunk)
 
 # comm [pid/]tid [cpu] [time:] [period] event: [rest]   - comm is lazy so it may hold spaces;
@@ -345,23 +349,28 @@ class _Parser:
     def _headers(self, hdrs: list[str]) -> tuple | None:
         """Sample headers of a chunk decoded without a Python step per sample.
 
-        Headers differ mostly in their time and period; with those cut out by one regex
-        pass, the rest (comm, pid/tid, event) takes a handful of distinct "shapes",
-        each split once.  Returns per-sample (event, comm, pid) ids, periods and the
+        Headers differ mostly in their time and period, their last words but one;
+        with those cut off (one ``rsplit`` per header, each column checked by one regex
+        over the whole chunk), the rest (comm, pid/tid, event) takes a handful of
+        distinct "shapes", each split once.  Returns per-sample (event, comm, pid) ids, periods and the
         first/last time, or None when a header is not of the usual
         ``comm pid/tid time: period event:`` form (the caller then splits each one).
         """
-        joined = "\n".join(hdrs)
-        found = _VARYING_RE.findall(joined)
-        if len(found) != len(hdrs):
+        words = list(map(str.rsplit, hdrs, repeat(None), repeat(3)))
+        if set(map(len, words)) != {4}:
+            return None
+        prefix, times, periods, evs = zip(*words, strict=True)
+        if not (_TIMES_RE.fullmatch("\n".join(times))
+                and _PERIODS_RE.fullmatch("\n".join(periods))
+                and _EVENTS_RE.fullmatch("\n".join(evs))):
             return None
         try:
-            period = np.array([f[2] for f in found]).astype(np.int64)
+            period = np.array(periods).astype(np.int64)
         except (ValueError, OverflowError):
             return None  # out-of-range values: the per-sample path locates them
         if int(period.max(initial=0)) >= 1 << 62:  # let the careful path check the edge
             return None
-        keys = _TIME_PERIOD_RE.sub("", joined).split("\n")
+        keys = list(map("{}\0{}".format, prefix, evs))  # the header without time and period
         shape_get = self.shape_ids.get
         sids = np.fromiter(map(shape_get, keys, repeat(-1)), dtype=np.int64, count=len(keys))
         for i in np.flatnonzero(sids < 0).tolist():
@@ -369,12 +378,12 @@ class _Parser:
             sh = shape_get(key)
             if sh is None:
                 g = _split_header(hdrs[i])
-                if g is None or g[7] or (g[4], g[5]) != (found[i][0], found[i][2]):
+                if g is None or g[7] or (g[4], g[5]) != (times[i][:-1], periods[i]):
                     return None
                 sh = self._shape(key, g)
             sids[i] = sh
         shapes = np.asarray(self.shapes, dtype=np.int32).reshape(-1, 3)
-        return shapes[sids], period, found[0][0], found[-1][0]
+        return shapes[sids], period, times[0][:-1], times[-1][:-1]
 
     def _shape(self, key: str, g: tuple) -> int:
         """Intern a header shape (its event, comm and pid/tid) and return its id."""
@@ -402,9 +411,14 @@ class _Parser:
         self.t_last = t_last
 
     def _learn(self, lines: list[str], idx: np.ndarray, codes: np.ndarray) -> bool:
-        """Parse callchain lines not seen before; False if one is not a frame line."""
-        for i in idx.tolist():
-            ln = lines[i]
+        """Parse callchain lines not seen before; False if one is not a frame line.
+
+        Each distinct line is parsed once (a small recording's first chunk is nearly all
+        unseen lines, mostly repeats of a few hundred), then the codes are set in one step.
+        """
+        picked = list(map(lines.__getitem__, idx.tolist()))
+        learned: dict[str, int] = {}
+        for ln in dict.fromkeys(picked):
             fid = self.line_frame.get(ln)
             if fid is None:
                 if not ln.strip() or _is_header(ln):
@@ -413,9 +427,11 @@ class _Parser:
                 if fid is None:
                     if ln[:1] not in (" ", "\t"):
                         return False
-                    self.ignored_lines += 1  # srcline / brstack extras under a frame
-                    fid = _IGNORED
-            codes[i] = fid
+                    fid = _IGNORED  # srcline / brstack extras under a frame
+            learned[ln] = fid
+        got = np.fromiter(map(learned.__getitem__, picked), dtype=np.int32, count=len(picked))
+        codes[idx] = got
+        self.ignored_lines += int(np.count_nonzero(got == _IGNORED))
         return True
 
     def _feed_each(self, body: str, line_base: int) -> None:
@@ -698,25 +714,26 @@ def read_stream(
     done = 0
     blank_seen = False  # samples are blank-line separated (they carry callchains)
     incomplete_reason = ""
-    while True:
-        try:
-            data = stream.read(CHUNK_CHARS)
-        except (EOFError, OSError) as e:  # truncated gzip: keep what was read
-            incomplete_reason = f"the compressed stream ends early ({e})"
-            data = ""
-        if not data:
-            break
-        done += len(data)
-        buf = carry + data if carry else data
-        cut = buf.rfind("\n\n")
-        if cut < 0:
-            carry = buf
-            continue
-        blank_seen = True
-        body, carry = buf[:cut], buf[cut + 2 :]
-        line_base += ps.feed_blocks(body, line_base) + 1
-        if progress is not None and size:
-            progress(min(done / size, 1.0))
+    with _gc_paused():
+        while True:
+            try:
+                data = stream.read(CHUNK_CHARS)
+            except (EOFError, OSError) as e:  # truncated gzip: keep what was read
+                incomplete_reason = f"the compressed stream ends early ({e})"
+                data = ""
+            if not data:
+                break
+            done += len(data)
+            buf = carry + data if carry else data
+            cut = buf.rfind("\n\n")
+            if cut < 0:
+                carry = buf
+                continue
+            blank_seen = True
+            body, carry = buf[:cut], buf[cut + 2 :]
+            line_base += ps.feed_blocks(body, line_base) + 1
+            if progress is not None and size:
+                progress(min(done / size, 1.0))
     carry, reason = _unterminated_tail(carry, line_base, blank_seen, bool(incomplete_reason))
     incomplete_reason = "; ".join(r for r in (incomplete_reason, reason) if r)
     if carry.strip():
@@ -738,6 +755,23 @@ def read_stream(
     prof = _build(ps, event=event, format=format, extra_meta=extra_meta,
                   incomplete_reason=incomplete_reason)
     return perf_kernel.collapse_unresolved(prof)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while the chunks are parsed (restored after).
+
+    Why: each chunk is a list of ~180k line strings, and every young collection that
+    the small per-sample objects trigger walks it again: 8 % of the parse of a deep
+    recording.  The parse makes no reference cycles, so nothing is left for later.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _lines_before(blocks: list[str], bi: int) -> int:

@@ -28,10 +28,12 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from profdiff.parsers.errors import ProfdiffError
+
+if TYPE_CHECKING:  # the rules are parsed at start-up, before anything needs numpy
+    import numpy as np
 
 SEP = "\x1f"
 RULES_FILE = ".profdiff.toml"
@@ -51,6 +53,8 @@ def _split(keys: np.ndarray) -> tuple[list[str], list[str]]:
 
 
 def _join(mods: Sequence[str], names: Sequence[str]) -> np.ndarray:
+    import numpy as np
+
     return np.array([f"{m}{SEP}{n}" for m, n in zip(mods, names, strict=True)], dtype=object)
 
 
@@ -131,6 +135,8 @@ class KeyMap:
 
     def __call__(self, keys: np.ndarray) -> np.ndarray:
         mapping = dict(self.pairs)
+        import numpy as np
+
         return np.array([mapping.get(k, k) for k in keys.tolist()], dtype=object)
 
     def describe(self) -> str:

@@ -70,13 +70,15 @@ def _sorted(ids: np.ndarray, key: np.ndarray | None) -> list[int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .report import profile_json, write_json
     from .session import load_run, transform_runs
-    from .table import render_profile, use_color
 
     args.files, args.no_rules_file = [args.file], True  # one run: nothing to match
     spec = spec_from_args(args, "tree")
-    p = transform_runs(spec, [load_run(spec, args.file)])[0]
+    run_ = load_run(spec, args.file)  # first: a perf.data's perf runs while we import
+    from .report import profile_json, write_json
+    from .table import render_profile, use_color
+
+    p = transform_runs(spec, [run_])[0]
     metrics = metric_list(args.metrics, p.shown_metrics, [m.name for m in p.metrics])
     sort = args.sort or p.default_metric or (metrics[0] if metrics else None)
     if sort and not p.has_metric(sort):

@@ -12,7 +12,8 @@ picked at random, so almost every sample's stack is new) recorded with ``perf re
    and ``perf report -g folded`` are printed as the floor and a peer.  Target <= 2x,
    RSS <= 2 GB at 1M samples.
 2. ``profdiff diff`` of two ~90k-sample recordings against two ``perf report`` runs.
-3. ``profdiff show`` of a small recording (~2.5k samples), in seconds.  Target <= 0.25 s.
+3. ``profdiff show`` of a small recording (~2.5k samples), in seconds and as ratios to
+   ``perf report`` and ``perf script`` with our fields.  Target <= 0.25 s.
 4. The text reader in-process on replicated c-vm text (10^6 samples), in seconds.
 """
 
@@ -84,13 +85,16 @@ def bench_diff(cache: Path, rounds: int) -> None:
 
 def bench_small(cache: Path, rounds: int) -> None:
     rec = recording(2_500, 1, cache)
-    cmds: dict = {"profdiff show": [*PROFDIFF, "show", str(rec)], "perf report": _report(rec)}
+    cmds: dict = {"profdiff show": [*PROFDIFF, "show", str(rec)], "perf report": _report(rec),
+                  "perf script (our fields)": [
+                      "perf", "script", "--header", "-i", str(rec), "-F", ",".join(perf_data.FIELDS)]}
     if BASELINE:
         cmds["baseline show"] = [*BASELINE, "show", str(rec)]
     res = alternate(cmds, max(rounds, 5))
     t = statistics.median(x[0] for x in res["profdiff show"])
     print(f"perf.data, ~2.5k samples: profdiff show {t:.3f} s (target <= 0.25 s);")
     print("   ", summary(res, "profdiff show", "perf report"))
+    print("   ", summary(res, "profdiff show", "perf script (our fields)"))
     if BASELINE:
         print("   ", summary(res, "profdiff show", "baseline show"))
 

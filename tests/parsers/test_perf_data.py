@@ -358,3 +358,28 @@ def test_slice_count_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert perf_data.slice_count() == 3
     monkeypatch.setenv("PROFDIFF_PERF_SLICES", "x")
     assert 1 <= perf_data.slice_count() <= perf_data.MAX_SLICES
+
+
+def test_slice_file_growing_is_read_while_its_writer_still_writes(tmp_path: Path) -> None:
+    """_GrowingFile gives every byte a still-running writer adds (cut mid-line and in
+    the middle of a UTF-8 character), and ends only once the writer has exited."""
+    import sys
+
+    out = tmp_path / "slice1.txt"
+    text = "".join(f"λ line {i}\n" for i in range(2000))
+    data = text.encode()
+    code = ("import sys, time\n"
+            f"data = open({str(tmp_path / 'src')!r}, 'rb').read()\n"
+            "with open(sys.argv[1], 'ab', buffering=0) as f:\n"
+            "    for i in range(0, len(data), 997):\n"
+            "        f.write(data[i:i + 997]); time.sleep(0.002)\n")
+    (tmp_path / "src").write_bytes(data)
+    out.write_bytes(b"")
+    writer = subprocess.Popen([sys.executable, "-c", code, str(out)])
+    reader = perf_data._GrowingFile(out, writer)
+    parts = []
+    while s := reader.read(4096):
+        parts.append(s)
+    reader.close()
+    assert writer.poll() is not None
+    assert len(parts) > 1 and "".join(parts) == text

@@ -24,7 +24,6 @@ Why it is read the way it is:
 
 from __future__ import annotations
 
-import gc
 import json
 import operator
 import re
@@ -37,6 +36,7 @@ import numpy as np
 
 from .builder import FrameInterner, profile_from_arrays
 from .errors import ParseError
+from .gc_pause import gc_paused
 from .ghc_prof import (
     DISPLAY_METRICS,
     M_ALLOC_B,
@@ -299,13 +299,8 @@ def _vector_tree(text: str) -> tuple[dict[str, Any], tuple] | None:
     section = text[colon + 1 :].encode("utf-8")
     if not section.isascii():
         return None
-    enabled = gc.isenabled()
-    gc.disable()  # findall makes a tuple per node; nothing here is cyclic garbage
-    try:
+    with gc_paused():  # findall makes a tuple per node; nothing here is cyclic garbage
         return _vector_columns(doc, text, colon + 1, section)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _vector_columns(doc: dict[str, Any], text: str, start: int, section: bytes
@@ -365,13 +360,8 @@ def _vector_columns(doc: dict[str, Any], text: str, start: int, section: bytes
 def _loads_without_gc(text: str) -> Any:
     """``json.loads`` with the cyclic GC paused: a 10^6-node tree makes ~10^6 dicts, and
     the collections they trigger cost 2.5x the parse itself (none of them is garbage)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         return json.loads(text)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _frames_of(path: Path, ids: np.ndarray, cc_frame: dict[int, int],
@@ -408,25 +398,21 @@ def _walk_fixed(path: Path, root: Any) -> tuple[Any, ...]:
     stack = [root]
     dstack = [0]
     pop, dpop = stack.pop, dstack.pop
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        while stack:
-            i, e, a, t, kids = _NODE_FIELDS(pop())
-            d = dpop()
-            ids.append(i)
-            entries.append(e)
-            alloc.append(a)
-            ticks.append(t)
-            depth.append(d)
-            if kids:
-                stack.extend(reversed(kids))
-                dstack.extend([d + 1] * len(kids))
-    except (KeyError, TypeError):
-        return _walk_dicts(path, root)
-    finally:
-        if enabled:
-            gc.enable()
+    with gc_paused():
+        try:
+            while stack:
+                i, e, a, t, kids = _NODE_FIELDS(pop())
+                d = dpop()
+                ids.append(i)
+                entries.append(e)
+                alloc.append(a)
+                ticks.append(t)
+                depth.append(d)
+                if kids:
+                    stack.extend(reversed(kids))
+                    dstack.extend([d + 1] * len(kids))
+        except (KeyError, TypeError):
+            return _walk_dicts(path, root)
     try:  # the columns as int64 at once; odd values (strings, None) take the careful walk
         cols = [np.array(c, dtype=np.int64) for c in (ids, entries, ticks, alloc)]
     except (TypeError, ValueError, OverflowError):

@@ -27,11 +27,9 @@ used by :mod:`parsers.perf_data` on ``perf script``'s stdout).
 
 from __future__ import annotations
 
-import gc
 import re
 from array import array
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from itertools import repeat
 from pathlib import Path
 from typing import Any, TextIO
@@ -47,6 +45,7 @@ from .builder import (
     self_and_total,
 )
 from .errors import ParseError
+from .gc_pause import gc_paused
 from .gzip_io import cut_of, open_text, with_cut
 from .model import FrameTable, Kind, Metric, Profile, Unit
 from .perf_tree import tree_from_paths
@@ -714,7 +713,7 @@ def read_stream(
     done = 0
     blank_seen = False  # samples are blank-line separated (they carry callchains)
     incomplete_reason = ""
-    with _gc_paused():
+    with gc_paused():
         while True:
             try:
                 data = stream.read(CHUNK_CHARS)
@@ -755,23 +754,6 @@ def read_stream(
     prof = _build(ps, event=event, format=format, extra_meta=extra_meta,
                   incomplete_reason=incomplete_reason)
     return perf_kernel.collapse_unresolved(prof)
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while the chunks are parsed (restored after).
-
-    Why: each chunk is a list of ~180k line strings, and every young collection that
-    the small per-sample objects trigger walks it again: 8 % of the parse of a deep
-    recording.  The parse makes no reference cycles, so nothing is left for later.
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _lines_before(blocks: list[str], bi: int) -> int:

@@ -33,11 +33,9 @@ def _non_ascii_copy(dst: Path, every: int) -> int:
     return changed
 
 
-def test_non_ascii_rows_read_like_the_line_parser(tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    dst = tmp_path / "u.prof"
-    changed = _non_ascii_copy(dst, 7)
-    assert changed > 20
+
+def _count_line_parser(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Counts the rows handed to the per-line parser (``{"n": rows}``, updated live)."""
     calls = {"n": 0}
     real = ghc_prof._parse_line
 
@@ -46,6 +44,15 @@ def test_non_ascii_rows_read_like_the_line_parser(tmp_path: Path,
         return real(*a, **k)
 
     monkeypatch.setattr(ghc_prof, "_parse_line", counting)
+    return calls
+
+
+def test_non_ascii_rows_read_like_the_line_parser(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    dst = tmp_path / "u.prof"
+    changed = _non_ascii_copy(dst, 7)
+    assert changed > 20
+    calls = _count_line_parser(monkeypatch)
     fast = ghc_prof.read(dst)
     assert calls["n"] < changed // 4  # the shifted rows did not fall to the line parser
     monkeypatch.setattr(ghc_prof, "_layout_from_sample", lambda *a, **k: None)
@@ -73,14 +80,7 @@ def test_real_cjk_report_fast_path_equals_line_parser(monkeypatch: pytest.Monkey
     tree_at = next(i for i, ln in enumerate(lines) if "no." in ln and "entries" in ln)
     shifted = [ln for ln in lines[tree_at + 1 :] if ln.strip() and not ln.isascii()]
     assert len(shifted) == 5
-    calls = {"n": 0}
-    real = ghc_prof._parse_line
-
-    def counting(*a, **k):
-        calls["n"] += 1
-        return real(*a, **k)
-
-    monkeypatch.setattr(ghc_prof, "_parse_line", counting)
+    calls = _count_line_parser(monkeypatch)
     fast = ghc_prof.read(REAL)
     assert calls["n"] == 0  # every row, the CJK ones too, went through the column parser
     slow = ghc_prof.read(REAL, fast=False)

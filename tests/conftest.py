@@ -16,6 +16,19 @@ def data_dir() -> Path:
     return DATA
 
 
+@pytest.fixture
+def bench_callgrind():
+    """The callgrind benchmark script as a module (its generator writes realistic files:
+    non-ASCII names, fi/fe, cob/cfi, subpositions)."""
+    import importlib.util
+
+    path = Path(__file__).parent / "bench" / "bench_callgrind.py"
+    spec = importlib.util.spec_from_file_location("bench_callgrind", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _empty_home(tmp_path_factory: pytest.TempPathFactory):
     """Run every test with HOME pointing at an empty folder.

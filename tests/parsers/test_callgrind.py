@@ -233,16 +233,10 @@ def test_vectorised_pass_equals_sequential(name: str) -> None:
     _same_profile(callgrind.read(DATA / name), callgrind.read(DATA / name, sequential=True))
 
 
-def test_vectorised_pass_on_generated_file(tmp_path: Path) -> None:
+def test_vectorised_pass_on_generated_file(tmp_path: Path, bench_callgrind) -> None:
     """The benchmark's generator: non-ASCII names, fi/fe, cob/cfi, subpositions."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "bench_callgrind", Path(__file__).resolve().parent.parent / "bench" / "bench_callgrind.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
     f = tmp_path / "callgrind.out.gen"
-    bench.generate(f, 1, n_functions=3000)
+    bench_callgrind.generate(f, 1, n_functions=3000)
     a, b = callgrind.read(f), callgrind.read(f, sequential=True)
     _same_profile(a, b)
     assert any(not n.isascii() for n in a.frames.name.tolist())

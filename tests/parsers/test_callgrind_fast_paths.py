@@ -47,15 +47,10 @@ def test_corpus_takes_the_fast_paths(name: str, slow_paths_forbidden) -> None:
     assert prof.n_nodes > 0 and not prof.incomplete
 
 
-def test_benchmark_file_takes_the_fast_paths(tmp_path: Path, slow_paths_forbidden) -> None:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "bench_callgrind", Path(__file__).resolve().parent.parent / "bench" / "bench_callgrind.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+def test_benchmark_file_takes_the_fast_paths(tmp_path: Path, slow_paths_forbidden,
+                                              bench_callgrind) -> None:
     f = tmp_path / "callgrind.out.gen"
-    bench.generate(f, 1, n_functions=3000)
+    bench_callgrind.generate(f, 1, n_functions=3000)
     assert callgrind.read(f).n_nodes > 1000
 
 

@@ -20,6 +20,7 @@ derived deltas and statuses.  Qt models, the CLI and exporters all read it.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -123,6 +124,16 @@ class Comparison:
             return
         for k, v in noise.metrics.items():
             self.noise.metrics.setdefault(k, v)
+
+    def noise_with(self, noise: Noise) -> Noise:
+        """The estimate :meth:`add_noise` of ``noise`` would leave, without changing the
+        comparison: a worker ranks with it before the GUI thread attaches ``noise``."""
+        if self.noise is None:
+            return noise
+        merged = dataclasses.replace(self.noise, metrics=dict(self.noise.metrics))
+        for k, v in noise.metrics.items():
+            merged.metrics.setdefault(k, v)
+        return merged
 
     # ----- shape ------------------------------------------------------------------------
     @property

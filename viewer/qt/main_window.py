@@ -72,6 +72,9 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
 
     comparisonChanged = Signal(object)
     viewStateChanged = Signal(object)  # ViewState: filter, thresholds, metrics, unit changed
+    # a worker's culprit ranking of a comparison arrived; applied: it gave the opening path
+    # (False: stale after a reload, or the tree tab was opened first)
+    culpritsRanked = Signal(object, bool)
 
     def __init__(self, settings: QSettings | None = None, synchronous: bool = False) -> None:
         super().__init__()

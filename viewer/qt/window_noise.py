@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from profdiff.viewer.compare import Comparison
+from profdiff.viewer.defaults import DEFAULT_ALPHA
 from profdiff.viewer.noise import ensure_noise, single_run_noise
+from profdiff.viewer.ranking import main_metrics, rank_changes
 
 NOISE_SYNC_ROWS = 200_000
 """Comparisons up to this many rows get their noise estimate at once; bigger ones in a
@@ -36,31 +38,51 @@ class NoiseMixin:
 
     def _schedule_noise(self) -> None:
         """Estimate the noise of the shown metrics of two-run comparisons: at once for
-        small ones, in a worker thread for big ones (groups already carry theirs)."""
+        small ones, in a worker thread for big ones (groups already carry theirs).  A big
+        comparison whose culprits a hidden tree view still owes is ranked in that worker
+        too, after its noise (the ranking judges by it): the GUI then only opens the path."""
         for cmp in (self.comparison, self.flat_if_aligned()):
-            if cmp is None or cmp.n_runs != 2 or cmp.groups is not None:
+            if cmp is None:
                 continue
-            todo = self._noise_todo(cmp)
-            if not todo:
+            big = cmp.n_rows > NOISE_SYNC_ROWS
+            rank = big and self.culprits_owed(cmp)
+            single = cmp.n_runs == 2 and cmp.groups is None
+            todo = self._noise_todo(cmp) if single else []
+            if rank and single:  # what Session.culprits estimates before it ranks
+                todo = list(dict.fromkeys([*todo, *self._noise_todo(cmp, main_metrics(cmp))]))
+            if not big:
+                if todo:
+                    self._ensure_noise(cmp, todo)
                 continue
-            if cmp.n_rows <= NOISE_SYNC_ROWS:
-                self._ensure_noise(cmp, todo)
+            if not todo and not rank:
                 continue
-            if any(t.cmp is cmp and set(todo) <= set(t.metrics) for t in self._noise_tasks):
+            if any(t.cmp is cmp and set(todo) <= set(t.metrics) and (t.rank or not rank)
+                   for t in self._noise_tasks):
                 continue
-            task = _NoiseTask(cmp, todo)
+            task = _NoiseTask(cmp, todo, rank=rank, alpha=self._alpha())
             self._noise_tasks.append(task)
             task.signals.done.connect(lambda nz, t=task: self._noise_done(t, nz))
+            task.signals.ranked.connect(lambda rk, t=task: self._ranked(t, rk))
             QThreadPool.globalInstance().start(task)
         self._update_legend()
 
+    def _alpha(self) -> float:
+        session = getattr(self, "session", None)
+        return session.spec.alpha if session is not None else DEFAULT_ALPHA
+
     def _noise_done(self, task: _NoiseTask, nz) -> None:
-        if task in self._noise_tasks:
+        if task in self._noise_tasks and not task.rank:
             self._noise_tasks.remove(task)
         if nz is not None and task.cmp in (self.comparison, self.flat_if_aligned()):
             self._attach_noise(task.cmp, nz)
-        if task.cmp is self.comparison and not self.synchronous:
-            self.rank_culprits_now()  # after the first paint, before the tree tab's click
+
+    def _ranked(self, task: _NoiseTask, ranking) -> None:
+        """A worker's culprit ranking: the opening path's key, unless a reload (or the
+        user's first click) came first."""
+        if task in self._noise_tasks:
+            self._noise_tasks.remove(task)
+        applied = ranking is not None and self.rank_culprits_now(task.cmp, ranking)
+        self.culpritsRanked.emit(task.cmp, applied)
 
     def wait_for_noise(self, timeout_ms: int = 30000) -> None:
         """Block until background noise estimates are in (tests, screenshots)."""
@@ -137,24 +159,46 @@ class NoiseMixin:
 
 class _NoiseSignals(QObject):
     done = Signal(object)  # Noise or None
+    ranked = Signal(object)  # Ranking or None (asked for no ranking, or it failed)
 
 
 class _NoiseTask(QRunnable):
-    """Sampling-error estimate of a big comparison in the thread pool."""
+    """Sampling-error estimate of a big comparison in the thread pool, then (``rank``) its
+    culprit ranking judged by that estimate (:func:`viewer.ranking.rank_changes`)."""
 
-    def __init__(self, cmp: Comparison, metrics: list[str]) -> None:
+    def __init__(self, cmp: Comparison, metrics: list[str], rank: bool = False,
+                 alpha: float = DEFAULT_ALPHA) -> None:
         super().__init__()
         self.cmp = cmp
         self.metrics = list(metrics)
+        self.rank = rank
+        self.alpha = alpha
         self.signals = _NoiseSignals()
         self.setAutoDelete(False)
 
     def run(self) -> None:
+        nz = None
+        if self.metrics:
+            try:
+                nz = single_run_noise(self.cmp, self.alpha, self.metrics)
+            except Exception:  # noqa: BLE001 - the estimate is optional; views work without it
+                nz = None
+            if not self._emit(self.signals.done, nz):
+                return
+        if self.rank:
+            ranking = None
+            if nz is not None or not self.metrics:  # no estimate: the click ranks as before
+                try:
+                    noise = self.cmp.noise if nz is None else self.cmp.noise_with(nz)
+                    ranking = rank_changes(self.cmp, noise=noise)
+                except Exception:  # noqa: BLE001 - the first click ranks instead
+                    ranking = None
+            self._emit(self.signals.ranked, ranking)
+
+    @staticmethod
+    def _emit(signal, value) -> bool:
         try:
-            nz = single_run_noise(self.cmp, metrics=self.metrics)
-        except Exception:  # noqa: BLE001 - the estimate is optional; views work without it
-            nz = None
-        try:
-            self.signals.done.emit(nz)
+            signal.emit(value)
         except RuntimeError:  # the window (and its receiver) closed while we computed
-            pass
+            return False
+        return True

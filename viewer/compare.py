@@ -481,6 +481,14 @@ def _matched_by(cmp: Comparison, frame_how: list[np.ndarray]) -> np.ndarray:
     return out
 
 
+def _stable_order(depth: np.ndarray) -> np.ndarray:
+    """``np.argsort(depth, kind="stable")``; as 16-bit integers (any tree shallower than
+    65536 levels) numpy sorts by radix, 3x faster on 10^6 nodes."""
+    if len(depth) and 0 <= int(depth.min()) and int(depth.max()) < 1 << 16:
+        depth = depth.astype(np.uint16)
+    return np.argsort(depth, kind="stable")
+
+
 def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
     import pandas as pd  # lazy: `profdiff show` never aligns
 
@@ -492,7 +500,7 @@ def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
     n_keys = max(len(uniques), 1)
     max_ord = max((int(o.max(initial=0)) for o in ordinals), default=0) + 1
     union_of = [np.full(p.n_nodes, -1, dtype=np.int64) for p in profiles]
-    by_level = [np.argsort(d, kind="stable") for d in depths]
+    by_level = [_stable_order(d) for d in depths]
     level_bounds = [np.searchsorted(d[o], np.arange(int(d.max(initial=-1)) + 2))
                     for d, o in zip(depths, by_level, strict=True)]
     max_depth = max((len(b) - 2 for b in level_bounds), default=-1)
@@ -626,25 +634,23 @@ def _representative_labels(profiles, rep_run, rep_node):
 
 def _gather_values(profiles, metrics, node) -> dict[str, np.ndarray]:
     """Per-row values of every metric (0 where a run lacks the row, NaN where a run lacks
-    the metric).  One clipped index per run, then a plain ``take`` per metric: boolean
-    masks on the strided [row, run] array cost ~10x more on 10^6 rows."""
+    the metric).  The runs' columns are joined end to end with one 0 after them, and one
+    [row, run] index into that (computed once: the pad where a run lacks the row) gives
+    each metric's array in a single ``take``: masks or column writes on the strided
+    [row, run] array cost several times more on 10^6 rows."""
     n, R = node.shape
-    absent = [node[:, r] < 0 for r in range(R)]
-    index = [np.where(absent[r], 0, node[:, r]) for r in range(R)]
+    sizes = [p.n_nodes for p in profiles]
+    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    index = np.where(node >= 0, node.astype(np.int64) + offsets[:R], offsets[R])
     values: dict[str, np.ndarray] = {}
     for m in metrics:
-        v = np.empty((n, R), dtype=np.float64)
-        for r, p in enumerate(profiles):
-            if not p.has_metric(m.name):
-                v[:, r] = np.nan
-                continue
-            col = np.asarray(p.values[m.name], dtype=np.float64)
-            if not len(col):  # a run without nodes: every row is absent from it
-                v[:, r] = 0.0
-                continue
-            c = col.take(index[r])
-            c[absent[r]] = 0.0
-            v[:, r] = c
+        lacks = [r for r, p in enumerate(profiles) if not p.has_metric(m.name)]
+        cols = [np.zeros(sizes[r]) if r in lacks else p.values[m.name]
+                for r, p in enumerate(profiles)]
+        joined = np.concatenate([*cols, np.zeros(1)], dtype=np.float64, casting="unsafe")
+        v = joined.take(index)
+        for r in lacks:
+            v[:, r] = np.nan
         values[m.name] = v
     return values
 

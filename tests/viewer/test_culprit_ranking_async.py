@@ -49,6 +49,10 @@ class RankSpy:
     def on_gui(self) -> int:
         return sum(1 for _, gui in self.calls if gui)
 
+    def in_worker(self, cmp) -> bool:
+        """``cmp`` is being (or was) ranked off the GUI thread."""
+        return any(c is cmp and not gui for c, gui in self.calls)
+
 
 @pytest.fixture
 def spy(monkeypatch):
@@ -119,11 +123,12 @@ def test_reload_while_ranking_drops_the_stale_result(make_window, spy, monkeypat
     monkeypatch.setattr(window_noise._NoiseTask, "__init__", gated)
     w.load_paths([str(V1), str(V2)])
     old = w.comparison
+    qtbot.waitUntil(lambda: spy.in_worker(old), timeout=20000)  # the ranking in flight
     # the same files opened afresh: the same rows (a stale key would fit them), a new
     # comparison that owes its own opening path
     w.set_runs([load(str(V1)), load(str(V2))], keep_state=False)
     new = w.comparison
-    assert new is not old and old in tasks and new in tasks
+    assert new is not old and old in tasks
     with qtbot.waitSignal(w.culpritsRanked, timeout=20000,
                           check_params_cb=lambda c, ok: c is old):
         spy.gates[id(old)].set()
@@ -151,6 +156,7 @@ def test_reload_keeping_the_view_drops_the_ranking_in_flight(make_window, spy, m
     monkeypatch.setattr(window_noise._NoiseTask, "__init__", gated)
     w.load_paths([str(V1), str(V2)])
     old = w.comparison
+    qtbot.waitUntil(lambda: spy.in_worker(old), timeout=20000)  # the ranking in flight
     w.load_paths([str(V1), str(V2)])  # a reload keeps the view as it was: nothing owed
     assert w.comparison is not old and not w.culprits_owed(w.comparison)
     with qtbot.waitSignal(w.culpritsRanked, timeout=20000) as blocker:
@@ -189,6 +195,7 @@ def test_a_run_that_fails_to_load_while_ranking(make_window, spy, monkeypatch, q
     monkeypatch.setattr(window_noise._NoiseTask, "__init__", gated)
     w.load_paths([str(V1), str(V2)])
     good = w.comparison
+    qtbot.waitUntil(lambda: spy.in_worker(good), timeout=20000)  # the ranking in flight
     w.load_paths([str(V1), str(cut)])  # fails while the good pair is being ranked
     assert "cut.prof" in w.message_bar.text
     with qtbot.waitSignal(w.culpritsRanked, timeout=20000) as blocker:

@@ -36,35 +36,47 @@ class NoiseMixin:
         have = cmp.noise.metrics if cmp.noise is not None else {}
         return [m for m in dict.fromkeys(want) if m and m in cmp.values and m not in have]
 
-    def _schedule_noise(self) -> None:
+    def _schedule_noise(self, workers_only: bool = False) -> None:
         """Estimate the noise of the shown metrics of two-run comparisons: at once for
-        small ones, in a worker thread for big ones (groups already carry theirs).  A big
-        comparison whose culprits a hidden tree view still owes is ranked in that worker
-        too, after its noise (the ranking judges by it): the GUI then only opens the path."""
+        small ones, in a worker thread for big ones (groups already carry theirs); then
+        rank the culprits of a big one off the GUI thread (:meth:`_schedule_ranking`).
+        ``workers_only``: start the workers only (before the views show the comparison,
+        so the estimate runs beside their building)."""
         for cmp in (self.comparison, self.flat_if_aligned()):
-            if cmp is None:
+            if cmp is None or cmp.n_runs != 2 or cmp.groups is not None:
                 continue
-            big = cmp.n_rows > NOISE_SYNC_ROWS
-            rank = big and self.culprits_owed(cmp)
-            single = cmp.n_runs == 2 and cmp.groups is None
-            todo = self._noise_todo(cmp) if single else []
-            if rank and single:  # what Session.culprits estimates before it ranks
-                todo = list(dict.fromkeys([*todo, *self._noise_todo(cmp, main_metrics(cmp))]))
-            if not big:
-                if todo:
+            todo = self._noise_todo(cmp)
+            if not todo:
+                continue
+            if cmp.n_rows <= NOISE_SYNC_ROWS:
+                if not workers_only:
                     self._ensure_noise(cmp, todo)
                 continue
-            if not todo and not rank:
+            if any(t.cmp is cmp and set(todo) <= set(t.metrics) for t in self._noise_tasks):
                 continue
-            if any(t.cmp is cmp and set(todo) <= set(t.metrics) and (t.rank or not rank)
-                   for t in self._noise_tasks):
-                continue
-            task = _NoiseTask(cmp, todo, rank=rank, alpha=self._alpha())
-            self._noise_tasks.append(task)
-            task.signals.done.connect(lambda nz, t=task: self._noise_done(t, nz))
-            task.signals.ranked.connect(lambda rk, t=task: self._ranked(t, rk))
-            QThreadPool.globalInstance().start(task)
-        self._update_legend()
+            self._start_task(_NoiseTask(cmp, todo, alpha=self._alpha()))
+        if not workers_only:
+            self._update_legend()
+            self._schedule_ranking(self.comparison)
+
+    def _schedule_ranking(self, cmp: Comparison | None) -> None:
+        """Rank the culprits a hidden tree view owes a big comparison in a worker, judged
+        by the noise Session.culprits would estimate first (its main metrics; estimated in
+        the same task when missing), once no noise estimate of it is in flight (the
+        ranking reads it); the GUI then only opens the path (:meth:`rank_culprits_now`)."""
+        if cmp is None or cmp.n_rows <= NOISE_SYNC_ROWS or not self.culprits_owed(cmp):
+            return
+        if any(t.cmp is cmp and (t.rank or t.metrics) for t in self._noise_tasks):
+            return  # ranked after that estimate is attached (_noise_done)
+        single = cmp.n_runs == 2 and cmp.groups is None
+        todo = self._noise_todo(cmp, main_metrics(cmp)) if single else []
+        self._start_task(_NoiseTask(cmp, todo, rank=True, alpha=self._alpha()))
+
+    def _start_task(self, task: _NoiseTask) -> None:
+        self._noise_tasks.append(task)
+        task.signals.done.connect(lambda nz, t=task: self._noise_done(t, nz))
+        task.signals.ranked.connect(lambda rk, t=task: self._ranked(t, rk))
+        QThreadPool.globalInstance().start(task)
 
     def _alpha(self) -> float:
         session = getattr(self, "session", None)
@@ -75,6 +87,8 @@ class NoiseMixin:
             self._noise_tasks.remove(task)
         if nz is not None and task.cmp in (self.comparison, self.flat_if_aligned()):
             self._attach_noise(task.cmp, nz)
+        if not task.rank:
+            self._schedule_ranking(task.cmp)
 
     def _ranked(self, task: _NoiseTask, ranking) -> None:
         """A worker's culprit ranking: the opening path's key, unless a reload (or the

@@ -59,6 +59,17 @@ def spy(monkeypatch):
     return RankSpy(monkeypatch)
 
 
+@pytest.fixture
+def live(make_window):
+    """A window that ranks ahead as the live one does (the test windows load
+    synchronously, which alone would leave the ranking to the click)."""
+    def make():
+        w = make_window()
+        w.rank_ahead = True
+        return w
+    return make
+
+
 def _culprit_name(w) -> str:
     return str(w.comparison.name[w.diff.current_row()])
 
@@ -89,9 +100,9 @@ def test_rank_culprits_now_owes_nothing_once_the_tree_is_shown(make_window, spy)
     assert w.rank_culprits_now() is False and len(spy.calls) == n
 
 
-def test_big_comparison_is_ranked_in_the_worker(make_window, spy, monkeypatch, qtbot):
+def test_big_comparison_is_ranked_in_the_worker(live, spy, monkeypatch, qtbot):
     monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10)
-    w = make_window()
+    w = live()
     with qtbot.waitSignal(w.culpritsRanked, timeout=20000) as blocker:
         w.load_paths([str(V1), str(V2)])
     cmp, applied = blocker.args
@@ -107,9 +118,9 @@ def test_big_comparison_is_ranked_in_the_worker(make_window, spy, monkeypatch, q
     assert worker_rows == int(np.argmax(np.maximum(again.score, 0.0)))
 
 
-def test_reload_while_ranking_drops_the_stale_result(make_window, spy, monkeypatch, qtbot):
+def test_reload_while_ranking_drops_the_stale_result(live, spy, monkeypatch, qtbot):
     monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10)
-    w = make_window()
+    w = live()
     arrived: list[tuple[object, bool]] = []
     w.culpritsRanked.connect(lambda c, ok: arrived.append((c, ok)))
     real_init = window_noise._NoiseTask.__init__
@@ -142,10 +153,10 @@ def test_reload_while_ranking_drops_the_stale_result(make_window, spy, monkeypat
     assert spy.on_gui() == 0 and _culprit_name(w) == "addGrad"
 
 
-def test_reload_keeping_the_view_drops_the_ranking_in_flight(make_window, spy, monkeypatch,
+def test_reload_keeping_the_view_drops_the_ranking_in_flight(live, spy, monkeypatch,
                                                             qtbot):
     monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10)
-    w = make_window()
+    w = live()
     gate = threading.Event()
     real_init = window_noise._NoiseTask.__init__
 
@@ -167,10 +178,10 @@ def test_reload_keeping_the_view_drops_the_ranking_in_flight(make_window, spy, m
     assert w.diff.current_row() < 0
 
 
-def test_failed_worker_ranking_leaves_it_to_the_click(make_window, spy, monkeypatch, qtbot):
+def test_failed_worker_ranking_leaves_it_to_the_click(live, spy, monkeypatch, qtbot):
     monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10)
     spy.fail = True
-    w = make_window()
+    w = live()
     with qtbot.waitSignal(w.culpritsRanked, timeout=20000) as blocker:
         w.load_paths([str(V1), str(V2)])
     assert blocker.args == [w.comparison, False]
@@ -179,12 +190,22 @@ def test_failed_worker_ranking_leaves_it_to_the_click(make_window, spy, monkeypa
     assert spy.on_gui() == 1 and _culprit_name(w) == "addGrad"
 
 
-def test_a_run_that_fails_to_load_while_ranking(make_window, spy, monkeypatch, qtbot,
+def test_synchronous_window_ranks_on_the_click(make_window, spy, monkeypatch):
+    monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10)
+    w = make_window()  # as --screenshot: nobody clicks, so nothing is ranked ahead
+    w.load_paths([str(V1), str(V2)])
+    w.wait_for_noise()
+    assert not spy.calls and w.culprits_owed(w.comparison)
+    w.show_view("diff")
+    assert spy.on_gui() == 1 and _culprit_name(w) == "addGrad"
+
+
+def test_a_run_that_fails_to_load_while_ranking(live, spy, monkeypatch, qtbot,
                                                 tmp_path):
     monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10)
     cut = tmp_path / "cut.prof"
     cut.write_bytes(V2.read_bytes()[:300])  # the header only: no cost-centre tree
-    w = make_window()
+    w = live()
     gate = threading.Event()
     real_init = window_noise._NoiseTask.__init__
 

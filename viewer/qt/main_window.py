@@ -80,6 +80,9 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         super().__init__()
         self.settings = settings if settings is not None else QSettings("profdiff", "profdiff")
         self.synchronous = synchronous
+        # rank a big comparison's culprits in a worker before the tree tab's first click
+        # (the live window; a synchronous one, e.g. --screenshot, ranks on the click)
+        self.rank_ahead = not synchronous
         self.setWindowTitle("profdiff")
         self.setWindowIcon(icon("profdiff"))
         self.setAcceptDrops(True)

@@ -63,8 +63,11 @@ class NoiseMixin:
         """Rank the culprits a hidden tree view owes a big comparison in a worker, judged
         by the noise Session.culprits would estimate first (its main metrics; estimated in
         the same task when missing), once no noise estimate of it is in flight (the
-        ranking reads it); the GUI then only opens the path (:meth:`rank_culprits_now`)."""
-        if cmp is None or cmp.n_rows <= NOISE_SYNC_ROWS or not self.culprits_owed(cmp):
+        ranking reads it); the GUI then only opens the path (:meth:`rank_culprits_now`).
+        Only with ``rank_ahead`` (the live window; not ``--screenshot``, where nobody
+        clicks)."""
+        if not self.rank_ahead or cmp is None or cmp.n_rows <= NOISE_SYNC_ROWS \
+                or not self.culprits_owed(cmp):
             return
         if any(t.cmp is cmp and (t.rank or t.metrics) for t in self._noise_tasks):
             return  # ranked after that estimate is attached (_noise_done)
@@ -99,11 +102,15 @@ class NoiseMixin:
         self.culpritsRanked.emit(task.cmp, applied)
 
     def wait_for_noise(self, timeout_ms: int = 30000) -> None:
-        """Block until background noise estimates are in (tests, screenshots)."""
-        QThreadPool.globalInstance().waitForDone(timeout_ms)
+        """Block until background noise estimates, and the culprit ranking that starts
+        when one is in, have arrived (tests, screenshots)."""
         from PySide6.QtCore import QCoreApplication
 
-        QCoreApplication.processEvents()
+        for _ in range(3):  # noise, then the ranking it starts
+            QThreadPool.globalInstance().waitForDone(timeout_ms)
+            QCoreApplication.processEvents()
+            if not self._noise_tasks:
+                break
         self.ensure_noise()
 
     def ensure_noise(self) -> None:

@@ -366,7 +366,6 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.comparison = tree
         self._flat_widths = widths  # for the flat table, given its comparison when shown
         self._choose_metrics()
-        self._schedule_noise(workers_only=True)  # beside the views' building below
         self._rebuild_metrics_menu()
         self._rebuild_baseline_menu()
         self._push_comparison()

@@ -36,12 +36,10 @@ class NoiseMixin:
         have = cmp.noise.metrics if cmp.noise is not None else {}
         return [m for m in dict.fromkeys(want) if m and m in cmp.values and m not in have]
 
-    def _schedule_noise(self, workers_only: bool = False) -> None:
+    def _schedule_noise(self) -> None:
         """Estimate the noise of the shown metrics of two-run comparisons: at once for
         small ones, in a worker thread for big ones (groups already carry theirs); then
-        rank the culprits of a big one off the GUI thread (:meth:`_schedule_ranking`).
-        ``workers_only``: start the workers only (before the views show the comparison,
-        so the estimate runs beside their building)."""
+        rank the culprits of a big one off the GUI thread (:meth:`_schedule_ranking`)."""
         for cmp in (self.comparison, self.flat_if_aligned()):
             if cmp is None or cmp.n_runs != 2 or cmp.groups is not None:
                 continue
@@ -49,15 +47,13 @@ class NoiseMixin:
             if not todo:
                 continue
             if cmp.n_rows <= NOISE_SYNC_ROWS:
-                if not workers_only:
-                    self._ensure_noise(cmp, todo)
+                self._ensure_noise(cmp, todo)
                 continue
             if any(t.cmp is cmp and set(todo) <= set(t.metrics) for t in self._noise_tasks):
                 continue
             self._start_task(_NoiseTask(cmp, todo, alpha=self._alpha()))
-        if not workers_only:
-            self._update_legend()
-            self._schedule_ranking(self.comparison)
+        self._update_legend()
+        self._schedule_ranking(self.comparison)
 
     def _schedule_ranking(self, cmp: Comparison | None) -> None:
         """Rank the culprits a hidden tree view owes a big comparison in a worker, judged

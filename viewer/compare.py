@@ -250,14 +250,16 @@ class Comparison:
                 out &= d > self.precision_of(metric, run, rows) * (1 + 1e-9)
         return out
 
-    def status_for(self, run: int | None = None) -> np.ndarray:
-        """int8 Status per row for ``run`` against the baseline."""
+    def status_for(self, run: int | None = None, noise: Noise | None = None) -> np.ndarray:
+        """int8 Status per row for ``run`` against the baseline (``noise``: the estimate
+        to judge by instead of ``self.noise``, as :func:`viewer.ranking.rank_changes`)."""
         run = self.current if run is None else run
+        noise = self.noise if noise is None else noise
         b = self.present[:, self.baseline]
         c = self.present[:, run]
         st = np.full(self.n_rows, Status.SAME, dtype=np.int8)
         changed = np.zeros(self.n_rows, dtype=bool)
-        judged = self.noise is not None and run == self.current
+        judged = noise is not None and run == self.current
         has_absolute = any(m.unit is not Unit.PERCENT for m in self.metrics
                            if m.kind is not Kind.NODE)
         for name in self.values:
@@ -265,7 +267,6 @@ class Comparison:
             if has_absolute and m is not None and m.unit is Unit.PERCENT:
                 continue  # shares move when others grow (dilution): absolute costs decide
             moved = self.changed_mask(name, run)
-            noise = self.noise
             if judged and noise is not None and m is not None and m.sampled \
                     and name in noise.metrics:
                 moved &= noise.metrics[name].significant  # within noise: not a change
@@ -278,6 +279,17 @@ class Comparison:
     @cached_property
     def status(self) -> np.ndarray:
         return self.status_for(self.current)
+
+    def keep_status(self, status: np.ndarray, noise: Noise) -> bool:
+        """Take ``status_for(current, noise)`` computed off the GUI thread as
+        :attr:`status`, if ``noise`` is the estimate the comparison now carries (the same
+        metric estimates, no more, no fewer); else it is stale and dropped."""
+        mine = self.noise.metrics if self.noise is not None else {}
+        if mine.keys() != noise.metrics.keys() or \
+                any(mine[k] is not v for k, v in noise.metrics.items()):
+            return False
+        self.__dict__.setdefault("status", status)
+        return True
 
     def status_of_run(self, run: int) -> np.ndarray:
         """Statuses of ``run`` against the baseline (cached per run; 3+ runs)."""

@@ -18,6 +18,7 @@ from synth_profiles import VIEWER_DATA
 import profdiff.viewer.qt.window_noise as window_noise
 import profdiff.viewer.ranking as ranking_mod
 from profdiff.parsers import load
+from profdiff.viewer.compare import Comparison
 
 V1 = VIEWER_DATA / "hs-ad-v1.prof"
 V2 = VIEWER_DATA / "hs-ad-v2.prof"
@@ -109,8 +110,18 @@ def test_big_comparison_is_ranked_in_the_worker(live, spy, monkeypatch, qtbot):
     assert cmp is w.comparison and applied is True
     assert spy.calls and spy.on_gui() == 0  # ranked off the GUI thread
     assert {"time_s", "alloc_bytes"} <= set(cmp.noise.metrics)  # what it judged by
+    statuses_on_gui = []
+    real_status_for = Comparison.status_for
+
+    def status_for(self, *a, **kw):
+        statuses_on_gui.append(threading.current_thread() is threading.main_thread())
+        return real_status_for(self, *a, **kw)
+
+    monkeypatch.setattr(Comparison, "status_for", status_for)
     w.show_view("diff")
     assert spy.on_gui() == 0  # the click only opened the path
+    assert not any(statuses_on_gui)  # and painted the statuses the worker computed
+    assert np.array_equal(cmp.status, real_status_for(cmp, cmp.current))
     assert _culprit_name(w) == "addGrad"
     # the same ranking the GUI thread would compute now (noise attached)
     worker_rows = w.diff.current_row()

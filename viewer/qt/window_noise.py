@@ -89,12 +89,16 @@ class NoiseMixin:
         if not task.rank:
             self._schedule_ranking(task.cmp)
 
-    def _ranked(self, task: _NoiseTask, ranking) -> None:
+    def _ranked(self, task: _NoiseTask, result) -> None:
         """A worker's culprit ranking: the opening path's key, unless a reload (or the
-        user's first click) came first."""
+        user's first click) came first; with the rows' statuses under the same noise
+        (what the tree paints first; kept only if that noise is still the comparison's)."""
         if task in self._noise_tasks:
             self._noise_tasks.remove(task)
+        ranking, status, noise = result if result is not None else (None, None, None)
         applied = ranking is not None and self.rank_culprits_now(task.cmp, ranking)
+        if applied and status is not None:
+            task.cmp.keep_status(status, noise)
         self.culpritsRanked.emit(task.cmp, applied)
 
     def wait_for_noise(self, timeout_ms: int = 30000) -> None:
@@ -176,7 +180,7 @@ class NoiseMixin:
 
 class _NoiseSignals(QObject):
     done = Signal(object)  # Noise or None
-    ranked = Signal(object)  # Ranking or None (asked for no ranking, or it failed)
+    ranked = Signal(object)  # (Ranking, status or None, Noise or None), or None (failed)
 
 
 class _NoiseTask(QRunnable):
@@ -207,7 +211,9 @@ class _NoiseTask(QRunnable):
             if nz is not None or not self.metrics:  # no estimate: the click ranks as before
                 try:
                     noise = self.cmp.noise if nz is None else self.cmp.noise_with(nz)
-                    ranking = rank_changes(self.cmp, noise=noise)
+                    ranking = (rank_changes(self.cmp, noise=noise),  # the path's key
+                               self.cmp.status_for(noise=noise) if noise is not None else None,
+                               noise)
                 except Exception:  # noqa: BLE001 - the first click ranks instead
                     ranking = None
             self._emit(self.signals.ranked, ranking)

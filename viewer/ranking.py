@@ -21,12 +21,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from profdiff.parsers.model import Kind
 
 from .compare import Comparison
+
+if TYPE_CHECKING:
+    from .noise import Noise
 
 GHC_MAIN = ("time_s", "alloc_bytes")
 PERF_MAIN = ("self_period", "self_samples")
@@ -39,20 +44,55 @@ class Ranking:
     ``score[row]`` is the row's largest own change over the ranked metrics, as a fraction
     of the baseline run's total of that metric (signed: positive = worse); 0 for rows
     whose own cost did not change beyond precision and noise.  ``metric[row]`` names the
-    metric that gave the score ("" when 0).
+    metric that gave the score ("" when 0).  ``tie[row]`` is the same change before
+    precision and noise: it orders rows of equal score.
     """
 
-    order: np.ndarray
     score: np.ndarray
     metric: np.ndarray
     metrics: tuple[str, ...]
     changed: tuple[str, ...] = ()
+    tie: np.ndarray | None = None
+
+    @cached_property
+    def order(self) -> np.ndarray:
+        """Rows culprit first (sorted on first use: the app's opening path needs only
+        the scores, and sorting 10^6 rows costs more than scoring them)."""
+        tie = np.zeros(len(self.score)) if self.tie is None else self.tie
+        return culprit_order(self.score, tie)
+
+    def top(self) -> int:
+        """``order[0]`` (-1 when there are no rows), found without sorting."""
+        if "order" in self.__dict__ or not len(self.score):
+            return int(self.order[0]) if len(self.order) else -1
+        cand = np.flatnonzero(self.score == self.score.max())
+        if self.tie is None:
+            return int(cand[0])
+        return int(cand[np.argmax(self.tie[cand])])  # first of the largest: stable order
 
     def changed_metrics(self) -> list[str]:
         """The ranked metrics that some row really changed in (beyond precision and
         noise), the one behind the top score first."""
-        top = str(self.metric[self.order[0]]) if len(self.order) else ""
+        top = str(self.metric[self.top()]) if len(self.score) else ""
         return sorted(self.changed, key=lambda m: (m != top, self.metrics.index(m)))
+
+
+def culprit_order(score: np.ndarray, tie: np.ndarray) -> np.ndarray:
+    """``np.lexsort((-tie, -score))`` (largest score first, then largest ``tie``, then row
+    number), computed by parts because a 10^6-row lexsort of floats takes 0.4 s: rows of
+    positive and negative score are few and sorted on their own; the many rows of score 0
+    need only their ``tie`` sorted, and those with ``tie`` 0 keep row order."""
+    pos = np.flatnonzero(score > 0)
+    neg = np.flatnonzero(score < 0)
+    zero = np.flatnonzero(score == 0)
+    moved = zero[tie[zero] > 0]
+    still = zero[tie[zero] == 0]
+    parts = [pos[np.lexsort((-tie[pos], -score[pos]))],
+             moved[np.argsort(-tie[moved], kind="stable")], still,
+             neg[np.lexsort((-tie[neg], -score[neg]))]]
+    if sum(len(p) for p in parts) != len(score):  # NaN score or tie: the plain sort
+        return np.lexsort((-tie, -score))
+    return np.concatenate(parts).astype(np.intp, copy=False)
 
 
 def main_metrics(cmp: Comparison) -> tuple[str, ...]:
@@ -84,49 +124,51 @@ def baseline_total(cmp: Comparison, metric: str) -> float:
 
 
 def rank_changes(cmp: Comparison, metrics: Sequence[str] | None = None,
-                 run: int | None = None) -> Ranking:
+                 run: int | None = None, noise: Noise | None = None) -> Ranking:
     """Rows ordered by their own change: the largest regression first, improvements last.
 
     Rows whose own cost did not change beyond precision and noise sit between the two,
-    ordered by the size of their raw (unjudged) change.
+    ordered by the size of their raw (unjudged) change.  ``noise``: the estimate to judge
+    by instead of ``cmp.noise`` (a worker ranks with the one it just computed, before the
+    GUI thread attaches it to the comparison).
     """
     names = tuple(metrics) if metrics else main_metrics(cmp)
+    noise = cmp.noise if noise is None else noise
     n = cmp.n_rows
     best = np.zeros(n)
     raw = np.zeros(n)  # the same score before precision and noise: orders the ties
-    which = np.full(n, "", dtype=object)
+    code = np.zeros(n, dtype=np.int8)  # 1 + index into ``names`` of the metric of ``best``
+    system = _system_rows(cmp)  # the RTS's GC / SYSTEM / profiler overhead: a symptom
     changed: list[str] = []
-    for name in names:
+    for i, name in enumerate(names):
         if name not in cmp.values:
             continue
         total = baseline_total(cmp, name)
         if not np.isfinite(total) or total == 0:
             continue
         d = np.nan_to_num(cmp.delta(name, run)) / abs(total)
-        raw = np.maximum(raw, np.abs(d))
-        real = _real_change(cmp, name, run)
-        d = np.where(real, d, 0.0)
-        if (real & ~_system_rows(cmp)).any():
+        np.maximum(raw, np.abs(d), out=raw)
+        real = _real_change(cmp, name, run, noise)
+        if real[~system].any():
             changed.append(name)
+        d[~real] = 0.0
         if cmp.metric_by_name[name].better == "higher":
-            d = -d  # less of a "higher is better" metric is the regression
+            np.negative(d, out=d)  # less of a "higher is better" metric is the regression
         bigger = np.abs(d) > np.abs(best)
-        best = np.where(bigger, d, best)
-        which[bigger] = name
-    system = _system_rows(cmp)
-    best[system] = 0.0  # the RTS's GC / SYSTEM / profiler overhead: a symptom, not code
-    which[system] = ""
+        best[bigger] = d[bigger]
+        code[bigger] = i + 1
+    best[system] = 0.0
+    code[system] = 0
     raw[system] = 0.0
-    # regressions first (largest own cost increase), then unchanged rows, then improvements
-    order = np.lexsort((-raw, -best))
-    return Ranking(order=order, score=best, metric=which, metrics=names, changed=tuple(changed))
+    which = np.asarray(("", *names), dtype=object)[code]
+    return Ranking(score=best, metric=which, metrics=names, changed=tuple(changed), tie=raw)
 
 
-def _real_change(cmp: Comparison, metric: str, run: int | None) -> np.ndarray:
+def _real_change(cmp: Comparison, metric: str, run: int | None,
+                 noise: Noise | None) -> np.ndarray:
     """Changed beyond rounding, and beyond noise when the metric is sampled and judged."""
     ok = cmp.changed_mask(metric, run)
     m = cmp.metric_by_name[metric]
-    noise = cmp.noise
     two_runs = cmp.n_runs == 2 or run in (None, cmp.current)
     if m.sampled and noise is not None and metric in noise.metrics and two_runs:
         ok &= noise.metrics[metric].significant
@@ -139,11 +181,12 @@ def _system_rows(cmp: Comparison) -> np.ndarray:
     explain a change but never rank as its culprit."""
     out = np.zeros(cmp.n_rows, dtype=bool)
     for r, p in enumerate(cmp.runs):
+        system_frame = np.asarray(p.frames.kind == "system", dtype=bool)
+        if not system_frame.any():  # compare the few frames' kinds, not one per row
+            continue
         nodes = cmp.node[:, r]
         has = nodes >= 0
-        if has.any():  # compare the few frames' kinds, not one string per row
-            system_frame = np.asarray(p.frames.kind == "system", dtype=bool)
-            out[has] |= system_frame[p.frame[nodes[has]]]
+        out[has] |= system_frame[p.frame[nodes[has]]]
     return out
 
 

@@ -214,6 +214,7 @@ def main() -> int:
     tmp = tempfile.mkdtemp()
     win = MainWindow(settings=QSettings(os.path.join(tmp, "s.ini"), QSettings.Format.IniFormat),
                      synchronous=True)
+    win.rank_ahead = True  # as the live window: the noise worker ranks the culprits
     win.resize(1600, 900)
 
     def open_and_paint():
@@ -239,6 +240,8 @@ def main() -> int:
 
     timed("background noise estimate (worker thread)", win.wait_for_noise, results, None)
     timed("switch to the diff tab", lambda: (win.show_view("diff"), paint()), results)
+    timed("  culprit ranking (a synchronous window, e.g. --screenshot, pays it on the click)",
+          lambda: win.session.culprits(win.comparison).score, results, None)
     timed("expand to depth 5 (visible diff tab)", lambda: (win.expand_to_depth(5), paint()), results)
     exp = int(win.diff.state.expanded.sum())
     print(f"  expanded rows: {exp:,}")

@@ -96,7 +96,7 @@ def _culprit_metric(session: Session, cmp) -> str | None:
     if cmp.n_runs < 2:
         return None
     ranking = session.culprits(cmp)
-    top = int(ranking.order[0]) if len(ranking.order) else -1
+    top = ranking.top()
     return str(ranking.metric[top]) or None if top >= 0 and ranking.score[top] else None
 
 

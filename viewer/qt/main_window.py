@@ -72,11 +72,17 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
 
     comparisonChanged = Signal(object)
     viewStateChanged = Signal(object)  # ViewState: filter, thresholds, metrics, unit changed
+    # a worker's culprit ranking of a comparison arrived; applied: it gave the opening path
+    # (False: stale after a reload, or the tree tab was opened first)
+    culpritsRanked = Signal(object, bool)
 
     def __init__(self, settings: QSettings | None = None, synchronous: bool = False) -> None:
         super().__init__()
         self.settings = settings if settings is not None else QSettings("profdiff", "profdiff")
         self.synchronous = synchronous
+        # rank a big comparison's culprits in a worker before the tree tab's first click
+        # (the live window; a synchronous one, e.g. --screenshot, ranks on the click)
+        self.rank_ahead = not synchronous
         self.setWindowTitle("profdiff")
         self.setWindowIcon(icon("profdiff"))
         self.setAcceptDrops(True)

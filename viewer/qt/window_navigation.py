@@ -111,21 +111,28 @@ class NavigationMixin:
         for v in self.tree_views():
             self._defer(v, lambda v=v: open_view(v))
 
-    def rank_culprits_now(self) -> None:
-        """Rank the culprits a tree view not shown yet still owes its opening path (the
-        live window calls this when the noise estimate arrives, after the first paint), so
-        the first click on the tree tab only opens the path."""
+    def culprits_owed(self, cmp) -> bool:
+        """True while a tree view not shown yet still owes ``cmp`` (the shown comparison)
+        its opening path and nothing has ranked it: what a worker may rank ahead."""
         owed = getattr(self, "_culprit_owed", None)
-        if owed is None:
-            return
-        cmp, memo = owed
-        if cmp is self.comparison and "key" not in memo and \
-                any(id(v) in self._pending for v in self.tree_views()):
-            memo["key"] = self._delta_key(cmp)
+        return owed is not None and owed[0] is cmp and cmp is self.comparison \
+            and "key" not in owed[1] and any(id(v) in self._pending for v in self.tree_views())
 
-    def _delta_key(self, cmp) -> np.ndarray | None:
+    def rank_culprits_now(self, cmp=None, ranking=None) -> bool:
+        """Rank the culprits a tree view not shown yet still owes its opening path, so the
+        first click on the tree tab only opens the path.  ``ranking``: the
+        :func:`viewer.ranking.rank_changes` of ``cmp`` a worker computed (the live window
+        ranks off the GUI thread); it is dropped unless ``cmp`` is still the shown
+        comparison (a reload meanwhile made it stale).  True when the path's key was set."""
+        cmp = self.comparison if cmp is None else cmp
+        if not self.culprits_owed(cmp):
+            return False
+        self._culprit_owed[1]["key"] = self._delta_key(cmp, ranking)
+        return True
+
+    def _delta_key(self, cmp, ranking=None) -> np.ndarray | None:
         """What ``expand_hottest("delta")`` follows: the culprit score, else |Δ self|."""
-        key = self._culprit_key(cmp)
+        key = self._culprit_key(cmp, ranking)
         if key is None:
             m = self._main_self_metric()
             if m is None:
@@ -133,13 +140,14 @@ class NavigationMixin:
             key = np.abs(cmp.delta(m)) * change_scale_factor(cmp, m)
         return key
 
-    def _culprit_key(self, cmp) -> np.ndarray | None:
+    def _culprit_key(self, cmp, ranking=None) -> np.ndarray | None:
         """Per-row culprit score (own regression against the baseline's total, beyond
         precision and noise; :mod:`viewer.ranking`), or None when no row has one."""
         from profdiff.viewer.ranking import rank_changes
 
-        session = getattr(self, "session", None)
-        ranking = session.culprits(cmp) if session is not None else rank_changes(cmp)
+        if ranking is None:
+            session = getattr(self, "session", None)
+            ranking = session.culprits(cmp) if session is not None else rank_changes(cmp)
         key = np.maximum(ranking.score, 0.0)
         return key if key.any() else None
 

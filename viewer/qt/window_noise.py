@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from profdiff.viewer.compare import Comparison
+from profdiff.viewer.defaults import DEFAULT_ALPHA
 from profdiff.viewer.noise import ensure_noise, single_run_noise
+from profdiff.viewer.ranking import main_metrics, rank_changes
 
 NOISE_SYNC_ROWS = 200_000
 """Comparisons up to this many rows get their noise estimate at once; bigger ones in a
@@ -36,7 +38,8 @@ class NoiseMixin:
 
     def _schedule_noise(self) -> None:
         """Estimate the noise of the shown metrics of two-run comparisons: at once for
-        small ones, in a worker thread for big ones (groups already carry theirs)."""
+        small ones, in a worker thread for big ones (groups already carry theirs); then
+        rank the culprits of a big one off the GUI thread (:meth:`_schedule_ranking`)."""
         for cmp in (self.comparison, self.flat_if_aligned()):
             if cmp is None or cmp.n_runs != 2 or cmp.groups is not None:
                 continue
@@ -48,26 +51,66 @@ class NoiseMixin:
                 continue
             if any(t.cmp is cmp and set(todo) <= set(t.metrics) for t in self._noise_tasks):
                 continue
-            task = _NoiseTask(cmp, todo)
-            self._noise_tasks.append(task)
-            task.signals.done.connect(lambda nz, t=task: self._noise_done(t, nz))
-            QThreadPool.globalInstance().start(task)
+            self._start_task(_NoiseTask(cmp, todo, alpha=self._alpha()))
         self._update_legend()
+        self._schedule_ranking(self.comparison)
+
+    def _schedule_ranking(self, cmp: Comparison | None) -> None:
+        """Rank the culprits a hidden tree view owes a big comparison in a worker, judged
+        by the noise Session.culprits would estimate first (its main metrics; estimated in
+        the same task when missing), once no noise estimate of it is in flight (the
+        ranking reads it); the GUI then only opens the path (:meth:`rank_culprits_now`).
+        Only with ``rank_ahead`` (the live window; not ``--screenshot``, where nobody
+        clicks)."""
+        if not self.rank_ahead or cmp is None or cmp.n_rows <= NOISE_SYNC_ROWS \
+                or not self.culprits_owed(cmp):
+            return
+        if any(t.cmp is cmp and (t.rank or t.metrics) for t in self._noise_tasks):
+            return  # ranked after that estimate is attached (_noise_done)
+        single = cmp.n_runs == 2 and cmp.groups is None
+        todo = self._noise_todo(cmp, main_metrics(cmp)) if single else []
+        self._start_task(_NoiseTask(cmp, todo, rank=True, alpha=self._alpha()))
+
+    def _start_task(self, task: _NoiseTask) -> None:
+        self._noise_tasks.append(task)
+        task.signals.done.connect(lambda nz, t=task: self._noise_done(t, nz))
+        task.signals.ranked.connect(lambda rk, t=task: self._ranked(t, rk))
+        QThreadPool.globalInstance().start(task)
+
+    def _alpha(self) -> float:
+        session = getattr(self, "session", None)
+        return session.spec.alpha if session is not None else DEFAULT_ALPHA
 
     def _noise_done(self, task: _NoiseTask, nz) -> None:
-        if task in self._noise_tasks:
+        if task in self._noise_tasks and not task.rank:
             self._noise_tasks.remove(task)
         if nz is not None and task.cmp in (self.comparison, self.flat_if_aligned()):
             self._attach_noise(task.cmp, nz)
-        if task.cmp is self.comparison and not self.synchronous:
-            self.rank_culprits_now()  # after the first paint, before the tree tab's click
+        if not task.rank:
+            self._schedule_ranking(task.cmp)
+
+    def _ranked(self, task: _NoiseTask, result) -> None:
+        """A worker's culprit ranking: the opening path's key, unless a reload (or the
+        user's first click) came first; with the rows' statuses under the same noise
+        (what the tree paints first; kept only if that noise is still the comparison's)."""
+        if task in self._noise_tasks:
+            self._noise_tasks.remove(task)
+        ranking, status, noise = result if result is not None else (None, None, None)
+        applied = ranking is not None and self.rank_culprits_now(task.cmp, ranking)
+        if applied and status is not None:
+            task.cmp.keep_status(status, noise)
+        self.culpritsRanked.emit(task.cmp, applied)
 
     def wait_for_noise(self, timeout_ms: int = 30000) -> None:
-        """Block until background noise estimates are in (tests, screenshots)."""
-        QThreadPool.globalInstance().waitForDone(timeout_ms)
+        """Block until background noise estimates, and the culprit ranking that starts
+        when one is in, have arrived (tests, screenshots)."""
         from PySide6.QtCore import QCoreApplication
 
-        QCoreApplication.processEvents()
+        for _ in range(3):  # noise, then the ranking it starts
+            QThreadPool.globalInstance().waitForDone(timeout_ms)
+            QCoreApplication.processEvents()
+            if not self._noise_tasks:
+                break
         self.ensure_noise()
 
     def ensure_noise(self) -> None:
@@ -137,24 +180,48 @@ class NoiseMixin:
 
 class _NoiseSignals(QObject):
     done = Signal(object)  # Noise or None
+    ranked = Signal(object)  # (Ranking, status or None, Noise or None), or None (failed)
 
 
 class _NoiseTask(QRunnable):
-    """Sampling-error estimate of a big comparison in the thread pool."""
+    """Sampling-error estimate of a big comparison in the thread pool, then (``rank``) its
+    culprit ranking judged by that estimate (:func:`viewer.ranking.rank_changes`)."""
 
-    def __init__(self, cmp: Comparison, metrics: list[str]) -> None:
+    def __init__(self, cmp: Comparison, metrics: list[str], rank: bool = False,
+                 alpha: float = DEFAULT_ALPHA) -> None:
         super().__init__()
         self.cmp = cmp
         self.metrics = list(metrics)
+        self.rank = rank
+        self.alpha = alpha
         self.signals = _NoiseSignals()
         self.setAutoDelete(False)
 
     def run(self) -> None:
+        nz = None
+        if self.metrics:
+            try:
+                nz = single_run_noise(self.cmp, self.alpha, self.metrics)
+            except Exception:  # noqa: BLE001 - the estimate is optional; views work without it
+                nz = None
+            if not self._emit(self.signals.done, nz):
+                return
+        if self.rank:
+            ranking = None
+            if nz is not None or not self.metrics:  # no estimate: the click ranks as before
+                try:
+                    noise = self.cmp.noise if nz is None else self.cmp.noise_with(nz)
+                    ranking = (rank_changes(self.cmp, noise=noise),  # the path's key
+                               self.cmp.status_for(noise=noise) if noise is not None else None,
+                               noise)
+                except Exception:  # noqa: BLE001 - the first click ranks instead
+                    ranking = None
+            self._emit(self.signals.ranked, ranking)
+
+    @staticmethod
+    def _emit(signal, value) -> bool:
         try:
-            nz = single_run_noise(self.cmp, metrics=self.metrics)
-        except Exception:  # noqa: BLE001 - the estimate is optional; views work without it
-            nz = None
-        try:
-            self.signals.done.emit(nz)
+            signal.emit(value)
         except RuntimeError:  # the window (and its receiver) closed while we computed
-            pass
+            return False
+        return True

@@ -13,7 +13,14 @@ from __future__ import annotations
 import html
 
 import numpy as np
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import (
+    QItemSelectionModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    Qt,
+    Signal,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -225,6 +232,32 @@ class TreePane(QTreeView):
         if p is not None and p.isValid() and p.model() is self.model():
             self.scrollTo(self.model().index(p.row(), p.column(), p.parent()),
                           QAbstractItemView.ScrollHint.EnsureVisible)
+
+    def paintEvent(self, ev) -> None:  # noqa: N802 - Qt API
+        """Fill the model's cells of the rows about to be painted in one pass first: a
+        paint after a sort, filter or expand finds none cached, and the rows of one
+        screen come from many sibling lists (one vectorised fill instead of one per
+        list, :meth:`~.models.ComparisonTreeModel.fill_cells`)."""
+        m = self.model_()
+        if m is not None:
+            rows = self.rows_in(ev.rect().top(), ev.rect().bottom())
+            if rows:
+                m.prefill(rows)
+        super().paintEvent(ev)
+
+    def rows_in(self, top: int, bottom: int) -> list[int]:
+        """Row ids shown between viewport heights ``top`` and ``bottom``, top first."""
+        idx = self.indexAt(QPoint(0, max(top, 0)))
+        if not idx.isValid():
+            return []
+        h = max(self.rowHeight(idx), 1)
+        out = []
+        for _ in range((bottom - top) // h + 2):
+            if not idx.isValid():
+                break
+            out.append(idx.internalId())
+            idx = self.indexBelow(idx)
+        return out
 
     # Enter / Space toggle expansion (arrows come with QTreeView)
     def keyPressEvent(self, ev) -> None:  # noqa: N802 - Qt API

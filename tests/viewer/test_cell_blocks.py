@@ -1,0 +1,197 @@
+"""Cells filled many rows at a time (``ComparisonTreeModel.fill_cells``, used when a paint
+misses the cache) equal the cells computed one by one, on real profile pairs.
+
+The reference is the per-cell path, which a model keeps when a subclass overrides one
+of the parts of a cell (:class:`PerCell` below): every role of every cell is compared,
+for merged diff trees (2 and 3 runs, with significance and faded Δ cells, rule-matched
+rows), side-by-side panes (placeholder rows) and the flat table, and a painted view's
+pixels are compared too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QModelIndex, Qt
+
+from profdiff.parsers import load
+from profdiff.viewer.compare import align
+from profdiff.viewer.qt.models import ComparisonTreeModel, diff_columns, pane_columns
+from profdiff.viewer.qt.views import TreePane
+
+DATA = Path(__file__).parents[1] / "data"
+HS = DATA / "hs-ad"
+ROLES = [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.TextAlignmentRole,
+         Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.ForegroundRole,
+         Qt.ItemDataRole.FontRole, Qt.ItemDataRole.DecorationRole]
+PAIRS = {
+    "hs-ad": [HS / "v1" / "ad.prof", HS / "v2" / "ad.prof"],
+    "hs-ad-3": [HS / "v1" / "ad.prof", HS / "v2" / "ad.prof", HS / "v1" / "ad.P.prof"],
+    "perf-script": [DATA / "perf" / "script" / "firefox-profiler-simple-perf.txt.gz",
+                    DATA / "perf" / "script" / "firefox-profiler-test.perf.gz"],
+    "julia": [DATA / "pprof" / "julia-1.11.3-pprofjl-ttd-cpu-run1-2025-03-12.pb.gz",
+              DATA / "pprof" / "julia-1.11.3-pprofjl-ttd-cpu-run2-2025-03-16.pb.gz"],
+}
+
+
+class PerCell(ComparisonTreeModel):
+    """The same model on the per-cell path (an override of a cell's part keeps it)."""
+
+    def _text(self, c, col, r):
+        return super()._text(c, col, r)
+
+
+def _roles(m: ComparisonTreeModel, idx: QModelIndex) -> tuple:
+    out = []
+    for role in ROLES:
+        v = m.data(idx, role)
+        if hasattr(v, "color"):  # QBrush
+            v = (int(v.style().value), v.color().getRgb())
+        elif hasattr(v, "bold"):  # QFont
+            v = ("font", v.bold(), v.italic())
+        elif hasattr(v, "isNull"):  # QIcon
+            v = ("icon", v.cacheKey())
+        out.append(v)
+    return tuple(out)
+
+
+def _rows(m: ComparisonTreeModel, limit: int = 4000) -> list[QModelIndex]:
+    """Tree-column indexes of the first ``limit`` rows, depth first (every row when fewer)."""
+    out: list[QModelIndex] = []
+    todo = [QModelIndex()]
+    while todo and len(out) < limit:
+        p = todo.pop()
+        for i in range(m.rowCount(p)):
+            idx = m.index(i, 0, p)
+            out.append(idx)
+            todo.append(idx)
+    return out[:limit]
+
+
+def _same_cells(make_fast, make_slow) -> int:
+    """Every role of every cell: ``make_fast()``'s model (filled in blocks, in the order
+    a view asks: row by row, column by column) against ``make_slow()``'s."""
+    fast, slow = make_fast(), make_slow()
+    assert not isinstance(fast, PerCell) and isinstance(slow, PerCell)
+    n = 0
+    for idx in _rows(fast):
+        for c in range(fast.columnCount()):
+            a = fast.index(idx.row(), c, fast.parent(idx))
+            b = slow.index(idx.row(), c, slow.parent(idx))
+            assert a.internalId() == b.internalId()
+            assert _roles(fast, a) == _roles(slow, b), (a.internalId(), c)
+            n += 1
+    return n
+
+
+@pytest.fixture(scope="module", params=sorted(PAIRS))
+def cmp(request):
+    runs = [load(str(p)) for p in PAIRS[request.param]]
+    return align(runs, mode="tree")
+
+
+def _metrics(cmp) -> list[str]:
+    return [m.name for m in cmp.metrics if m.name in cmp.values][:4]
+
+
+def test_diff_tree_cells_equal_per_cell_cells(qapp, cmp):
+    cols = diff_columns(cmp, _metrics(cmp), src=True, status=True)
+    n = _same_cells(lambda: ComparisonTreeModel(cmp, cols), lambda: PerCell(cmp, cols))
+    assert n > 200
+
+
+def test_pane_cells_equal_per_cell_cells_with_placeholders(qapp, cmp):
+    """Side-by-side panes, including rows absent from the pane's run (greyed
+    placeholders), compared on those rows too."""
+    placeholders = 0
+    for run in range(cmp.n_runs):
+        cols = pane_columns(cmp, _metrics(cmp), run)
+        _same_cells(lambda cols=cols, run=run: ComparisonTreeModel(cmp, cols, pane_run=run),
+                    lambda cols=cols, run=run: PerCell(cmp, cols, pane_run=run))
+        fast = ComparisonTreeModel(cmp, cols, pane_run=run)
+        slow = PerCell(cmp, cols, pane_run=run)
+        for r in np.flatnonzero(~cmp.present[:, run])[:60].tolist():
+            for c in range(len(cols)):
+                a, b = fast.index_for_row(r, c), slow.index_for_row(r, c)
+                assert _roles(fast, a) == _roles(slow, b), (r, c)
+            assert fast.data(fast.index_for_row(r), Qt.ItemDataRole.DisplayRole) == "—"
+            placeholders += 1
+    assert placeholders > 0 or cmp.present.all()
+
+
+def test_flat_table_cells_equal_per_cell_cells(qapp, cmp):
+    flat = align(list(cmp.runs), mode="flat")
+    cols = diff_columns(flat, _metrics(flat), status=True)
+    fast = ComparisonTreeModel(flat, cols)
+    fast.sort(next(i for i, c in enumerate(cols) if c.numeric), Qt.SortOrder.DescendingOrder)
+    slow = PerCell(flat, cols, layout=fast.layout)
+    assert _same_cells(lambda: fast, lambda: slow) > 200
+
+
+def test_noise_faded_sig_and_matched_rows(qapp):
+    """Significance computed (a sig column, faded Δ cells) and rule-matched rows (↔
+    marks) on the hs-ad pair: both change cells, and both paths agree."""
+    from profdiff.viewer.noise import compute_noise
+
+    runs = [load(str(HS / "v1" / "ad.prof")), load(str(HS / "v2" / "ad.prof"))]
+    cmp = align(runs, mode="tree")
+    cmp.noise = compute_noise(cmp, [0], [1])
+    cmp.matched_by = np.zeros(cmp.n_rows, dtype=np.int8)
+    cmp.matched_by[::5] = 1  # as if a rename rule had matched every fifth row
+    metric = "inherited_time_pct"
+    cols = diff_columns(cmp, _metrics(cmp), status=True, sig=metric)
+    assert any(c.kind == "sig" for c in cols)
+    fast = ComparisonTreeModel(cmp, cols)
+    assert _same_cells(lambda: fast, lambda: PerCell(cmp, cols)) > 200
+    texts = [fast.data(fast.index(i, 0), Qt.ItemDataRole.DisplayRole)
+             for i in range(fast.rowCount())]
+    assert any(t.startswith("↔ ") for t in texts)
+
+
+def test_painted_pixels_equal_per_cell_pixels(qapp, cmp):
+    """A painted view shows the same pixels whichever path filled its cells (the
+    view fills the rows it is about to paint in one pass)."""
+    cols = diff_columns(cmp, _metrics(cmp), status=True)
+    images = []
+    for make in (ComparisonTreeModel, PerCell):
+        m = make(cmp, cols)
+        v = TreePane()
+        v.resize(1200, 700)
+        v.setModel(m)
+        v.expandToDepth(3)
+        v.show()
+        qapp.processEvents()
+        images.append(v.grab().toImage())
+        v.close()
+    assert images[0] == images[1]
+
+
+def test_rows_in_lists_the_rows_a_paint_shows(qapp):
+    """``TreePane.rows_in``: the ids of the rows whose rectangles meet the given band."""
+    runs = [load(str(HS / "v1" / "ad.prof")), load(str(HS / "v2" / "ad.prof"))]
+    cmp = align(runs, mode="tree")
+    m = ComparisonTreeModel(cmp, diff_columns(cmp, _metrics(cmp)))
+    v = TreePane()
+    v.resize(900, 400)
+    v.setModel(m)
+    v.expandToDepth(4)
+    v.show()
+    qapp.processEvents()
+    v.verticalScrollBar().setValue(7)
+    qapp.processEvents()
+    top, bottom = 30, 250
+    got = v.rows_in(top, bottom)
+    want = []
+    idx = v.indexAt(v.viewport().rect().topLeft())
+    while idx.isValid():
+        r = v.visualRect(idx)
+        if r.top() > bottom:
+            break
+        if r.bottom() >= top:
+            want.append(idx.internalId())
+        idx = v.indexBelow(idx)
+    assert len(want) > 10
+    assert got[: len(want)] == want and len(got) - len(want) <= 2
+    v.close()

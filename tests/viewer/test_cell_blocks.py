@@ -195,3 +195,37 @@ def test_rows_in_lists_the_rows_a_paint_shows(qapp):
     assert len(want) > 10
     assert got[: len(want)] == want and len(got) - len(want) <= 2
     v.close()
+
+
+def test_hidden_view_measures_columns_when_shown(qapp):
+    """Expanding rows in a hidden diff tree leaves its columns as they were (nothing is
+    measured for a tab nobody sees); once shown they are as wide as in a tree that was
+    visible when the same rows opened."""
+    from profdiff.viewer.qt.views import DiffTreeView
+
+    runs = [load(str(HS / "v1" / "ad.prof")), load(str(HS / "v2" / "ad.prof"))]
+    cmp = align(runs, mode="tree")
+    views = []
+    for visible in (True, False):
+        v = DiffTreeView()
+        v.resize(1400, 700)
+        v.set_comparison(cmp, _metrics(cmp))
+        if visible:
+            v.show()
+            qapp.processEvents()
+        views.append(v)
+    shown, hidden = views
+    widths = [[v.tree.header().sectionSize(i) for i in range(v.tree.header().count())]
+              for v in views]
+    for v in views:
+        v.expand_to_depth(6)
+    after = [[v.tree.header().sectionSize(i) for i in range(v.tree.header().count())]
+             for v in views]
+    assert after[0] != widths[0]  # deeper rows need a wider name column
+    assert after[1] == widths[1]  # hidden: not measured yet
+    hidden.show()
+    qapp.processEvents()
+    assert [hidden.tree.header().sectionSize(i)
+            for i in range(hidden.tree.header().count())] == after[0]
+    for v in views:
+        v.close()

@@ -69,6 +69,7 @@ class TreePane(QTreeView):
     """A QTreeView tuned for big lazy models; accepts file drops when ``drop_text`` is set."""
 
     filesDropped = Signal(list)
+    shown = Signal()  # after each show (a hidden tab's view catches up on deferred work)
 
     def __init__(self, parent=None, drop_text: str = "") -> None:
         super().__init__(parent)
@@ -232,6 +233,7 @@ class TreePane(QTreeView):
         if p is not None and p.isValid() and p.model() is self.model():
             self.scrollTo(self.model().index(p.row(), p.column(), p.parent()),
                           QAbstractItemView.ScrollHint.EnsureVisible)
+        self.shown.emit()
 
     def paintEvent(self, ev) -> None:  # noqa: N802 - Qt API
         """Fill the model's cells of the rows about to be painted in one pass first: a
@@ -420,6 +422,19 @@ class _TreeViewMixin:
     def _init_state(self) -> None:
         self.state = _TreeState()
         self._syncing = False
+        self._measure_later: np.ndarray | None = None  # rows shown while hidden
+
+    def _watch_shown(self) -> None:
+        """Measure what was shown while hidden when a pane is next shown."""
+        for p in self.panes:
+            p.shown.connect(self._measure_deferred)
+
+    def _measure_deferred(self) -> None:
+        rows, self._measure_later = self._measure_later, None
+        if rows is not None and self.layout_ is not None:
+            if self.layout_.visible is not None:
+                rows = rows[self.layout_.visible[rows]]
+            self._grow_columns(rows)
 
     def expand_rows(self, rows) -> None:
         """Expand ``rows`` (and their ancestors) in every pane."""
@@ -487,6 +502,12 @@ class _TreeViewMixin:
             for p in panes:
                 if p.indentation() != ind:
                     p.setIndentation(ind)
+        if not any(p.isVisible() for p in panes):
+            # a hidden tab (filter, select, expand acting on every view): its columns are
+            # measured when it is next shown, over every row shown meanwhile
+            later = self._measure_later
+            self._measure_later = shown if later is None else np.union1d(later, shown)
+            return
         need: dict[int, int] = {}
         for p in panes:
             for i, w in measure(p, p.model_(), shown, self.cmp.depth).items():
@@ -718,6 +739,7 @@ class SideBySideView(QWidget, _TreeViewMixin):
 
     def _wire(self) -> None:
         a, b = self.panes
+        self._watch_shown()
         for src, dst in ((a, b), (b, a)):
             src.expanded.connect(lambda idx, d=dst: self._mirror_expand(idx, d, True))
             src.collapsed.connect(lambda idx, d=dst: self._mirror_expand(idx, d, False))
@@ -947,6 +969,7 @@ class DiffTreeView(QWidget, _TreeViewMixin):
         lay.addWidget(self.tree)
         self.tree.expanded.connect(lambda i: self._track(i, True))
         self.tree.collapsed.connect(lambda i: self._track(i, False))
+        self._watch_shown()
         self.icons: dict[int, object] = {}
         self.sig_metric: str | None = None  # metric of the significance column (None: off)
         self.fade_noise = True

@@ -229,3 +229,18 @@ def test_hidden_view_measures_columns_when_shown(qapp):
             for i in range(hidden.tree.header().count())] == after[0]
     for v in views:
         v.close()
+
+
+def test_cell_texts_equal_the_painted_texts(qapp, cmp):
+    """``cell_texts`` (what column widths are measured on) gives each cell's display
+    text, for merged and pane models, present and absent rows alike."""
+    metrics = _metrics(cmp)
+    rows = np.arange(min(cmp.n_rows, 3000))
+    for m in (ComparisonTreeModel(cmp, diff_columns(cmp, metrics, src=True, status=True)),
+              *(ComparisonTreeModel(cmp, pane_columns(cmp, metrics, r), pane_run=r)
+                for r in range(cmp.n_runs))):
+        slow = PerCell(cmp, m.columns, pane_run=m.pane_run)
+        for col in range(m.columnCount()):
+            got = m.cell_texts(col, rows)
+            assert got == slow.cell_texts(col, rows), col
+            assert got[:50] == [slow.data(slow.index_for_row(r, col)) for r in rows[:50]]

@@ -409,7 +409,14 @@ class ComparisonTreeModel(QAbstractItemModel):
         out = []
         self._check_cells()
         cells, nc = self._cells, self._ncols
-        for r in np.asarray(rows, dtype=np.int64).tolist():
+        rows = np.asarray(rows, dtype=np.int64)
+        if self._vector_cells and rows.size > 8:  # one numpy read per column, not per cell
+            out = self._texts_of(c, col, rows)
+            if pres is not None:
+                for i in np.flatnonzero(~pres[rows]).tolist():
+                    out[i] = PLACEHOLDER_TEXT if col == 0 else ""
+            return out
+        for r in rows.tolist():
             cell = cells.get(r * nc + col)
             if cell is not None:  # painted already: its text is known
                 out.append(cell[0])

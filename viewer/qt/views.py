@@ -216,8 +216,19 @@ class TreePane(QTreeView):
         if self.isVisible():
             self._geometry_stale = False
             super().updateGeometries()
+            self._place_scroll_bar()
         else:
             self._geometry_stale = True
+
+    def _place_scroll_bar(self) -> None:
+        """Show or hide the vertical scroll bar now when the new range needs it: Qt does it
+        from a queued call, so the rows just laid out would be painted at the old
+        viewport width and then again (the columns re-fitted) once the bar appears."""
+        bar = self.verticalScrollBar()
+        if self.verticalScrollBarPolicy() != Qt.ScrollBarPolicy.ScrollBarAsNeeded:
+            return
+        if bar.isVisibleTo(self) != (bar.maximum() > bar.minimum()):
+            self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)  # relayout
 
     @property
     def geometry_stale(self) -> bool:
@@ -318,6 +329,11 @@ class TreePane(QTreeView):
                     expand(idx)
         finally:
             self.blockSignals(blocked)
+        if self.isVisible():
+            # laid out now rather than from inside the next paint: a scroll bar the new
+            # rows need then appears before that paint (:meth:`_place_scroll_bar`), which
+            # would otherwise draw the rows at the old viewport width and be done again
+            self.executeDelayedItemsLayout()
 
 
 def _width_key(c: Column) -> tuple[str, str | None, str]:

@@ -23,6 +23,7 @@ from profdiff.viewer.qt.views import TreePane
 
 DATA = Path(__file__).parents[1] / "data"
 HS = DATA / "hs-ad"
+SAMPLES = Path(__file__).parents[2] / "samples"
 ROLES = [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.TextAlignmentRole,
          Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.ForegroundRole,
          Qt.ItemDataRole.FontRole, Qt.ItemDataRole.DecorationRole]
@@ -244,3 +245,53 @@ def test_cell_texts_equal_the_painted_texts(qapp, cmp):
             got = m.cell_texts(col, rows)
             assert got == slow.cell_texts(col, rows), col
             assert got[:50] == [slow.data(slow.index_for_row(r, col)) for r in rows[:50]]
+
+
+def test_expand_paints_once_when_the_scroll_bar_appears(qapp, make_window):
+    """Expanding the shown diff tree so far that it needs a vertical scroll bar paints
+    its rows once, at the final viewport width (Qt shows the bar from a queued call:
+    laid out from inside the paint, the rows were drawn at the old width, then again)."""
+    from PySide6.QtCore import QEvent, QObject
+
+    class Paints(QObject):
+        widths: list[int] = []
+
+        def eventFilter(self, obj, ev):  # noqa: N802 - Qt API
+            if ev.type() == QEvent.Type.Paint:
+                self.widths.append(obj.width())
+            return False
+
+    win = make_window(1600, 900, show=True)
+    win.load_paths([str(SAMPLES / "hs-ad-v1.prof"), str(SAMPLES / "hs-ad-v2.prof")])
+    win.show_view("diff")
+    win.collapse_all()
+    for _ in range(5):
+        qapp.processEvents()
+    tree = win.diff.tree
+    assert not tree.verticalScrollBar().isVisible()
+    paints = Paints()
+    tree.viewport().installEventFilter(paints)
+    win.expand_to_depth(30)
+    for _ in range(5):
+        qapp.processEvents()
+    assert tree.verticalScrollBar().isVisible()
+    assert paints.widths == [tree.viewport().width()]
+
+
+def test_model_passes_the_model_tester_with_sibling_and_block_cells(qapp, model_tester):
+    """pytest-qt's model tester (which checks ``sibling`` against ``index``) on a diff
+    model and a pane model, through a sort and a filter."""
+    runs = [load(str(HS / "v1" / "ad.prof")), load(str(HS / "v2" / "ad.prof"))]
+    cmp = align(runs, mode="tree")
+    metrics = _metrics(cmp)
+    diff = ComparisonTreeModel(cmp, diff_columns(cmp, metrics, status=True))
+    pane = ComparisonTreeModel(cmp, pane_columns(cmp, metrics, 0), pane_run=0,
+                               layout=diff.layout)
+    model_tester(diff)
+    model_tester(pane)
+    idx = diff.index(0, 0)
+    assert diff.sibling(0, 3, idx) == diff.index(0, 3)
+    assert not diff.sibling(0, diff.columnCount(), idx).isValid()
+    diff.sort(3, Qt.SortOrder.DescendingOrder)
+    diff.layout.set_filter("eval")
+    assert diff.rowCount() > 0

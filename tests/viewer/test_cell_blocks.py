@@ -295,3 +295,21 @@ def test_model_passes_the_model_tester_with_sibling_and_block_cells(qapp, model_
     diff.sort(3, Qt.SortOrder.DescendingOrder)
     diff.layout.set_filter("eval")
     assert diff.rowCount() > 0
+
+
+def test_columns_owed_by_a_hidden_view_are_dropped_with_its_comparison(qapp):
+    """Rows a hidden tree owes a measurement for belong to its comparison: given a
+    smaller one meanwhile, showing it measures nothing of the old (no stale row ids)."""
+    from profdiff.viewer.qt.views import DiffTreeView
+
+    big = align([load(str(HS / "v1" / "ad.prof")), load(str(HS / "v2" / "ad.prof"))])
+    small = align([load(str(DATA / "pprof" / "go-resolv-2018-cpu.pprof"))] * 2)
+    assert small.n_rows < big.n_rows
+    v = DiffTreeView()
+    v.set_comparison(big, _metrics(big))
+    v.expand_to_depth(30)  # hidden: measured when shown
+    v.set_comparison(small, _metrics(small))
+    v.show()
+    qapp.processEvents()
+    assert v.tree.model().rowCount() > 0
+    v.close()

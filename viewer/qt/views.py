@@ -438,7 +438,7 @@ class _TreeViewMixin:
     def _init_state(self) -> None:
         self.state = _TreeState()
         self._syncing = False
-        self._measure_later: np.ndarray | None = None  # rows shown while hidden
+        self._measure_later: tuple | None = None  # (comparison, rows shown while hidden)
 
     def _watch_shown(self) -> None:
         """Measure what was shown while hidden when a pane is next shown."""
@@ -446,11 +446,13 @@ class _TreeViewMixin:
             p.shown.connect(self._measure_deferred)
 
     def _measure_deferred(self) -> None:
-        rows, self._measure_later = self._measure_later, None
-        if rows is not None and self.layout_ is not None:
-            if self.layout_.visible is not None:
-                rows = rows[self.layout_.visible[rows]]
-            self._grow_columns(rows)
+        later, self._measure_later = self._measure_later, None
+        if later is None or later[0] is not self.cmp or self.layout_ is None:
+            return  # nothing owed, or owed for a comparison since replaced
+        rows = later[1]
+        if self.layout_.visible is not None:
+            rows = rows[self.layout_.visible[rows]]
+        self._grow_columns(rows)
 
     def expand_rows(self, rows) -> None:
         """Expand ``rows`` (and their ancestors) in every pane."""
@@ -522,7 +524,9 @@ class _TreeViewMixin:
             # a hidden tab (filter, select, expand acting on every view): its columns are
             # measured when it is next shown, over every row shown meanwhile
             later = self._measure_later
-            self._measure_later = shown if later is None else np.union1d(later, shown)
+            if later is not None and later[0] is self.cmp:
+                shown = np.union1d(later[1], shown)
+            self._measure_later = (self.cmp, shown)
             return
         need: dict[int, int] = {}
         for p in panes:

@@ -322,8 +322,9 @@ class RowLayout:
         if not len(nc):
             return np.zeros(0, dtype=bool)
         un, um = _upper(self.cmp)
-        names = [str(x) for x in nu.tolist()]
-        mods = [str(x) for x in mu.tolist()]
+        # the original strings only for a regex (a substring test reads the upper-cased)
+        names = [str(x) for x in nu.tolist()] if regex else un
+        mods = [str(x) for x in mu.tolist()] if regex else um
         m = contains(names, un, text, regex)[nc] | contains(mods, um, text, regex)[mc]
         if "." in text:
             # qualified "Module.name" as the details pane shows it, tested per distinct pair

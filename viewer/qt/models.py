@@ -89,6 +89,11 @@ _MAX_CELLS = 200_000
 """Cached cells kept before the cache starts over (a few hundred per painted screen)."""
 _BLOCK = 4096
 """Rows per block of a lazily computed colour column (:meth:`_cell_rgb`)."""
+_FILL_BEFORE = 8
+_FILL_AFTER = 56
+"""A painted cell that misses the cache fills every column of its siblings from
+``_FILL_BEFORE`` rows above to ``_FILL_AFTER`` below (:meth:`_fill_around`): about the
+rows one screen shows, computed column by column (:meth:`fill_cells`)."""
 
 
 @dataclass(frozen=True)
@@ -404,7 +409,14 @@ class ComparisonTreeModel(QAbstractItemModel):
         out = []
         self._check_cells()
         cells, nc = self._cells, self._ncols
-        for r in np.asarray(rows, dtype=np.int64).tolist():
+        rows = np.asarray(rows, dtype=np.int64)
+        if self._vector_cells and rows.size > 8:  # one numpy read per column, not per cell
+            out = self._texts_of(c, col, rows)
+            if pres is not None:
+                for i in np.flatnonzero(~pres[rows]).tolist():
+                    out[i] = PLACEHOLDER_TEXT if col == 0 else ""
+            return out
+        for r in rows.tolist():
             cell = cells.get(r * nc + col)
             if cell is not None:  # painted already: its text is known
                 out.append(cell[0])
@@ -484,22 +496,29 @@ class ComparisonTreeModel(QAbstractItemModel):
         """``change_pp(metric, run)[r]``, computed for the block of rows around ``r`` only:
         the first paint of a tab would otherwise compute whole 10^6-row columns (nan_to_num,
         changed_mask: ~40 ms each) to colour the few hundred cells it shows."""
+        return float(self._changes(metric, run, (r,))[r])
+
+    def _changes(self, metric: str, run: int | None, rows) -> np.ndarray:
+        """An array whose entries at ``rows`` equal ``change_pp(metric, run)`` there: the
+        whole column when computed, else the blocks of :data:`_BLOCK` rows holding
+        ``rows`` (computed now when missing)."""
         key = ("pp", metric, -1 if run is None else run, self.colour_by_share)
         whole = self._colors.get(key)
         if whole is not None:
-            return float(whole[r])
+            return whole
         bkey = ("blocks", *key[1:])
         got = self._colors.get(bkey)
         if got is None:
             n = self.cmp.n_rows
             got = self._colors[bkey] = (np.zeros(n), np.zeros(-(-n // _BLOCK), dtype=bool))
         vals, done = got
-        b = r // _BLOCK
-        if not done[b]:
-            rows = slice(b * _BLOCK, min(self.cmp.n_rows, (b + 1) * _BLOCK))
-            vals[rows] = self._change_block(metric, run, rows)
-            done[b] = True
-        return float(vals[r])
+        blocks = {r // _BLOCK for r in (rows if isinstance(rows, tuple) else rows.tolist())}
+        for b in blocks:
+            if not done[b]:
+                sl = slice(b * _BLOCK, min(self.cmp.n_rows, (b + 1) * _BLOCK))
+                vals[sl] = self._change_block(metric, run, sl)
+                done[b] = True
+        return vals
 
     def _change_block(self, metric: str, run: int | None, rows: slice) -> np.ndarray:
         """:meth:`change_pp` over ``rows`` (the same arithmetic, element by element)."""
@@ -542,6 +561,22 @@ class ComparisonTreeModel(QAbstractItemModel):
                 idx = self._index0[r] = self.createIndex(row, 0, r)
             return idx
         return _ROOT
+
+    def sibling(self, row: int, column: int, idx: QModelIndex) -> QModelIndex:
+        """The cell of ``idx``'s row in ``column`` without Qt's default ``parent`` +
+        ``index`` round trip: painting asks for each cell of a row this way (two calls
+        into Python per cell otherwise), and every column's index carries the row id."""
+        if row == idx.row() and idx.isValid():
+            if column == idx.column():
+                return idx
+            if 0 <= column < self._ncols:
+                if column == 0:
+                    got = self._index0.get(idx.internalId())
+                    if got is not None:
+                        return got
+                return self.createIndex(row, column, idx.internalId())
+            return _ROOT
+        return super().sibling(row, column, idx)
 
     def parent(self, index: QModelIndex | None = None):  # type: ignore[override]
         if index is None:  # QObject.parent()
@@ -645,7 +680,7 @@ class ComparisonTreeModel(QAbstractItemModel):
                 self._reset_cells()  # significance computed: faded cells changed
             cell = self._cells.get(r * self._ncols + col)
             if cell is None:
-                cell = self._cell(r, col)
+                cell = self._miss(index, r, col)
             if slot == 4 and self._label[col] and cell[4] is None and self._match_bold(r):
                 return self._bold
             return cell[slot]
@@ -670,7 +705,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         self._check_cells()
         cell = self._cells.get(r * self._ncols + col)
         if cell is None:
-            cell = self._cell(r, col)
+            cell = self._miss(index, r, col)
         if self._label[col] and cell[4] is None and self._match_bold(r):
             return (*cell[:4], self._bold, cell[5])
         return cell
@@ -698,6 +733,183 @@ class ComparisonTreeModel(QAbstractItemModel):
             self._cells = {}
         self._cells[r * self._ncols + col] = cell
         return cell
+
+    # ----- cells of many rows at once (what a paint asks for, one cache miss) -----------
+    def _miss(self, index: QModelIndex, r: int, col: int) -> tuple:
+        """Cell ``(r, col)`` is not cached: fill the rows around it (:meth:`_fill_around`)
+        when this model computes cells the base way, else just this cell."""
+        if not self._vector_cells:
+            return self._cell(r, col)
+        self._fill_around(index.row(), r)
+        cell = self._cells.get(r * self._ncols + col)
+        return cell if cell is not None else self._cell(r, col)
+
+    @cached_property
+    def _vector_cells(self) -> bool:
+        """Whether :meth:`fill_cells` gives what :meth:`_cell` would: a subclass that
+        computes cells its own way (overrides one of the parts) keeps the per-cell path."""
+        base, mine = ComparisonTreeModel, type(self)
+        return all(getattr(mine, f) is getattr(base, f) for f in (
+            "_cell", "_text", "_background", "_foreground", "_font", "_rounding", "_faded",
+            "_cell_rgb", "_sig_real", "_sig_text", "present", "within_noise", "noise"))
+
+    def _fill_around(self, pos: int, r: int) -> None:
+        """Fill the cells of the siblings shown near row ``r`` (at ``pos`` in its parent's
+        list): a paint after a sort, filter, expand or scroll misses for a screenful of
+        rows, and one vectorised pass per column costs less than a few cells one by one."""
+        p = -1 if self._flat else int(self._parents[r])
+        lst = self._plists.get(p)
+        if lst is None:
+            lst = self.layout.child_list(p)
+        if 0 <= pos < len(lst) and lst[pos] == r:
+            near = lst[max(0, pos - _FILL_BEFORE): pos + _FILL_AFTER]
+            cells, nc = self._cells, self._ncols
+            rows = [x for x in near if x * nc not in cells or x == r]
+        else:
+            rows = [r]
+        self.fill_cells(np.asarray(rows, dtype=np.int64))
+
+    def prefill(self, rows: list[int]) -> None:
+        """Fill the cells of those of ``rows`` (row ids) not cached yet, in one pass: a
+        view calls it with the rows it is about to paint."""
+        if not self._vector_cells:
+            return
+        self._check_cells()
+        cells, nc = self._cells, self._ncols
+        todo = [r for r in rows if r * nc not in cells]
+        if todo:
+            self.fill_cells(np.asarray(todo, dtype=np.int64))
+
+    def fill_cells(self, rows: np.ndarray) -> None:
+        """Cache every column's cell of ``rows``: the same tuples :meth:`_cell` makes,
+        with the numpy reads done once per column instead of once per cell."""
+        self._check_cells()
+        rows = np.asarray(rows, dtype=np.int64)
+        if len(self._cells) + rows.size * self._ncols > _MAX_CELLS:
+            self._cells = {}
+        pres = self.present
+        if pres is not None:
+            gone = rows[~pres[rows]]
+            rows = rows[pres[rows]]
+        merged = self.pane_run is None and self.cmp.n_runs > 1
+        status = self.cmp.status[rows].tolist() if merged else None
+        rl = rows.tolist()
+        cells, nc = self._cells, self._ncols
+        for col, c in enumerate(self.columns):
+            align = _RIGHT if c.numeric else _LEFT
+            texts = self._texts_of(c, col, rows)
+            bgs = self._backgrounds_of(c, col, rows, status)
+            fgs = self._foregrounds_of(c, rows, status)
+            fonts = self._fonts_of(c, rows)
+            if col == 0 and merged:
+                icons = self._icons
+                decos = [icons.get(s) for s in status]  # type: ignore[union-attr]
+            else:
+                decos = [None] * len(rl)
+            for r, t, bg, fg, f, d in zip(rl, texts, bgs, fgs, fonts, decos, strict=True):
+                cells[r * nc + col] = (t, align, bg, fg, f, d)
+        if pres is not None:
+            for col, c in enumerate(self.columns):
+                align = _RIGHT if c.numeric else _LEFT
+                cell = (PLACEHOLDER_TEXT if col == 0 else "", align, self._placeholder,
+                        self._grey, self._italic, None)
+                for r in gone.tolist():
+                    cells[r * nc + col] = cell
+
+    def _texts_of(self, c: Column, col: int, rows: np.ndarray) -> list[str]:
+        """:meth:`_text` of column ``col`` for each of ``rows``."""
+        kind = c.kind
+        if kind in ("name", "module", "src"):
+            out = [str(x) for x in self.column_array(col)[rows].tolist()]
+            mb = self.cmp.matched_by
+            if kind == "name" and self.pane_run is None and self.cmp.n_runs > 1 and \
+                    mb is not None:
+                marked = (mb[rows] > 0).tolist()
+                out = [MATCH_MARK + t if m else t for t, m in zip(out, marked, strict=True)]
+            return out
+        if kind not in ("value", "delta", "rel"):  # sig, status: few columns, rarely shown
+            return [self._text(c, col, r) for r in rows.tolist()]
+        vals = np.asarray(self.column_array(col)[rows], dtype=np.float64).tolist()
+        if kind == "rel":
+            blank = self.cmp.n_runs > 1
+            return ["" if v == 0 and blank else format_rel(v) for v in vals]
+        assert c.metric is not None
+        unit = self.cmp.metric_by_name[c.metric].unit
+        sc = self._scale(c.metric)
+        if kind == "delta":
+            blank = self.cmp.n_runs > 1
+            run = self.cmp.current if c.run is None else c.run
+            rd = self._rounding(c.metric, -1, run, delta=True)
+            return ["" if v == 0 and blank else
+                    format_delta(v, unit, suffix=False, scale=sc, rounding=rd) for v in vals]
+        run = c.run if c.run is not None else (
+            self.pane_run if self.pane_run is not None else self.cmp.current)
+        rd = self._rounding(c.metric, -1, run)
+        out = [format_value(v, unit, suffix=False, rounding=rd, scale=sc) for v in vals]
+        if self.pane_run is None:
+            for i in np.flatnonzero(~self.cmp.present[rows, run]).tolist():
+                out[i] = "·"
+        return out
+
+    def _rgbs_of(self, c: Column, rows: np.ndarray) -> list[tuple[int, int, int]]:
+        """:meth:`_cell_rgb` of a Δ column for each of ``rows``."""
+        assert c.metric is not None
+        ch = self._changes(c.metric, c.run, rows)[rows].tolist()
+        scale = self.scale
+        return [scalar_color(scale, d if d == d else 0.0) for d in ch]
+
+    def _faded_of(self, c: Column, rows: np.ndarray) -> list[bool]:
+        """:meth:`_faded` for each of ``rows``."""
+        mn = self.noise(c.metric) if self.fade_noise and c.kind in ("delta", "rel") else None
+        if mn is None or mn.method.startswith("deterministic"):
+            return [False] * rows.size
+        return np.logical_not(mn.significant[rows]).tolist()
+
+    def _sig_real_of(self, c: Column, rows: np.ndarray) -> list[bool]:
+        """:meth:`_sig_real` for each of ``rows``."""
+        mn = self.noise(c.metric)
+        if mn is None:
+            return [False] * rows.size
+        return np.asarray(mn.significant[rows]).astype(bool).tolist()
+
+    def _backgrounds_of(self, c: Column, col: int, rows: np.ndarray,
+                        status: list[int] | None) -> list:
+        """:meth:`_background` of column ``col`` for each of ``rows``."""
+        if c.kind in ("delta", "rel") and self.color_deltas:
+            d = self.column_array(col)[rows]
+            none = ((d == 0) | np.isnan(d)).tolist()
+            faded = self._faded_of(c, rows)
+            brush = self._brush
+            return [None if no else brush(fade_rgb(rgb) if fd else rgb)
+                    for no, rgb, fd in zip(none, self._rgbs_of(c, rows), faded, strict=True)]
+        if c.kind == "name" and status is not None:
+            pick = {int(Status.ADDED): self._added, int(Status.REMOVED): self._removed}
+            return [pick.get(s) for s in status]
+        return [None] * rows.size
+
+    def _foregrounds_of(self, c: Column, rows: np.ndarray, status: list[int] | None) -> list:
+        """:meth:`_foreground` of column ``c`` for each of ``rows``."""
+        faded = self._faded_of(c, rows)
+        ffg = self._faded_fg
+        if c.kind in ("delta", "rel") and self._color_deltas:
+            brush = self._brush
+            return [ffg if fd else brush(text_color_for(rgb))
+                    for fd, rgb in zip(faded, self._rgbs_of(c, rows), strict=True)]
+        if c.kind == "sig":
+            rest = [None if real else ffg for real in self._sig_real_of(c, rows)]
+        elif status is not None:
+            removed, grey = int(Status.REMOVED), self._grey
+            rest = [grey if s == removed else None for s in status]
+        else:
+            rest = [None] * rows.size
+        return [ffg if fd else x for fd, x in zip(faded, rest, strict=True)]
+
+    def _fonts_of(self, c: Column, rows: np.ndarray) -> list:
+        """:meth:`_font` of column ``c`` for each of ``rows``."""
+        if c.kind != "sig":
+            return [None] * rows.size
+        bold = self._bold
+        return [bold if real else None for real in self._sig_real_of(c, rows)]
 
     def _brush(self, rgb: tuple[int, int, int]) -> QBrush:
         """One QBrush per colour (painting asks for a brush per Δ cell twice)."""

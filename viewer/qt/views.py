@@ -13,7 +13,14 @@ from __future__ import annotations
 import html
 
 import numpy as np
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import (
+    QItemSelectionModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    Qt,
+    Signal,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -62,6 +69,7 @@ class TreePane(QTreeView):
     """A QTreeView tuned for big lazy models; accepts file drops when ``drop_text`` is set."""
 
     filesDropped = Signal(list)
+    shown = Signal()  # after each show (a hidden tab's view catches up on deferred work)
 
     def __init__(self, parent=None, drop_text: str = "") -> None:
         super().__init__(parent)
@@ -208,8 +216,19 @@ class TreePane(QTreeView):
         if self.isVisible():
             self._geometry_stale = False
             super().updateGeometries()
+            self._place_scroll_bar()
         else:
             self._geometry_stale = True
+
+    def _place_scroll_bar(self) -> None:
+        """Show or hide the vertical scroll bar now when the new range needs it: Qt does it
+        from a queued call, so the rows just laid out would be painted at the old
+        viewport width and then again (the columns re-fitted) once the bar appears."""
+        bar = self.verticalScrollBar()
+        if self.verticalScrollBarPolicy() != Qt.ScrollBarPolicy.ScrollBarAsNeeded:
+            return
+        if bar.isVisibleTo(self) != (bar.maximum() > bar.minimum()):
+            self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)  # relayout
 
     @property
     def geometry_stale(self) -> bool:
@@ -225,6 +244,33 @@ class TreePane(QTreeView):
         if p is not None and p.isValid() and p.model() is self.model():
             self.scrollTo(self.model().index(p.row(), p.column(), p.parent()),
                           QAbstractItemView.ScrollHint.EnsureVisible)
+        self.shown.emit()
+
+    def paintEvent(self, ev) -> None:  # noqa: N802 - Qt API
+        """Fill the model's cells of the rows about to be painted in one pass first: a
+        paint after a sort, filter or expand finds none cached, and the rows of one
+        screen come from many sibling lists (one vectorised fill instead of one per
+        list, :meth:`~.models.ComparisonTreeModel.fill_cells`)."""
+        m = self.model_()
+        if m is not None:
+            rows = self.rows_in(ev.rect().top(), ev.rect().bottom())
+            if rows:
+                m.prefill(rows)
+        super().paintEvent(ev)
+
+    def rows_in(self, top: int, bottom: int) -> list[int]:
+        """Row ids shown between viewport heights ``top`` and ``bottom``, top first."""
+        idx = self.indexAt(QPoint(0, max(top, 0)))
+        if not idx.isValid():
+            return []
+        h = max(self.rowHeight(idx), 1)
+        out = []
+        for _ in range((bottom - top) // h + 2):
+            if not idx.isValid():
+                break
+            out.append(idx.internalId())
+            idx = self.indexBelow(idx)
+        return out
 
     # Enter / Space toggle expansion (arrows come with QTreeView)
     def keyPressEvent(self, ev) -> None:  # noqa: N802 - Qt API
@@ -283,6 +329,11 @@ class TreePane(QTreeView):
                     expand(idx)
         finally:
             self.blockSignals(blocked)
+        if self.isVisible():
+            # laid out now rather than from inside the next paint: a scroll bar the new
+            # rows need then appears before that paint (:meth:`_place_scroll_bar`), which
+            # would otherwise draw the rows at the old viewport width and be done again
+            self.executeDelayedItemsLayout()
 
 
 def _width_key(c: Column) -> tuple[str, str | None, str]:
@@ -387,6 +438,21 @@ class _TreeViewMixin:
     def _init_state(self) -> None:
         self.state = _TreeState()
         self._syncing = False
+        self._measure_later: tuple | None = None  # (comparison, rows shown while hidden)
+
+    def _watch_shown(self) -> None:
+        """Measure what was shown while hidden when a pane is next shown."""
+        for p in self.panes:
+            p.shown.connect(self._measure_deferred)
+
+    def _measure_deferred(self) -> None:
+        later, self._measure_later = self._measure_later, None
+        if later is None or later[0] is not self.cmp or self.layout_ is None:
+            return  # nothing owed, or owed for a comparison since replaced
+        rows = later[1]
+        if self.layout_.visible is not None:
+            rows = rows[self.layout_.visible[rows]]
+        self._grow_columns(rows)
 
     def expand_rows(self, rows) -> None:
         """Expand ``rows`` (and their ancestors) in every pane."""
@@ -454,6 +520,14 @@ class _TreeViewMixin:
             for p in panes:
                 if p.indentation() != ind:
                     p.setIndentation(ind)
+        if not any(p.isVisible() for p in panes):
+            # a hidden tab (filter, select, expand acting on every view): its columns are
+            # measured when it is next shown, over every row shown meanwhile
+            later = self._measure_later
+            if later is not None and later[0] is self.cmp:
+                shown = np.union1d(later[1], shown)
+            self._measure_later = (self.cmp, shown)
+            return
         need: dict[int, int] = {}
         for p in panes:
             for i, w in measure(p, p.model_(), shown, self.cmp.depth).items():
@@ -685,6 +759,7 @@ class SideBySideView(QWidget, _TreeViewMixin):
 
     def _wire(self) -> None:
         a, b = self.panes
+        self._watch_shown()
         for src, dst in ((a, b), (b, a)):
             src.expanded.connect(lambda idx, d=dst: self._mirror_expand(idx, d, True))
             src.collapsed.connect(lambda idx, d=dst: self._mirror_expand(idx, d, False))
@@ -914,6 +989,7 @@ class DiffTreeView(QWidget, _TreeViewMixin):
         lay.addWidget(self.tree)
         self.tree.expanded.connect(lambda i: self._track(i, True))
         self.tree.collapsed.connect(lambda i: self._track(i, False))
+        self._watch_shown()
         self.icons: dict[int, object] = {}
         self.sig_metric: str | None = None  # metric of the significance column (None: off)
         self.fade_noise = True

@@ -50,7 +50,6 @@ MAX_BESIDE = 64  # binaries beside the recording that are offered to perf
 FEAT_BUILD_ID = 2  # perf.data header feature bits: recorded DSOs and their build-ids,
 FEAT_SAMPLE_TIME = 21  # and the first and last sample time
 MAX_SLICES = 4  # perf script runs at once over disjoint time ranges (one per core)
-SLICE_NICE_STEP = 5  # each later slice's perf runs this many nice levels lower
 SLICE_MIN_BYTES = 16 << 20  # smaller recordings: one run (a perf start costs ~0.1 s)
 INSTALL_HINT = (
     "install perf (Debian/Ubuntu: 'apt-get install linux-perf' or 'linux-tools-generic'; "
@@ -455,24 +454,7 @@ def _start_slices(perf: str, p: Path, ranges: list[str], env: dict[str, str],
         with open(files[i - 1], "wb") as out:
             procs.append(subprocess.Popen(cmd, env=env, stdout=out, stderr=errs[i],
                                           stdin=subprocess.DEVNULL))
-        lower_priority(procs[-1], i * SLICE_NICE_STEP)
     return files
-
-
-def lower_priority(proc: subprocess.Popen, step: int) -> None:
-    """Run ``proc`` ``step`` nice levels below this process (at most 19); best effort.
-
-    Why: the parser reads the slices in time order, so the first slice's perf is on the
-    critical path and the later ones should only take the CPU the parser and the first
-    perf leave idle.  With equal priorities, three busy processes on two cores slowed the
-    first perf down, the parser waited for it, and the later slices were finished long
-    before the parser reached them, leaving a core idle for the rest of the parse.
-    """
-    try:
-        own = os.getpriority(os.PRIO_PROCESS, 0)
-        os.setpriority(os.PRIO_PROCESS, proc.pid, min(19, own + step))
-    except (AttributeError, OSError):  # not on this platform, or it has already exited
-        pass
 
 
 def _read_sliced(perf: str, p: Path, env: dict[str, str], timeout: float,

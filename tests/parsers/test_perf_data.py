@@ -360,33 +360,6 @@ def test_slice_count_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert 1 <= perf_data.slice_count() <= perf_data.MAX_SLICES
 
 
-def test_later_slices_run_at_lower_priority(tmp_path: Path) -> None:
-    """The first slice's perf keeps this process's priority and each later one runs
-    SLICE_NICE_STEP nice levels lower (capped at 19), so the slice the parser waits for
-    is never the one starved.  A stand-in perf that sleeps keeps the slices alive while
-    their priorities are read."""
-    fake = tmp_path / "perf"
-    fake.write_text("#!/bin/sh\nexec sleep 30\n")
-    fake.chmod(0o755)
-    home = tmp_path / "home"
-    home.mkdir()
-    errs = [open(os.devnull, "wb") for _ in range(3)]  # noqa: SIM115 - closed below
-    procs: list[subprocess.Popen] = []
-    try:
-        perf_data._start_slices(str(fake), tmp_path / "perf.data", [",1", "1,2", "2,"],
-                                {"HOME": str(home), "PATH": os.defpath}, errs, procs)
-        own = os.getpriority(os.PRIO_PROCESS, 0)
-        got = [os.getpriority(os.PRIO_PROCESS, q.pid) for q in procs]
-    finally:
-        for q in procs:
-            q.kill()
-            q.wait()
-        for e in errs:
-            e.close()
-    step = perf_data.SLICE_NICE_STEP
-    assert got == [own, min(19, own + step), min(19, own + 2 * step)]
-
-
 def test_slice_file_growing_is_read_while_its_writer_still_writes(tmp_path: Path) -> None:
     """_GrowingFile gives every byte a still-running writer adds (cut mid-line and in
     the middle of a UTF-8 character), and ends only once the writer has exited."""

@@ -441,17 +441,19 @@ class _SliceFailed(Exception):
 
 def _start_slices(perf: str, p: Path, ranges: list[str], env: dict[str, str],
                   errs: list, procs: list[subprocess.Popen]) -> list[Path]:
-    """Start one ``perf script --time RANGE`` per range (appended to ``procs``): the first
-    writes to a pipe, the others to files in the temporary HOME, returned in order."""
-    files = [Path(env["HOME"]) / f"slice{i}.txt" for i in range(1, len(ranges))]
+    """Start one ``perf script --time RANGE`` per range (appended to ``procs``), each
+    writing to its own file in the temporary HOME; returns the files in order.
+
+    Why files and not a pipe for the first slice: a pipe holds 64 KiB, and the thread
+    that drains it needs the GIL, which the parser holds for tens of ms per chunk, so
+    that perf spent much of its time blocked and the parse waited for it; a file never
+    blocks its writer (:class:`_GrowingFile` reads it while it grows).
+    """
+    files = [Path(env["HOME"]) / f"slice{i}.txt" for i in range(len(ranges))]
     for i, rng in enumerate(ranges):
         cmd = [perf, "script", *(["--header"] if i == 0 else []), "-i", str(p),
                "-F", ",".join(FIELDS), "--time", rng]
-        if i == 0:
-            procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
-                                          stderr=errs[i], stdin=subprocess.DEVNULL))
-            continue
-        with open(files[i - 1], "wb") as out:
+        with open(files[i], "wb") as out:
             procs.append(subprocess.Popen(cmd, env=env, stdout=out, stderr=errs[i],
                                           stdin=subprocess.DEVNULL))
     return files
@@ -462,9 +464,9 @@ def _read_sliced(perf: str, p: Path, env: dict[str, str], timeout: float,
                  ) -> tuple[Profile | None, int, str] | None:
     """Load ``p`` from several ``perf script --time`` runs at once; None to run it whole.
 
-    The first slice is piped and parsed while it is written; the others write to files
-    in the (private, temporary) HOME and are read after it, in time order, so the parser
-    sees exactly the text of one run.  Any failure (a slice's error, a field this file
+    Each slice writes to a file in the (private, temporary) HOME, and the files are
+    parsed in time order while they are written, so the parser sees exactly the text of
+    one run.  Any failure (a slice's error, a field this file
     lacks, a parse error, no disk room) gives None: the caller's single run then reports
     it with the positions of one run's text.
     """
@@ -520,20 +522,20 @@ def _stderr_lines(errs: list) -> str:
 
 
 class _SlicesText:
-    """The text of the slices in order: the first from its pipe (read ahead by a thread),
-    then each file *while* its perf still writes it (:class:`_GrowingFile`), once the
-    slices before it have exited cleanly (else :class:`_SliceFailed`).
+    """The text of the slices in order, each file read *while* its perf still writes it
+    (:class:`_GrowingFile`), once the slices before it have exited cleanly (else
+    :class:`_SliceFailed`).
 
-    Why not wait for a slice to finish before reading its file: the parse of the first
-    slice is slower than perf, so the other slices were done long before, and then the
-    rest of the parse ran alone on one core; reading as they write keeps both cores busy.
+    Why not wait for a slice to finish before reading its file: the other slices would
+    be done long before the parse reached them, and the rest of the parse would run
+    alone on one core; reading as they write keeps both cores busy.
     """
 
     def __init__(self, procs: list[subprocess.Popen], files: list[Path]) -> None:
         self._procs = procs
         self._files = files
         self._part = 0
-        self._cur: _PipeText | _GrowingFile = _PipeText(procs[0].stdout)  # type: ignore[arg-type]
+        self._cur = _GrowingFile(files[0], procs[0])
 
     def read(self, n: int) -> str:
         while self._part < len(self._procs):
@@ -552,7 +554,7 @@ class _SlicesText:
         for i in range(part):  # their text ended: their perf has exited or is exiting
             if self._procs[i].wait() != 0:
                 raise _SliceFailed(f"perf script slice {i} failed")
-        return _GrowingFile(self._files[part - 1], self._procs[part])
+        return _GrowingFile(self._files[part], self._procs[part])
 
     def finish(self) -> None:
         """After the parse: every slice must have been read to its end, and its perf

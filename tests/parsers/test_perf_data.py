@@ -360,6 +360,32 @@ def test_slice_count_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert 1 <= perf_data.slice_count() <= perf_data.MAX_SLICES
 
 
+def test_no_slice_waits_for_the_parser(tmp_path: Path) -> None:
+    """Every slice's perf, the first included, writes to a file (on main before, the first one wrote to a pipe and this timed out): it never blocks on a
+    full pipe while the parser holds the GIL.  A stand-in perf writes 4 MiB (64 pipes'
+    worth) and exits though nothing reads yet."""
+    fake = tmp_path / "perf"
+    fake.write_text("#!/bin/sh\nexec head -c 4194304 /dev/zero\n")
+    fake.chmod(0o755)
+    home = tmp_path / "home"
+    home.mkdir()
+    errs = [open(os.devnull, "wb") for _ in range(2)]  # noqa: SIM115 - closed below
+    procs: list[subprocess.Popen] = []
+    try:
+        files = perf_data._start_slices(str(fake), tmp_path / "perf.data", [",1", "1,"],
+                                        {"HOME": str(home), "PATH": os.defpath}, errs, procs)
+        rcs = [q.wait(timeout=20) for q in procs]
+    finally:
+        for q in procs:
+            if q.poll() is None:
+                q.kill()
+                q.wait()
+        for e in errs:
+            e.close()
+    assert rcs == [0, 0]
+    assert [f.stat().st_size for f in files] == [4 << 20, 4 << 20]
+
+
 def test_slice_file_growing_is_read_while_its_writer_still_writes(tmp_path: Path) -> None:
     """_GrowingFile gives every byte a still-running writer adds (cut mid-line and in
     the middle of a UTF-8 character), and ends only once the writer has exited."""

@@ -19,9 +19,7 @@ command line loads the file before it imports its views for the same reason.
 from __future__ import annotations
 
 import codecs
-import io
 import os
-import queue
 import re
 import shutil
 import signal
@@ -318,9 +316,14 @@ def _stream(
     cmd: list[str], env: dict[str, str], p: Path, timeout: float, warnings: list[str],
     **opts: object,
 ) -> tuple[Profile | None, int, str]:
-    """Run perf script and parse its stdout while it is written; (profile|None, rc, stderr)."""
-    with tempfile.TemporaryFile() as errf:
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=errf,
+    """Run perf script and parse its stdout while it is written; (profile|None, rc, stderr).
+
+    perf writes to a file in the temporary HOME that the parser reads as it grows
+    (:class:`_GrowingFile`), for the reason :func:`_start_slices` gives.
+    """
+    out_path = Path(env["HOME"]) / "script.txt"
+    with tempfile.TemporaryFile() as errf, open(out_path, "wb") as out:
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=errf,
                                 stdin=subprocess.DEVNULL)
         expired = threading.Event()
 
@@ -333,7 +336,7 @@ def _stream(
         prof: Profile | None = None
         parse_error: ParseError | None = None
         try:
-            text = _PipeText(proc.stdout)  # type: ignore[arg-type]
+            text = _GrowingFile(out_path, proc)
             from . import perf_script  # with numpy: imported while perf starts
 
             try:
@@ -341,7 +344,7 @@ def _stream(
                                                meta={"source": "perf.data"}, **opts)
             except ParseError as e:
                 parse_error = e
-            text.drain()  # so perf can exit
+            text.close()
             rc = proc.wait()
         finally:
             timer.cancel()
@@ -601,65 +604,6 @@ class _GrowingFile:
 
     def close(self) -> None:
         self._f.close()
-
-
-class _PipeText:
-    """Text from a pipe, read ahead by a thread so perf keeps writing while we parse.
-
-    Why: with a plain ``TextIOWrapper`` perf blocks on the full 64 KiB pipe whenever
-    Python parses, so the load took perf's time *plus* the parse time.  The thread only
-    does ``os.read`` (which releases the GIL) into a bounded queue; decoding stays in
-    the caller.
-    """
-
-    BLOCK = 1 << 20
-    AHEAD = 64  # blocks buffered at most (64 MiB)
-
-    def __init__(self, raw: io.BufferedReader) -> None:
-        self._raw = raw
-        self._fd = raw.fileno()
-        self._q: queue.Queue[bytes | BaseException] = queue.Queue(self.AHEAD)
-        self._dec = codecs.getincrementaldecoder("utf-8")("replace")
-        self._eof = False
-        self._thread = threading.Thread(target=self._pump, daemon=True)
-        self._thread.start()
-
-    def _pump(self) -> None:
-        try:
-            while True:
-                b = os.read(self._fd, self.BLOCK)
-                self._q.put(b)
-                if not b:
-                    return
-        except BaseException as e:  # noqa: BLE001 - handed to the reading thread
-            self._q.put(e)
-
-    def read(self, n: int) -> str:
-        out: list[str] = []
-        got = 0
-        while got < n and not self._eof:
-            b = self._q.get()
-            if isinstance(b, BaseException):
-                raise OSError(f"reading perf script output failed ({b})")
-            if not b:
-                self._eof = True
-                out.append(self._dec.decode(b"", final=True))
-                break
-            s = self._dec.decode(b)
-            out.append(s)
-            got += len(s)
-        return "".join(out)
-
-    def drain(self) -> None:
-        """Discard the rest so the writer can finish (after a parse error)."""
-        while not self._eof:
-            b = self._q.get()
-            if not b or isinstance(b, BaseException):
-                self._eof = True
-        self._thread.join()
-
-    def close(self) -> None:
-        self._raw.close()
 
 
 def _killed(rc: int) -> str:

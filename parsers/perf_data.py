@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import ExternalToolError, ParseError
+from .reader import usable_cores
 
 if TYPE_CHECKING:
     from .model import Profile
@@ -229,12 +230,13 @@ def read(
     split_by: str | None = None,
     demangle: bool = False,
     timeout: float = DEFAULT_TIMEOUT_S,
+    cores: int | None = None,
     **_options: object,
 ) -> Profile:
     """Load a perf.data by streaming ``perf script`` output into the text reader.
 
     Options are those of :func:`parsers.perf_script.read` plus ``timeout`` (seconds for
-    perf to finish).  Raises :class:`ExternalToolError` if perf is missing or times out,
+    perf to finish) and ``cores`` (this read's share of the cores: :func:`slice_count`).  Raises :class:`ExternalToolError` if perf is missing or times out,
     :class:`ParseError` (with perf's own message) if perf cannot read the file.
     """
     p = Path(path)
@@ -249,7 +251,7 @@ def read(
         fields = list(FIELDS)
         opts = dict(lenient=lenient, progress=progress, event=event, group_by=group_by,
                     split_by=split_by, demangle=demangle)
-        sliced = _read_sliced(perf, p, env, timeout, warnings, opts)
+        sliced = _read_sliced(perf, p, env, timeout, warnings, opts, cores)
         prof, rc, err = sliced if sliced is not None else (None, 0, "")
         for _attempt in range(0 if sliced is not None else len(FIELDS)):
             cmd = [perf, "script", "--header", "-i", str(p), "-F", ",".join(fields)]
@@ -401,20 +403,21 @@ def sample_time_span(path: Path) -> tuple[int, int] | None:
     return (first, last) if 0 < first < last else None
 
 
-def slice_count() -> int:
-    """How many perf script runs a big recording is split into: the usable cores, at most
-    :data:`MAX_SLICES`, or ``$PROFDIFF_PERF_SLICES`` (1: one run, as on a busy machine)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
+def slice_count(cores: int | None = None) -> int:
+    """How many perf script runs a big recording is split into: ``cores`` (this read's
+    share of the cores, given when other files are read at the same time) or the usable
+    cores, at most :data:`MAX_SLICES`; ``$PROFDIFF_PERF_SLICES`` overrides both (1: one
+    run, as on a busy machine).
+
+    Why a share: two recordings read side by side, each split in two, ran four perf on
+    two cores and took 1.1x as long as one run each (``profdiff diff``, ~90k samples)."""
     env = os.environ.get("PROFDIFF_PERF_SLICES", "")
     if env.isdigit() and int(env) >= 1:
         return min(int(env), 16)
-    return min(cores, MAX_SLICES)
+    return max(1, min(usable_cores() if cores is None else cores, MAX_SLICES))
 
 
-def _slice_ranges(path: Path) -> list[str]:
+def _slice_ranges(path: Path, cores: int | None = None) -> list[str]:
     """``perf script --time`` ranges splitting a big recording into equal time spans, one
     per usable core; [] for one run (small file, one core, no sample times).
 
@@ -423,7 +426,7 @@ def _slice_ranges(path: Path) -> list[str]:
     text K times faster.  The ranges are inclusive and meet without overlap (ns integers),
     and their outputs laid end to end are byte-identical to one run's.
     """
-    k = slice_count()
+    k = slice_count(cores)
     span = sample_time_span(path)
     if k < 2 or span is None or path.stat().st_size < SLICE_MIN_BYTES:
         return []
@@ -463,7 +466,7 @@ def _start_slices(perf: str, p: Path, ranges: list[str], env: dict[str, str],
 
 
 def _read_sliced(perf: str, p: Path, env: dict[str, str], timeout: float,
-                 warnings: list[str], opts: dict[str, object]
+                 warnings: list[str], opts: dict[str, object], cores: int | None = None
                  ) -> tuple[Profile | None, int, str] | None:
     """Load ``p`` from several ``perf script --time`` runs at once; None to run it whole.
 
@@ -473,7 +476,7 @@ def _read_sliced(perf: str, p: Path, env: dict[str, str], timeout: float,
     lacks, a parse error, no disk room) gives None: the caller's single run then reports
     it with the positions of one run's text.
     """
-    ranges = _slice_ranges(p)
+    ranges = _slice_ranges(p, cores)
     if not ranges:
         return None
     procs: list[subprocess.Popen] = []

@@ -11,13 +11,16 @@ reader to them:
 * ``read(path, *, lenient=False, progress=None, **options) -> Profile``: the profile,
   or a :class:`~parsers.errors.ParseError` naming the file and line.  ``options`` are
   reader keywords (``event=`` for perf, ``sample_type=`` for pprof) a reader ignores
-  when it does not know them.
+  when it does not know them.  ``cores=N``, given by the session to every reader, is
+  how many cores this read may keep busy: its share of :func:`usable_cores` while other
+  files are read at the same time (the perf.data reader runs that many perf at once).
 
 Optional: ``ACCEPTS_DIRECTORY = True`` for readers of folders (Julia ``.mem`` files).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -35,3 +38,11 @@ class Reader(Protocol):
 
     def read(self, path: Path, *, lenient: bool = False,
              progress: Callable[[float], None] | None = None, **options: Any) -> Profile: ...
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, else the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1

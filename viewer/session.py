@@ -21,7 +21,6 @@ Ranking is one replaceable function (:data:`RANKING`, default :func:`rank_change
 from __future__ import annotations
 
 import dataclasses
-import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -29,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from profdiff.parsers.errors import ProfdiffError
+from profdiff.parsers.reader import usable_cores
 
 from .defaults import DEFAULT_ALPHA
 
@@ -114,14 +114,17 @@ def describe_error(path: str, e: BaseException) -> str:
 
 
 def load_run(spec: SessionSpec, path: str, progress: Callable[[float], None] | None = None,
-             loader: Callable[..., Profile] | None = None) -> Profile:
-    """Read one file with the spec's reading options (errors name the file)."""
+             loader: Callable[..., Profile] | None = None, cores: int | None = None
+             ) -> Profile:
+    """Read one file with the spec's reading options (errors name the file); ``cores``:
+    the read's share of the cores when other files are read at the same time."""
     if loader is None:
         from profdiff.parsers import load
 
         loader = load
+    extra = {} if cores is None else {"cores": cores}
     return loader(path, format=spec.format, lenient=spec.lenient, progress=progress,
-                  **dict(spec.reader_options))
+                  **dict(spec.reader_options), **extra)
 
 
 def load_slots(spec: SessionSpec, slots: Sequence[Slot], *,
@@ -137,6 +140,7 @@ def load_slots(spec: SessionSpec, slots: Sequence[Slot], *,
     other, so a pair of 100 MB ``.prof`` reads in 0.70x the time of one after the other.
     Results and errors keep the slots' order."""
     todo = [i for i, s in enumerate(slots) if s.path]
+    cores = max(1, usable_cores() // read_workers(len(todo)))  # each read's share
     share = [0.0] * len(slots)
     lock = threading.Lock()
 
@@ -149,7 +153,7 @@ def load_slots(spec: SessionSpec, slots: Sequence[Slot], *,
                     share[i] = max(0.0, min(1.0, f))
                     progress(min(1.0, sum(share) / max(len(todo), 1)) * 0.9)
 
-        p = load_run(spec, str(slots[i].path), cb, loader)
+        p = load_run(spec, str(slots[i].path), cb, loader, cores)
         with lock:
             share[i] = 1.0
         return p
@@ -174,11 +178,7 @@ def load_slots(spec: SessionSpec, slots: Sequence[Slot], *,
 def read_workers(n_files: int) -> int:
     """Files read at once: one per usable core, at most 4 (each holds its file's
     transient arrays, so more would only add memory)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, min(n_files, cores, 4))
+    return max(1, min(n_files, usable_cores(), 4))
 
 
 def _read_all(read: Callable[[int], Profile], todo: list[int]

@@ -280,7 +280,7 @@ def test_sliced_read_equals_one_run(monkeypatch: pytest.MonkeyPatch, split_by) -
     path = DATA / "c-vm" / "v2" / "perf.data"
     whole = perf_data.read(path, split_by=split_by)
     monkeypatch.setattr(perf_data, "SLICE_MIN_BYTES", 0)
-    monkeypatch.setattr(perf_data, "slice_count", lambda: 3)
+    monkeypatch.setattr(perf_data, "slice_count", lambda cores=None: 3)
     ranges = perf_data._slice_ranges(path)
     assert len(ranges) == 3 and ranges[0].startswith(",") and ranges[-1].endswith(",")
     used = []
@@ -299,7 +299,7 @@ def test_a_failing_slice_reruns_whole(monkeypatch: pytest.MonkeyPatch) -> None:
     recording is read again by one run."""
     path = DATA / "c-vm" / "v1" / "perf.data"
     whole = perf_data.read(path)
-    monkeypatch.setattr(perf_data, "_slice_ranges", lambda p: [",1.0", "not-a-time,"])
+    monkeypatch.setattr(perf_data, "_slice_ranges", lambda p, cores=None: [",1.0", "not-a-time,"])
     used = []
     real = perf_data._read_sliced
     monkeypatch.setattr(perf_data, "_read_sliced",
@@ -356,8 +356,22 @@ def test_slice_count_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert perf_data._slice_ranges(DATA / "c-vm" / "v1" / "perf.data") == []
     monkeypatch.setenv("PROFDIFF_PERF_SLICES", "3")
     assert perf_data.slice_count() == 3
+    assert perf_data.slice_count(cores=1) == 3  # the variable wins over the share
     monkeypatch.setenv("PROFDIFF_PERF_SLICES", "x")
     assert 1 <= perf_data.slice_count() <= perf_data.MAX_SLICES
+
+
+def test_slices_follow_the_reads_share_of_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read given one core (another file is read beside it) runs one perf; a share of
+    more cores runs that many, at most MAX_SLICES."""
+    monkeypatch.delenv("PROFDIFF_PERF_SLICES", raising=False)
+    assert perf_data.slice_count(cores=1) == 1
+    assert perf_data.slice_count(cores=2) == 2
+    assert perf_data.slice_count(cores=64) == perf_data.MAX_SLICES
+    big = DATA / "c-vm" / "v1" / "perf.data"
+    monkeypatch.setattr(perf_data, "SLICE_MIN_BYTES", 0)  # so the small file would split
+    assert perf_data._slice_ranges(big, cores=1) == []
+    assert len(perf_data._slice_ranges(big, cores=2)) == 2
 
 
 def test_no_slice_waits_for_the_parser(tmp_path: Path) -> None:

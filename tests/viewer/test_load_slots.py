@@ -68,3 +68,22 @@ def test_progress_rises_to_nine_tenths(tmp_path) -> None:
     load_slots(SessionSpec(), [Slot(a), Slot(b)], progress=seen.append)
     assert seen and all(0.0 <= f <= 0.9 for f in seen)
     assert max(seen) == pytest.approx(0.9)
+
+
+@pytest.mark.parametrize(("n_files", "cores", "share"), [(2, 2, 1), (1, 2, 2), (2, 5, 2),
+                                                          (3, 2, 1)])
+def test_each_read_gets_its_share_of_the_cores(tmp_path, monkeypatch, n_files, cores,
+                                               share) -> None:
+    """Files read side by side split the cores between them (``cores=`` to the reader),
+    so two perf.data on two cores run one perf each instead of two."""
+    monkeypatch.setattr(session_mod, "usable_cores", lambda: cores)
+    got: list[object] = []
+
+    def loader(path: str, **kw: object):
+        got.append(kw.get("cores"))
+        return load(path, **kw)
+
+    paths = (_pair(tmp_path) * 2)[:n_files]
+    out = load_slots(SessionSpec(), [Slot(p) for p in paths], loader=loader)
+    assert out.errors == []
+    assert got == [share] * n_files

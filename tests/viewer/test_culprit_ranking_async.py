@@ -164,10 +164,8 @@ def test_reload_while_ranking_drops_the_stale_result(live, spy, monkeypatch, qtb
     assert spy.on_gui() == 0 and _culprit_name(w) == "addGrad"
 
 
-def test_reload_keeping_the_view_drops_the_ranking_in_flight(live, spy, monkeypatch,
-                                                            qtbot):
-    monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10)
-    w = live()
+def _gate_every_ranking(monkeypatch, spy) -> threading.Event:
+    """One gate that holds every ranking task started from now on in its worker."""
     gate = threading.Event()
     real_init = window_noise._NoiseTask.__init__
 
@@ -176,6 +174,14 @@ def test_reload_keeping_the_view_drops_the_ranking_in_flight(live, spy, monkeypa
         spy.gates.setdefault(id(cmp), gate)
 
     monkeypatch.setattr(window_noise._NoiseTask, "__init__", gated)
+    return gate
+
+
+def test_reload_keeping_the_view_drops_the_ranking_in_flight(live, spy, monkeypatch,
+                                                            qtbot):
+    monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10)
+    w = live()
+    gate = _gate_every_ranking(monkeypatch, spy)
     w.load_paths([str(V1), str(V2)])
     old = w.comparison
     qtbot.waitUntil(lambda: spy.in_worker(old), timeout=20000)  # the ranking in flight
@@ -217,14 +223,7 @@ def test_a_run_that_fails_to_load_while_ranking(live, spy, monkeypatch, qtbot,
     cut = tmp_path / "cut.prof"
     cut.write_bytes(V2.read_bytes()[:300])  # the header only: no cost-centre tree
     w = live()
-    gate = threading.Event()
-    real_init = window_noise._NoiseTask.__init__
-
-    def gated(self, cmp, *a, **kw):
-        real_init(self, cmp, *a, **kw)
-        spy.gates.setdefault(id(cmp), gate)
-
-    monkeypatch.setattr(window_noise._NoiseTask, "__init__", gated)
+    gate = _gate_every_ranking(monkeypatch, spy)
     w.load_paths([str(V1), str(V2)])
     good = w.comparison
     qtbot.waitUntil(lambda: spy.in_worker(good), timeout=20000)  # the ranking in flight

@@ -236,7 +236,8 @@ def read(
     """Load a perf.data by streaming ``perf script`` output into the text reader.
 
     Options are those of :func:`parsers.perf_script.read` plus ``timeout`` (seconds for
-    perf to finish) and ``cores`` (this read's share of the cores: :func:`slice_count`).  Raises :class:`ExternalToolError` if perf is missing or times out,
+    perf to finish) and ``cores`` (this read's share of the cores: :func:`slice_count`).
+    Raises :class:`ExternalToolError` if perf is missing or times out,
     :class:`ParseError` (with perf's own message) if perf cannot read the file.
     """
     p = Path(path)

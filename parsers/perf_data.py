@@ -188,6 +188,11 @@ def _needed_beside(recording: Path, beside: list[Path]) -> list[Path]:
 def recorded_dsos(path: Path) -> list[str]:
     """File names in the recording's ``BUILD_ID`` header feature (the DSOs perf recorded
     build-ids for); [] when there is none or it cannot be read."""
+    return [name for name, _bid in recorded_build_ids(path)]
+
+
+def recorded_build_ids(path: Path) -> list[tuple[str, str]]:
+    """(file name, build-id in hex) of each DSO in the ``BUILD_ID`` header feature."""
     sec = _feature_section(path, FEAT_BUILD_ID)
     if sec is None:
         return []
@@ -201,11 +206,12 @@ def recorded_dsos(path: Path) -> list[str]:
     out = []
     pos = 0
     while pos + 36 <= len(raw):
-        _type, _misc, rec_size = struct.unpack_from("<IHH", raw, pos)
+        _type, misc, rec_size = struct.unpack_from("<IHH", raw, pos)
         if rec_size < 36 or pos + rec_size > len(raw):
             break
+        n = raw[pos + 32] if misc & 0x8000 and 0 < raw[pos + 32] <= 20 else 20
         name = raw[pos + 36 : pos + rec_size].split(b"\0", 1)[0]
-        out.append(os.fsdecode(name))
+        out.append((os.fsdecode(name), raw[pos + 12 : pos + 12 + n].hex()))
         pos += rec_size
     return out
 
@@ -252,7 +258,8 @@ def read(
         fields = list(FIELDS)
         opts = dict(lenient=lenient, progress=progress, event=event, group_by=group_by,
                     split_by=split_by, demangle=demangle)
-        sliced = _read_sliced(perf, p, env, timeout, warnings, opts, cores)
+        reader, tables = _read_tables(perf, p, env, tmp, timeout, warnings, opts, cores)
+        sliced = tables or _read_sliced(perf, p, env, timeout, warnings, opts, cores)
         prof, rc, err = sliced if sliced is not None else (None, 0, "")
         for _attempt in range(0 if sliced is not None else len(FIELDS)):
             cmd = [perf, "script", "--header", "-i", str(p), "-F", ",".join(fields)]
@@ -285,6 +292,7 @@ def read(
     meta = dict(prof.meta)
     meta["perf_binary"] = perf
     meta["perf_fields"] = ",".join(fields)
+    meta["perf_reader"] = reader
     extra: list[str] = []
     incomplete, reason = prof.incomplete, prof.incomplete_reason
     if rc != 0:
@@ -313,6 +321,51 @@ def read(
 
     return replace(prof, meta=meta, warnings=tuple(prof.warnings) + tuple(extra),
                    incomplete=incomplete, incomplete_reason=reason)
+
+
+def _read_tables(perf: str, p: Path, env: dict[str, str], tmp: Path, timeout: float,
+                 warnings: list[str], opts: dict[str, object], cores: int | None
+                 ) -> tuple[str, tuple[Profile | None, int, str] | None]:
+    """Load ``p`` through perf's tables (:mod:`parsers.perf_dlfilter`): (which reader
+    ran or why the text is read, the result or None to read the text).
+
+    Why a fallback and not an error: the text reader handles every recording perf can
+    print, and locates problems by line; the tables only stand in where they give the
+    same profile, several times faster.
+    """
+    from . import perf_dlfilter as agg
+
+    text = "perf script text"
+    layout = agg.sample_layout(p)
+    if agg.disabled():
+        return f"{text} (PROFDIFF_PERF_TEXT is set)", None
+    if layout is None:
+        return f"{text} (samples perf unwinds itself, or events of unlike layouts)", None
+    so = agg.compiled_filter(tmp)
+    if so is None:
+        return f"{text} (no C compiler for the perf filter)", None
+    ranges = _slice_ranges(p, cores) or [""]
+    try:
+        prefixes, header, err = agg.run_parts(perf, p, env, timeout, so, layout, ranges)
+        parts = [agg.read_part(pre) for pre in prefixes]
+        dsos = sorted({d for part in parts for d in part.dsos})
+        if agg.expands_inlines(perf, lambda rec, home: recording_env(perf, rec, home, []), tmp):
+            why = agg.debug_info_reason(dsos, Path(env["HOME"]) / ".debug")
+            if why:
+                return f"{text} (this perf prints inlined frames, and {why})", None
+        from . import perf_script
+
+        # perf prints a period for every sample, the attribute's fixed one when the
+        # samples carry none (perf record -c), and hands the filter the same value
+        prof = perf_script.read_parts(parts, p, header, has_period=True,
+                                      has_time=layout.time, format=FORMAT, warnings=warnings,
+                                      meta={"source": "perf.data"}, **opts)
+    except subprocess.TimeoutExpired:
+        raise ExternalToolError(
+            f"{p}: 'perf script' did not finish within {timeout:.0f} s") from None
+    except (agg.NotComplete, ValueError, OSError, ParseError):
+        return f"{text} (the perf filter did not finish cleanly)", None
+    return "perf script tables (--dlfilter)", (prof, 0, err)
 
 
 def _stream(

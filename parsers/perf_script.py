@@ -535,6 +535,61 @@ class _Parser:
         if cur is not None:
             self._sample_at(cur, fids, cur_line)
 
+    def add_part(self, part: Any, *, has_period: bool, has_time: bool) -> None:
+        """Take one table part (:func:`read_parts`): frames, stacks and samples."""
+        fmap = np.empty(len(part.frame_lines), dtype=np.int32)
+        for i, text in enumerate(part.frame_lines):
+            fid = self._frame(text)
+            if fid is None:
+                raise ValueError(f"not a callchain line: {text!r}")
+            fmap[i] = fid
+        lens = np.asarray(part.stack_len, dtype=np.int64)
+        off = np.zeros(len(lens) + 1, dtype=np.int64)
+        np.cumsum(lens, out=off[1:])
+        # leaf first in the table, root first here: element p of stack k goes to
+        # off[k] + len[k] - 1 - p
+        start = np.repeat(off[:-1], lens)
+        dest = 2 * start + np.repeat(lens, lens) - 1 - np.arange(int(off[-1]))
+        out = np.empty(int(off[-1]), dtype=np.int32)
+        out[dest] = fmap[np.asarray(part.stack_ids, dtype=np.int64)]
+        base_sid = len(self.stack_off) - 1
+        base_len = len(self.stack_frames)
+        self.stack_frames.frombytes(out.tobytes())
+        self.stack_off.frombytes((off[1:] + base_len).tobytes())
+        shape_ids = np.array([self._table_shape(*row) for row in part.shapes], dtype=np.int64)
+        shapes = np.asarray(self.shapes, dtype=np.int32).reshape(-1, 3)
+        smp = part.samples
+        if not len(smp):
+            return
+        ids = shapes[shape_ids[smp["shape"].astype(np.int64)]]
+        period = smp["period"]
+        if has_period and int(period.max()) >= 1 << 63:
+            raise ValueError("a period beyond int64: the text reader locates it")
+        self.s_stack.frombytes((smp["stack"].astype(np.int64) + base_sid).astype(np.int32)
+                               .tobytes())
+        self.s_event.frombytes(np.ascontiguousarray(ids[:, 0]).tobytes())
+        self.s_comm.frombytes(np.ascontiguousarray(ids[:, 1]).tobytes())
+        per = period.astype(np.int64) if has_period else np.full(len(smp), -1, dtype=np.int64)
+        self.s_period.frombytes(per.tobytes())
+        if self.split_by == "pid":
+            self.s_pid.frombytes(np.ascontiguousarray(ids[:, 2]).tobytes())
+        if has_time:
+            if self.t_first is None:
+                self.t_first = _perf_time(int(smp["time"][0]))
+            self.t_last = _perf_time(int(smp["time"][-1]))
+
+    def _table_shape(self, pid: str, tid: str, event: str, comm: str) -> int:
+        """Shape id of a table's (pid, tid, event, comm), parsed as perf script prints
+        that sample header."""
+        key = f"\1{pid}\0{tid}\0{event}\0{comm}"
+        sh = self.shape_ids.get(key)
+        if sh is not None:
+            return sh
+        g = _split_header(f"{comm} {pid}/{tid} 0.000000: 1 {event}: ")
+        if g is None or g[0] != comm.strip() or g[6] != event:
+            raise ValueError(f"a sample header perf script would print ambiguously: {comm!r}")
+        return self._shape(key, g)
+
     def _comment(self, ln: str) -> None:
         body = ln[1:].strip()
         if ":" not in body:
@@ -554,6 +609,11 @@ class _Parser:
     @property
     def n_samples(self) -> int:
         return len(self.s_stack)
+
+
+def _perf_time(ns: int) -> str:
+    """A sample time as ``perf script`` prints it: seconds with microseconds."""
+    return f"{ns // 1_000_000_000}.{ns % 1_000_000_000 // 1000:06d}"
 
 
 class _BadValue(ValueError):
@@ -741,6 +801,52 @@ def read_stream(
         ps.meta["completeness"] = (
             "cannot tell: the text ends with a whole sample, and a file cut exactly between "
             "two samples looks the same")
+    return _finish(ps, event=event, format=format, meta=meta, warnings=warnings,
+                   incomplete_reason=incomplete_reason)
+
+
+def read_parts(
+    parts: list[Any],
+    path: str | Path,
+    header: str,
+    *,
+    has_period: bool,
+    has_time: bool,
+    lenient: bool = False,
+    event: str | None = None,
+    group_by: str = "symbol+dso",
+    split_by: str | None = None,
+    demangle: bool = False,
+    format: str = FORMAT,
+    meta: dict[str, Any] | None = None,
+    warnings: list[str] | None = None,
+    **_options: object,
+) -> Profile:
+    """The profile of samples that perf already split into tables
+    (:class:`parsers.perf_dlfilter.Part`, in time order), built with the same steps as
+    the text: each distinct frame goes through the callchain-line parser as the line
+    ``perf script`` would print, each (comm, pid/tid, event) through the header parser.
+
+    ``header`` is the ``perf script --header`` comment text; ``has_period`` and
+    ``has_time`` say whether the samples carry those fields (perf's text then prints
+    them).  Raises ValueError when a table holds what the text could not (the caller
+    then reads the text, which locates the problem).
+    """
+    ps = _Parser(str(path), lenient=lenient, group_by=group_by, split_by=split_by,
+                 demangle=demangle)
+    with gc_paused():
+        for ln in header.splitlines():
+            if ln.startswith("#"):
+                ps._comment(ln)
+        for part in parts:
+            ps.add_part(part, has_period=has_period, has_time=has_time)
+    return _finish(ps, event=event, format=format, meta=meta, warnings=warnings,
+                   incomplete_reason="")
+
+
+def _finish(ps: _Parser, *, event: str | None, format: str, meta: dict[str, Any] | None,
+            warnings: list[str] | None, incomplete_reason: str) -> Profile:
+    """The steps after the samples are in, shared by the text and the tables."""
     if ps.ignored_lines:
         ps.warnings.append(
             f"{ps.ignored_lines} indented lines that are not frames (srcline, branch info) "

@@ -277,6 +277,7 @@ def _same_profile(a, b) -> None:
 @pytest.mark.parametrize("split_by", [None, "pid"])
 def test_sliced_read_equals_one_run(monkeypatch: pytest.MonkeyPatch, split_by) -> None:
     """Three perf script runs over disjoint time ranges give the profile of one run."""
+    monkeypatch.setenv("PROFDIFF_PERF_TEXT", "1")  # the text's slices (tables: test_perf_dlfilter)
     path = DATA / "c-vm" / "v2" / "perf.data"
     whole = perf_data.read(path, split_by=split_by)
     monkeypatch.setattr(perf_data, "SLICE_MIN_BYTES", 0)
@@ -297,6 +298,7 @@ def test_sliced_read_equals_one_run(monkeypatch: pytest.MonkeyPatch, split_by) -
 def test_a_failing_slice_reruns_whole(monkeypatch: pytest.MonkeyPatch) -> None:
     """A slice perf rejects (here a bad --time range) never yields a partial profile: the
     recording is read again by one run."""
+    monkeypatch.setenv("PROFDIFF_PERF_TEXT", "1")
     path = DATA / "c-vm" / "v1" / "perf.data"
     whole = perf_data.read(path)
     monkeypatch.setattr(perf_data, "_slice_ranges", lambda p, cores=None: [",1.0", "not-a-time,"])

@@ -1,0 +1,378 @@
+"""perf.data without perf's text: ``perf script --dlfilter`` with a small C filter.
+
+Why: ``perf script`` prints every frame of every sample (about 3 KB of text a sample on
+deep stacks), and formatting that text is most of perf's time; splitting it again is
+most of ours.  With the filter in ``perf_aggregate.c`` perf still reads the recording,
+follows the threads and their maps and resolves each address with its own symbol tables
+(the same symbol and DSO names ``perf script`` prints), but drops each sample before it
+would format it; the filter keeps the distinct frames and callchains, and this module
+reads its tables with numpy and hands them to :func:`parsers.perf_script.read_parts`,
+which builds the profile with the text reader's own steps.
+
+When the text and the filter could differ, the text is read instead (:func:`why_not`
+says why, and the profile's ``meta["perf_reader"]`` tells which one ran):
+- no C compiler, or a perf without ``--dlfilter`` (before 5.14): the filter cannot run;
+- user-space DWARF unwinding or branch-stack call chains: perf builds those stacks
+  itself, the filter sees only the kernel's;
+- a perf that expands inlined functions (:func:`expands_inlines`) and a binary with
+  debug information: that perf adds inlined frames to its text;
+- event attributes that differ between events (the text drops a field for all events).
+
+The compiled filter is cached by the hash of its source under ``$PROFDIFF_CACHE_DIR``
+(default ``$XDG_CACHE_HOME/profdiff`` or ``~/.cache/profdiff``); ``PROFDIFF_PERF_TEXT=1``
+always reads the text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+SOURCE = Path(__file__).with_name("perf_aggregate.c")
+PROBE = Path(__file__).with_name("perf_probe")  # a recording whose hot function is inlined
+MAX_STACK = 127  # perf script's default --max-stack (PERF_MAX_STACK_DEPTH)
+# perf_event_attr.sample_type bits
+S_IP, S_TID, S_TIME, S_CALLCHAIN, S_PERIOD = 1 << 0, 1 << 1, 1 << 2, 1 << 5, 1 << 8
+S_BRANCH_STACK, S_REGS_USER, S_STACK_USER = 1 << 11, 1 << 12, 1 << 13
+SAMPLE_DTYPE = [("stack", "<u4"), ("shape", "<u4"), ("time", "<u8"), ("period", "<u8")]
+_DEBUG_SECTIONS = (b".debug_info", b".zdebug_info")
+_VMLINUX = (("/boot", "vmlinux*"), ("/usr/lib/debug/boot", "*"),
+            ("/usr/lib/debug/lib/modules", "*"))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What every sample of a recording carries (from its event attributes)."""
+
+    callchain: bool
+    period: bool
+    time: bool
+
+
+@dataclass
+class Part:
+    """One filter run's tables (one ``--time`` slice): frames as the callchain lines
+    ``perf script`` prints, stacks leaf first as frame ids, shapes, samples."""
+
+    frame_lines: list[str]
+    stack_len: object  # np.ndarray of uint32
+    stack_ids: object  # np.ndarray of uint32
+    shapes: list[tuple[str, str, str, str]]  # (pid, tid, event, comm)
+    samples: object  # structured np.ndarray of SAMPLE_DTYPE
+    dsos: list[str]  # the DSO names of its frames
+
+
+class NotComplete(Exception):
+    """A filter run did not finish cleanly: the caller reads the text instead."""
+
+
+def sample_layout(path: Path) -> Layout | None:
+    """The recording's sample layout from its attribute section, or None when the filter
+    cannot stand in for the text (see the module docstring) or the header is unusual."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(104)
+            if len(head) < 104 or head[:8] != b"PERFILE2":
+                return None
+            size, attr_size, attrs_off, attrs_size = struct.unpack_from("<QQQQ", head, 8)
+            if size != 104 or attr_size < 40 or not 0 < attrs_size <= 1 << 20:
+                return None
+            f.seek(attrs_off)
+            raw = f.read(attrs_size)
+    except (OSError, struct.error):
+        return None
+    if len(raw) != attrs_size or attrs_size % attr_size:
+        return None
+    types = {struct.unpack_from("<Q", raw, i + 24)[0] for i in range(0, attrs_size, attr_size)}
+    if len(types) != 1:
+        return None
+    st = types.pop()
+    if not st & S_IP or not st & S_TID or st & (S_BRANCH_STACK | S_REGS_USER | S_STACK_USER):
+        return None
+    return Layout(callchain=bool(st & S_CALLCHAIN), period=bool(st & S_PERIOD),
+                  time=bool(st & S_TIME))
+
+
+def disabled() -> bool:
+    return os.environ.get("PROFDIFF_PERF_TEXT", "") not in ("", "0")
+
+
+def _cache_dir() -> Path:
+    env = os.environ.get("PROFDIFF_CACHE_DIR")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg else Path(os.path.expanduser("~")) / ".cache"
+    return base / "profdiff"
+
+
+def _compiler() -> str | None:
+    for cc in (os.environ.get("CC", ""), "cc", "gcc", "clang"):
+        if cc and (found := shutil.which(cc)):
+            return found
+    return None
+
+
+def compiled_filter(workdir: Path) -> Path | None:
+    """The filter's shared object: cached by source hash, built on first use (about
+    0.2 s); None without a compiler or when the build fails."""
+    try:
+        src = SOURCE.read_bytes()
+    except OSError:
+        return None
+    name = f"perf_aggregate-{hashlib.sha256(src).hexdigest()[:16]}.so"
+    cached = _cache_dir() / name
+    if cached.is_file():
+        return cached
+    cc = _compiler()
+    if cc is None:
+        return None
+    built = workdir / name
+    try:
+        done = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(built), str(SOURCE)],
+                              capture_output=True, timeout=60, check=False,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0 or not built.is_file():
+        return None
+    try:  # keep it for the next read; another process may be doing the same
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cached.parent, suffix=".so.part")
+        os.close(fd)
+        shutil.copyfile(built, tmp)
+        os.replace(tmp, cached)
+    except OSError:
+        return built
+    return cached
+
+
+def _elf_facts(path: Path) -> tuple[bool, str] | None:
+    """(has DWARF sections, GNU build-id in hex) of an ELF file; None if it is not a
+    64-bit little-endian ELF file this can read (the caller then assumes DWARF)."""
+    with open(path, "rb") as f:
+        ident = f.read(64)
+        if ident[:4] != b"\x7fELF" or ident[4] != 2 or ident[5] != 1:
+            return None
+        shoff, = struct.unpack_from("<Q", ident, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", ident, 0x3A)
+        if not shoff or shentsize < 64 or not 0 < shnum <= 4096 or shstrndx >= shnum:
+            return None
+        f.seek(shoff)
+        table = f.read(shentsize * shnum)
+        heads = [struct.unpack_from("<IIQQQQ", table, i * shentsize) for i in range(shnum)]
+        f.seek(heads[shstrndx][4])
+        names = f.read(min(heads[shstrndx][5], 1 << 20))
+        dwarf = False
+        bid = ""
+        for name_off, sh_type, _flags, _addr, off, size in heads:
+            name = names[name_off : names.find(b"\0", name_off)]
+            dwarf |= name in _DEBUG_SECTIONS
+            if name == b".note.gnu.build-id" and sh_type == 7 and 16 < size <= 256:
+                f.seek(off)
+                note = f.read(size)
+                namesz, descsz = struct.unpack_from("<II", note)
+                desc = 12 + (namesz + 3) // 4 * 4
+                bid = note[desc : desc + descsz].hex()
+    return dwarf, bid
+
+
+def debug_info_reason(dsos: list[str], cache: Path) -> str:
+    """Why perf could add inlined frames to these binaries ('' when it cannot): a binary
+    with DWARF, a separate debug file for it (by build-id), or its copy with debug
+    information in perf's build-id ``cache``; and a kernel image with symbols."""
+    for d in dsos:
+        if d.startswith("[kernel"):
+            if _kernel_image():
+                return "a kernel image with symbols is installed"
+            continue
+        if not d.startswith("/"):
+            continue
+        p = Path(d)
+        try:
+            facts = _elf_facts(p) if p.is_file() else (False, "")
+        except (OSError, struct.error, IndexError):
+            facts = None
+        if facts is None or facts[0]:
+            return f"{p.name} has debug information"
+        bid = facts[1]
+        if bid and ((Path("/usr/lib/debug/.build-id") / bid[:2] / f"{bid[2:]}.debug").exists()
+                    or (cache / ".build-id" / bid[:2] / bid[2:] / "debug").exists()):
+            return f"a separate debug file for {p.name} is installed"
+    return ""
+
+
+def _kernel_image() -> bool:
+    """A kernel image perf could read DWARF from (it then prefers it to kallsyms)."""
+    for folder, pattern in _VMLINUX:
+        try:
+            if any(Path(folder).glob(pattern)):
+                return True
+        except OSError:
+            return True
+    return False
+
+
+def expands_inlines(perf: str, probe_env: Callable[[Path, Path], dict[str, str]],
+                    workdir: Path) -> bool:
+    """Does this perf print inlined frames?  Asked once per perf binary (the answer is
+    cached) by reading a bundled recording of a program whose hot function is inlined.
+
+    Why ask: perf prints them only when built with libbfd or with an addr2line that
+    unwinds inlines (Debian's perf 6.1 never does), and only then can a binary's debug
+    information make the text differ from the tables.  Any doubt answers True.
+    """
+    try:
+        st = Path(os.path.realpath(perf)).stat()
+    except OSError:
+        return True
+    key = hashlib.sha256(f"{os.path.realpath(perf)}\0{st.st_size}\0{st.st_mtime_ns}"
+                         .encode()).hexdigest()[:16]
+    cached = _cache_dir() / f"perf-inlines-{key}"
+    try:
+        return cached.read_text().strip() != "0"
+    except OSError:
+        pass
+    home = workdir / "probe-home"
+    home.mkdir()
+    recording = PROBE / "probe.perf.data"
+    try:
+        env = probe_env(recording, home)
+        done = subprocess.run([perf, "script", "-i", str(recording), "-F", "ip,sym,dso"],
+                              env=env, capture_output=True, text=True, timeout=60,
+                              check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return True
+    # the probe only answers when perf resolved its hot function at all
+    answer = "(inlined)" in done.stdout or done.returncode != 0 or " work " not in done.stdout
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.write_text("1" if answer else "0")
+    except OSError:
+        pass
+    return answer
+
+
+def command(perf: str, p: Path, so: Path, prefix: Path, layout: Layout, rng: str,
+            header: bool) -> list[str]:
+    cmd = [perf, "script", *(["--header"] if header else []), "-i", str(p),
+           "--dlfilter", str(so), "--dlarg", str(prefix),
+           "--dlarg", "1" if layout.callchain else "0", "--dlarg", str(MAX_STACK)]
+    if rng:  # perf calls the filter before it applies --time: the filter cuts the slice
+        lo, hi = time_bounds(rng)
+        cmd += ["--dlarg", str(lo), "--dlarg", str(hi)]
+    return cmd
+
+
+def time_bounds(rng: str) -> tuple[int, int]:
+    """The ns bounds of a ``perf script --time`` range ``"s.nnnnnnnnn,s.nnnnnnnnn"``
+    (either side empty: open), both included, as perf reads them."""
+    def ns(text: str, default: int) -> int:
+        if not text:
+            return default
+        sec, _, frac = text.partition(".")
+        return int(sec) * 1_000_000_000 + int((frac + "000000000")[:9])
+
+    lo, _, hi = rng.partition(",")
+    return ns(lo, 0), ns(hi, (1 << 64) - 1)
+
+
+def run_parts(perf: str, p: Path, env: dict[str, str], timeout: float, so: Path,
+              layout: Layout, ranges: list[str]) -> tuple[list[Path], str, str]:
+    """Run one filter per time range at once; (output prefixes, header text, stderr).
+
+    Raises :class:`NotComplete` when a run fails or leaves incomplete tables, and
+    ``subprocess.TimeoutExpired`` when they do not finish within ``timeout``."""
+    home = Path(env["HOME"])
+    prefixes = [home / f"agg{i}" for i in range(len(ranges))]
+    procs: list[subprocess.Popen] = []
+    errs = [tempfile.TemporaryFile() for _ in ranges]
+    expired = threading.Event()
+
+    def _kill_all() -> None:
+        expired.set()
+        for q in procs:
+            q.kill()
+
+    timer = threading.Timer(timeout, _kill_all)
+    with tempfile.TemporaryFile() as out:
+        try:
+            for i, rng in enumerate(ranges):
+                procs.append(subprocess.Popen(
+                    command(perf, p, so, prefixes[i], layout, rng, header=i == 0), env=env,
+                    stdout=out if i == 0 else subprocess.DEVNULL, stderr=errs[i],
+                    stdin=subprocess.DEVNULL))
+            timer.start()
+            for q in procs:
+                q.wait()
+        finally:
+            timer.cancel()
+            for q in procs:
+                if q.poll() is None:
+                    q.kill()
+                    q.wait()
+        out.seek(0)
+        header = out.read().decode("utf-8", "replace")
+    err = _stderr_text(errs)
+    if expired.is_set():
+        raise subprocess.TimeoutExpired([perf, "script"], timeout)
+    if len(procs) < len(ranges) or any(q.returncode for q in procs):
+        raise NotComplete(err)
+    if not all(Path(f"{pre}.done").exists() for pre in prefixes):
+        raise NotComplete(err)
+    return prefixes, header, err
+
+
+def _stderr_text(errs: list) -> str:
+    seen: dict[str, None] = {}
+    for e in errs:
+        e.seek(0)
+        for ln in e.read().decode("utf-8", "replace").splitlines():
+            seen.setdefault(ln, None)
+        e.close()
+    return "\n".join(seen)
+
+
+def read_part(prefix: Path) -> Part:
+    """Load one run's tables (see the layout in ``perf_aggregate.c``)."""
+    import numpy as np
+
+    samples = np.fromfile(f"{prefix}.samples", dtype=np.dtype(SAMPLE_DTYPE))
+    raw = np.fromfile(f"{prefix}.stacks", dtype="<u4")
+    if raw.size < 1 or raw.size < 1 + int(raw[0]):
+        raise NotComplete(f"{prefix}.stacks is cut")
+    n = int(raw[0])
+    lens = raw[1 : 1 + n]
+    ids = raw[1 + n :]
+    if int(lens.sum(dtype=np.int64)) != ids.size:
+        raise NotComplete(f"{prefix}.stacks does not add up")
+    frames = Path(f"{prefix}.frames").read_bytes().split(b"\0")[:-1]
+    shapes = Path(f"{prefix}.shapes").read_bytes().split(b"\0")[:-1]
+    if len(frames) % 3 or len(shapes) % 4:
+        raise NotComplete(f"{prefix}: a table is cut")
+    lines = [_frame_line(frames[i], frames[i + 1], frames[i + 2])
+             for i in range(0, len(frames), 3)]
+    dsos = sorted({os.fsdecode(frames[i]) for i in range(2, len(frames), 3)} - {""})
+    shape_rows = [tuple(s.decode("utf-8", "replace") for s in shapes[i : i + 4])
+                  for i in range(0, len(shapes), 4)]
+    if samples.size and (int(samples["stack"].max()) >= n
+                         or int(samples["shape"].max()) >= len(shape_rows)):
+        raise NotComplete(f"{prefix}: a sample points past the tables")
+    if ids.size and int(ids.max()) >= len(lines):
+        raise NotComplete(f"{prefix}: a stack points past the frames")
+    return Part(lines, lens, ids, shape_rows, samples, dsos)  # type: ignore[arg-type]
+
+
+def _frame_line(addr: bytes, sym: bytes, dso: bytes) -> str:
+    """The callchain line ``perf script -F ip,sym,dso`` prints for this frame."""
+    s = sym.decode("utf-8", "replace") or "[unknown]"
+    d = dso.decode("utf-8", "replace") or "[unknown]"
+    return f"\t{addr.decode('ascii', 'replace'):>16} {s} ({d})"

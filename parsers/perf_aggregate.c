@@ -20,7 +20,7 @@
  * Output (little-endian, native):
  *   PREFIX.samples  per sample: u32 stack, u32 shape, u64 time, u64 period
  *   PREFIX.stacks   u32 count of stacks, u32 length per stack, then all frame ids
- *                   (each stack leaf first, as perf records it)
+ *                   (each stack root first; perf records them leaf first)
  *   PREFIX.frames   per frame: "address\0symbol\0dso\0" (address in hex, symbol or DSO
  *                   empty when perf could not resolve it)
  *   PREFIX.shapes   per (event, comm, pid, tid): "pid\0tid\0event\0comm\0"
@@ -374,8 +374,15 @@ static int write_tables(void)
 		uint32_t len = (uint32_t)(stack_off[s + 1] - stack_off[s]);
 		bad = fwrite(&len, sizeof len, 1, f) != 1;
 	}
-	if (!bad && stack_ids_len)
-		bad = fwrite(stack_ids, sizeof *stack_ids, stack_ids_len, f) != stack_ids_len;
+	for (size_t s = 0; s < n_stacks && !bad; s++) { /* root first, as the tree wants */
+		size_t lo = stack_off[s], hi = stack_off[s + 1];
+		for (size_t k = 0; k < (hi - lo) / 2; k++) {
+			uint32_t t = stack_ids[lo + k];
+			stack_ids[lo + k] = stack_ids[hi - 1 - k];
+			stack_ids[hi - 1 - k] = t;
+		}
+		bad = hi > lo && fwrite(stack_ids + lo, sizeof *stack_ids, hi - lo, f) != hi - lo;
+	}
 	bad |= fclose(f) != 0;
 	if (bad || !(f = open_part(".frames")))
 		return -1;

@@ -60,7 +60,7 @@ class Layout:
 @dataclass
 class Part:
     """One filter run's tables (one ``--time`` slice): frames as the callchain lines
-    ``perf script`` prints, stacks leaf first as frame ids, shapes, samples."""
+    ``perf script`` prints, stacks root first as frame ids, shapes, samples."""
 
     frame_lines: list[str]
     stack_len: object  # np.ndarray of uint32

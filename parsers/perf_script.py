@@ -56,6 +56,7 @@ DESCRIPTION = "Linux perf script text"
 CHUNK_CHARS = 8 << 20
 CHAIN_CACHE_CHARS = 64 << 20  # callchain texts remembered whole (one hash per repeat)
 SHORT_STACK = 8  # stacks up to this depth are deduplicated by their frame ids
+TABLE_PIECE = 1 << 22  # frame ids mapped at once from perf's tables (read_parts)
 # the parts of a usual sample header that change from sample to sample: time and period
 # the last three words of a usual sample header, all of a chunk's checked at once
 _TIMES_RE = re.compile(r"[0-9]+\.[0-9]+:(?:\n[0-9]+\.[0-9]+:)*")
@@ -546,15 +547,11 @@ class _Parser:
         lens = np.asarray(part.stack_len, dtype=np.int64)
         off = np.zeros(len(lens) + 1, dtype=np.int64)
         np.cumsum(lens, out=off[1:])
-        # leaf first in the table, root first here: element p of stack k goes to
-        # off[k] + len[k] - 1 - p
-        start = np.repeat(off[:-1], lens)
-        dest = 2 * start + np.repeat(lens, lens) - 1 - np.arange(int(off[-1]))
-        out = np.empty(int(off[-1]), dtype=np.int32)
-        out[dest] = fmap[np.asarray(part.stack_ids, dtype=np.int64)]
         base_sid = len(self.stack_off) - 1
         base_len = len(self.stack_frames)
-        self.stack_frames.frombytes(out.tobytes())
+        ids = part.stack_ids  # root first; mapped in pieces (10^8 ids at 10^6 samples)
+        for a in range(0, len(ids), TABLE_PIECE):
+            self.stack_frames.frombytes(fmap[ids[a : a + TABLE_PIECE]].tobytes())
         self.stack_off.frombytes((off[1:] + base_len).tobytes())
         shape_ids = np.array([self._table_shape(*row) for row in part.shapes], dtype=np.int64)
         shapes = np.asarray(self.shapes, dtype=np.int32).reshape(-1, 3)

@@ -2,8 +2,11 @@
 
 Why a subprocess: perf.data holds raw addresses; turning them into symbols needs the
 recorded binaries, the kernel symbol table and perf's own unwinding/DSO logic.  Re-doing
-that in Python would be large and wrong in corner cases, so ``perf script`` does it and its
-stdout is streamed straight into the text reader (:func:`parsers.perf_script.read_stream`).
+that in Python would be large and wrong in corner cases, so perf does it.  Where they give
+the same profile, perf hands over its resolved samples as tables through a small
+``--dlfilter`` (:mod:`parsers.perf_dlfilter`, several times faster than its text);
+otherwise ``perf script``'s text is streamed into the text reader
+(:func:`parsers.perf_script.read_stream`).  ``meta["perf_reader"]`` says which ran.
 
 Symbols: perf finds binaries by their recorded path or in its build-id cache.  Binaries
 kept *beside* the perf.data (as the sample recordings do) are added to a throw-away
@@ -239,7 +242,7 @@ def read(
     cores: int | None = None,
     **_options: object,
 ) -> Profile:
-    """Load a perf.data by streaming ``perf script`` output into the text reader.
+    """Load a perf.data through perf's tables or its text (see the module docstring).
 
     Options are those of :func:`parsers.perf_script.read` plus ``timeout`` (seconds for
     perf to finish) and ``cores`` (this read's share of the cores: :func:`slice_count`).

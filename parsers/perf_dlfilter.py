@@ -311,6 +311,10 @@ def run_parts(perf: str, p: Path, env: dict[str, str], timeout: float, so: Path,
                     stdout=out if i == 0 else subprocess.DEVNULL, stderr=errs[i],
                     stdin=subprocess.DEVNULL))
             timer.start()
+            # numpy and the reader load while perf runs (most of a small recording's time)
+            import numpy  # noqa: F401
+
+            from . import perf_script  # noqa: F401
             for q in procs:
                 q.wait()
         finally:

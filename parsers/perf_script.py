@@ -998,7 +998,14 @@ def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str,
     comm = np.frombuffer(ps.s_comm, dtype=np.int32)[mask]
     group, ngroup = _split_groups(ps, mask, comm, len(sid))
     key = sid * ngroup + group
-    ukey, inv = np.unique(key, return_inverse=True)
+    ukey, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    # the keys in the order of their first sample, so the tree's node order (first path
+    # first) does not depend on how stacks were numbered: the text numbers every long
+    # stack anew and reuses short or repeated ones, perf's tables number each once
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    ukey, inv = ukey[order], rank[inv]
     n_samples = np.bincount(inv, minlength=len(ukey))
     sum_period = np.bincount(inv, weights=period, minlength=len(ukey)) if has_period else None
 

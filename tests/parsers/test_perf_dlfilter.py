@@ -95,6 +95,24 @@ def test_tables_equal_text_on_real_recordings(perf: str, path: Path, kw: dict,
     assert fast.totals["total_samples"] == {"v1": 3130, "v2": 4768}[path.parent.name]
 
 
+@pytest.mark.parametrize("split_by", [None, "pid", "comm"])
+def test_processes_sharing_stacks_give_the_texts_node_order(perf: str, split_by,
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            tmp_path: Path) -> None:
+    """Two runs of one program from a shell (tests/data/perf/fork-exec): the tables
+    number each distinct stack once, the text numbers long stacks anew per sample; the
+    tree still lists each parent's children in the order of their first sample, so both
+    give the same arrays (before, siblings under the second process came out swapped)."""
+    path = DATA / "fork-exec" / "perf.data"
+    fast = perf_data.read(path, split_by=split_by)
+    if not _inlines(perf, tmp_path):
+        assert fast.meta["perf_reader"] == TABLES
+    _same(fast, _text(path, monkeypatch, split_by=split_by))
+    if split_by == "pid":
+        roots = [fast.frames.name[f] for f in fast.frame[fast.parent < 0]]
+        assert sum(r.startswith("spin [") for r in roots) == 2
+
+
 @pytest.mark.parametrize("split_by", [None, "pid"])
 def test_sliced_tables_equal_one_run(perf: str, split_by, monkeypatch: pytest.MonkeyPatch,
                                      tmp_path: Path) -> None:

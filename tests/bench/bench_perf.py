@@ -8,9 +8,10 @@ picked at random, so almost every sample's stack is new) recorded with ``perf re
 (A B A B ...) of whole processes, with each one's peak RSS:
 
 1. ``profdiff show`` of ~84k and ~198k samples (and ~1.02M with ``--big``) against
-   ``perf report --stdio --no-children``; ``perf script`` with our fields to /dev/null
-   and ``perf report -g folded`` are printed as the floor and a peer.  Target <= 2x,
-   RSS <= 2 GB at 1M samples.
+   ``perf report --stdio --no-children``, also with one perf run and through perf's
+   text (``PROFDIFF_PERF_TEXT=1``); perf with the table filter alone (the floor of the
+   tables path), ``perf script`` with our fields to /dev/null (the text's floor) and
+   ``perf report -g folded`` are printed as peers.  Target <= 2x, RSS <= 2 GB at 1M.
 2. ``profdiff diff`` of two ~90k-sample recordings against two ``perf report`` runs.
 3. ``profdiff show`` of a small recording (~2.5k samples), in seconds and as ratios to
    ``perf report`` and ``perf script`` with our fields.  Target <= 0.25 s.
@@ -37,7 +38,7 @@ sys.path.insert(0, str(HERE))
 from alternate import alternate, summary  # noqa: E402
 from perf_recordings import perf_available, recording  # noqa: E402
 
-from profdiff.parsers import perf_data, perf_script  # noqa: E402
+from profdiff.parsers import perf_data, perf_dlfilter, perf_script  # noqa: E402
 
 PROFDIFF = [sys.executable, "-m", "profdiff.viewer.cli"]
 BASELINE: list[str] = []  # --baseline: the same command from another tree, in the same rounds
@@ -47,6 +48,17 @@ def _report(path: Path, *extra: str) -> list[str]:
     return ["perf", "report", "-i", str(path), "--stdio", "--no-children", *extra]
 
 
+def _tables_alone(rec: Path) -> list[str] | None:
+    """perf running the table filter over the whole recording, nothing read after it:
+    the floor of the tables path (one perf, no slices)."""
+    work = Path(tempfile.mkdtemp(prefix="profdiff-bench-"))
+    so = perf_dlfilter.compiled_filter(work)
+    layout = perf_dlfilter.sample_layout(rec)
+    if so is None or layout is None:
+        return None
+    return perf_dlfilter.command("perf", rec, so, work / "t", layout, "", header=True)
+
+
 def bench_show(cache: Path, n: int, rounds: int, peers: bool) -> None:
     rec = recording(n, 1, cache)
     cmds: dict = {"profdiff show": [*PROFDIFF, "show", str(rec)],
@@ -54,7 +66,10 @@ def bench_show(cache: Path, n: int, rounds: int, peers: bool) -> None:
     if BASELINE:
         cmds["baseline show"] = [*BASELINE, "show", str(rec)]
     cmds["show, one perf run"] = ["env", "PROFDIFF_PERF_SLICES=1", *PROFDIFF, "show", str(rec)]
+    cmds["show, perf's text"] = ["env", "PROFDIFF_PERF_TEXT=1", *PROFDIFF, "show", str(rec)]
     if peers:
+        if (tables := _tables_alone(rec)) is not None:
+            cmds["perf with the table filter alone"] = tables
         cmds["perf script (our fields)"] = [
             "perf", "script", "--header", "-i", str(rec), "-F", ",".join(perf_data.FIELDS)]
         cmds["perf report -g folded"] = _report(rec, "-g", "folded")
@@ -66,7 +81,8 @@ def bench_show(cache: Path, n: int, rounds: int, peers: bool) -> None:
     if BASELINE:
         print("   ", summary(res, "profdiff show", "baseline show"))
     print("   ", summary(res, "profdiff show", "show, one perf run"))
-    print(f"    (perf script runs in {perf_data.slice_count()} time slices at once here)")
+    print("   ", summary(res, "profdiff show", "show, perf's text"))
+    print(f"    (perf runs in {perf_data.slice_count()} time slices at once here)")
 
 
 def bench_diff(cache: Path, rounds: int) -> None:
@@ -88,6 +104,9 @@ def bench_small(cache: Path, rounds: int) -> None:
     cmds: dict = {"profdiff show": [*PROFDIFF, "show", str(rec)], "perf report": _report(rec),
                   "perf script (our fields)": [
                       "perf", "script", "--header", "-i", str(rec), "-F", ",".join(perf_data.FIELDS)]}
+    if (tables := _tables_alone(rec)) is not None:
+        cmds["perf with the table filter alone"] = tables
+    cmds["python3 -c pass"] = [sys.executable, "-c", "pass"]
     if BASELINE:
         cmds["baseline show"] = [*BASELINE, "show", str(rec)]
     res = alternate(cmds, max(rounds, 5))
@@ -95,6 +114,9 @@ def bench_small(cache: Path, rounds: int) -> None:
     print(f"perf.data, ~2.5k samples: profdiff show {t:.3f} s (target <= 0.25 s);")
     print("   ", summary(res, "profdiff show", "perf report"))
     print("   ", summary(res, "profdiff show", "perf script (our fields)"))
+    for peer in ("perf with the table filter alone", "python3 -c pass"):
+        if peer in cmds:
+            print("   ", summary(res, peer, "perf report"))
     if BASELINE:
         print("   ", summary(res, "profdiff show", "baseline show"))
 

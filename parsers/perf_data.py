@@ -337,6 +337,7 @@ def _read_tables(perf: str, p: Path, env: dict[str, str], tmp: Path, timeout: fl
     same profile, several times faster.
     """
     from . import perf_dlfilter as agg
+    from . import perf_inlines
 
     text = "perf script text"
     layout = agg.sample_layout(p)
@@ -352,8 +353,9 @@ def _read_tables(perf: str, p: Path, env: dict[str, str], tmp: Path, timeout: fl
         prefixes, header, err = agg.run_parts(perf, p, env, timeout, so, layout, ranges)
         parts = [agg.read_part(pre) for pre in prefixes]
         dsos = sorted({d for part in parts for d in part.dsos})
-        if agg.expands_inlines(perf, lambda rec, home: recording_env(perf, rec, home, []), tmp):
-            why = agg.debug_info_reason(dsos, Path(env["HOME"]) / ".debug")
+        if perf_inlines.expands_inlines(
+                perf, lambda rec, home: recording_env(perf, rec, home, []), tmp):
+            why = perf_inlines.debug_info_reason(dsos, Path(env["HOME"]) / ".debug")
             if why:
                 return f"{text} (this perf prints inlined frames, and {why})", None
         from . import perf_script

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tool_requirements import require, require_tool
 
-from profdiff.parsers import perf_data
+from profdiff.parsers import perf_data, perf_inlines
 from profdiff.parsers import perf_dlfilter as agg
 from profdiff.parsers.errors import ParseError
 from profdiff.parsers.perf_script import read_parts
@@ -71,7 +71,7 @@ def _same(a, b) -> None:
 def _inlines(perf: str, tmp_path: Path) -> bool:
     work = tmp_path / "probe"
     work.mkdir(exist_ok=True)
-    return agg.expands_inlines(perf, lambda rec, home: perf_data.recording_env(
+    return perf_inlines.expands_inlines(perf, lambda rec, home: perf_data.recording_env(
         perf, rec, home, []), work)
 
 
@@ -197,7 +197,7 @@ def test_inline_probe_reads_what_perf_prints(tmp_path: Path,
     def ask(perf: str, n: int) -> bool:
         work = tmp_path / f"w{n}"
         work.mkdir()
-        return agg.expands_inlines(perf, env, work)
+        return perf_inlines.expands_inlines(perf, env, work)
 
     plain = _fake_perf(tmp_path, "perf-plain", 'echo "  11d0 work (/x/inline_probe)"')
     inl = _fake_perf(tmp_path, "perf-inl",
@@ -216,9 +216,9 @@ def test_inline_probe_reads_what_perf_prints(tmp_path: Path,
 
 def test_inline_probe_recording_is_bundled() -> None:
     """The probe's recording and its binary (built with -g, hot function inlined)."""
-    probe = agg.PROBE
+    probe = perf_inlines.PROBE
     assert (probe / "probe.perf.data").read_bytes()[:8] == b"PERFILE2"
-    facts = agg._elf_facts(probe / "inline_probe")
+    facts = perf_inlines.elf_facts(probe / "inline_probe")
     assert facts is not None and facts[0] and facts[1]
 
 
@@ -230,19 +230,19 @@ def test_debug_info_reason(tmp_path: Path) -> None:
     subprocess.run([cc, "-O1", "-g", "-o", str(with_g), str(src)], check=True)
     subprocess.run([cc, "-O1", "-Wl,--build-id", "-o", str(plain), str(src)], check=True)
     cache = tmp_path / "cache"
-    assert "with-g has debug information" in agg.debug_info_reason([str(with_g)], cache)
-    facts = agg._elf_facts(plain)
+    assert "with-g has debug information" in perf_inlines.debug_info_reason([str(with_g)], cache)
+    facts = perf_inlines.elf_facts(plain)
     assert facts is not None and not facts[0] and len(facts[1]) == 40
     # a separate debug file in perf's build-id cache counts, by the binary's build-id
     bid = facts[1]
-    assert agg.debug_info_reason([str(plain), "[vdso]", "//anon"], cache) == ""
+    assert perf_inlines.debug_info_reason([str(plain), "[vdso]", "//anon"], cache) == ""
     entry = cache / ".build-id" / bid[:2] / bid[2:]
     entry.mkdir(parents=True)
     (entry / "debug").write_bytes(b"")
-    assert "separate debug file for plain" in agg.debug_info_reason([str(plain)], cache)
+    assert "separate debug file for plain" in perf_inlines.debug_info_reason([str(plain)], cache)
     not_elf = tmp_path / "script.sh"
     not_elf.write_text("#!/bin/sh\n")
-    assert "has debug information" in agg.debug_info_reason([str(not_elf)], cache)
+    assert "has debug information" in perf_inlines.debug_info_reason([str(not_elf)], cache)
 
 
 def _record(perf: str, tmp_path: Path, name: str, args: list[str], cmd: list[str]) -> Path:

@@ -190,6 +190,35 @@ def bench_prof_pair(app, d: Path, mb: float, results: dict) -> None:
     timed("  first paint", paint, results, None)
 
 
+def bench_flat_visible(win, settle, results: dict) -> None:
+    """The "By cost centre" table's own interactions while its tab is shown: the window's
+    filter (every tab), a click on a row, the Down key, and a far row selected from
+    another view (scrolled to), each until the result is painted."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    table, fm = win.flat.table, win.flat.model
+
+    def filt(text: str) -> None:
+        win.filter_edit.blockSignals(True)
+        win.filter_edit.setText(text)
+        win.filter_edit.blockSignals(False)
+        win.apply_filter()
+        settle()
+
+    timed("filter 'fn123' (flat tab visible)", lambda: filt("fn123"), results)
+    timed("clear filter (flat tab visible)", lambda: filt(""), results)
+    at = table.visualRect(fm.index(3, 1)).center()
+    timed("click a row of the flat table", lambda: (QTest.mouseClick(
+        table.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, at),
+        settle()), results)
+    timed("Down key in the flat table", lambda: (
+        QTest.keyClick(table, Qt.Key.Key_Down), settle()), results)
+    far = int(fm.index(fm.rowCount() - 1, 0).internalId())
+    timed("select the last flat row (scrolled to)", lambda: (
+        win.flat.select_row(far), settle()), results)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--nodes", type=int, default=1_000_000)
@@ -261,12 +290,12 @@ def main() -> int:
     timed("sort flat table by Δ (all rows, hidden tab)", lambda: (
         fm.sort(dcol + 1, Qt.SortOrder.DescendingOrder), win.flat.table.viewport().repaint()),
         results)
-    win.show_view("flat")
-    app.processEvents()
-    win.flat.table.viewport().repaint()
+    timed("show the flat tab (first paint, model given while hidden)", lambda: (
+        win.show_view("flat"), settle()), results)
 
     timed(f"sort flat table by Δ (visible, {fm.rowCount():,} rows)", lambda: (
         fm.sort(dcol + 1, Qt.SortOrder.AscendingOrder), settle()), results)
+    bench_flat_visible(win, settle, results)
     win.show_view("diff")
     paint()
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QLabel,
     QSplitter,
@@ -25,7 +24,8 @@ from profdiff.viewer.units import digits_rounding, format_delta, format_value
 
 from .layout import RowLayout
 from .models import ComparisonTreeModel, diff_columns
-from .views import TreePane, column_widths, fit_columns
+from .table_pane import TablePane
+from .views import column_widths, fit_columns
 
 
 class FlatView(QWidget):
@@ -51,11 +51,9 @@ class FlatView(QWidget):
         split.setObjectName("flatSplitter")
         self.splitter = split
         lay.addWidget(split)
-        self.table = TreePane()
+        # a table, not a tree pane: a sort or filter then costs the rows on screen only
+        self.table = TablePane()
         self.table.setObjectName("flatTable")
-        self.table.setRootIsDecorated(False)
-        self.table.setItemsExpandable(False)
-        self.table.setExpandsOnDoubleClick(False)
         self.table.doubleClicked.connect(self._double)
         split.addWidget(self.table)
         box = QWidget()
@@ -75,7 +73,6 @@ class FlatView(QWidget):
         split.addWidget(box)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
-        self.table.activated_shortcut = QKeySequence(Qt.Key.Key_Return)
 
     def set_comparison(self, flat: Comparison, tree: Comparison | None, metrics: list[str],
                        main_metric: str | None, scale: DivergingScale | None = None) -> None:

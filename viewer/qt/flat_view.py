@@ -45,6 +45,7 @@ class FlatView(QWidget):
         self.sig_metric: str | None = None  # metric of the significance column (None: off)
         self.fade_noise = True
         self._metrics: list[str] = []
+        self._code_of: tuple[Comparison, dict[str, int]] | None = None  # tree key -> code
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         split = QSplitter(Qt.Orientation.Vertical)
@@ -171,11 +172,21 @@ class FlatView(QWidget):
             self.revealRequested.emit(str(self.cmp.keys[int(idx.internalId())]))
 
     def call_sites(self, flat_row: int) -> np.ndarray:
-        """Tree rows with the same key as ``flat_row``."""
-        if self.cmp is None or self.tree_cmp is None:
+        """Tree rows with the same key as ``flat_row``, in row order.
+
+        By the tree's key codes (:attr:`~viewer.compare.Comparison.key_codes`), not by
+        comparing strings: the tree has one key per row (10^6 string comparisons,
+        45-90 ms, on every row selected here)."""
+        tree = self.tree_cmp
+        if self.cmp is None or tree is None:
             return np.zeros(0, dtype=np.int64)
-        key = self.cmp.keys[flat_row]
-        return np.flatnonzero(self.tree_cmp.keys == key)
+        codes, distinct = tree.key_codes
+        if self._code_of is None or self._code_of[0] is not tree:
+            self._code_of = (tree, {k: i for i, k in enumerate(distinct.tolist())})
+        code = self._code_of[1].get(self.cmp.keys[flat_row])
+        if code is None:
+            return np.zeros(0, dtype=np.int64)
+        return np.flatnonzero(codes == code)
 
     def show_call_sites(self, flat_row: int, limit: int = 500) -> None:
         self.sites.clear()

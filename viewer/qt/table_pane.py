@@ -48,15 +48,23 @@ _POS = QStyleOptionViewItem.ViewItemPosition
 
 class _RowCells:
     """A cell's style option as a tree pane's row gives it: its place in the row
-    (beginning / middle / end: styles draw a row's selection as one piece) and no focus
-    frame of its own (the tree frames the whole current row, :meth:`TablePane.paintEvent`)."""
+    (beginning / middle / end: some styles draw a row's selection as one piece) and no
+    focus frame of its own (the tree frames the whole current row instead, drawn by
+    :meth:`TablePane.paintEvent`).  A few attribute reads per cell: the focus flag is
+    cleared on the current cell only (flag arithmetic on Qt enums runs in Python)."""
+
+    def __init__(self, pane: TablePane, *args, **kwargs) -> None:
+        super().__init__(pane, *args, **kwargs)  # type: ignore[call-arg]
+        self.pane = pane
 
     def initStyleOption(self, option, index) -> None:  # noqa: N802 - Qt API
         super().initStyleOption(option, index)  # type: ignore[misc]
-        view = option.widget
-        if isinstance(view, TablePane):
-            option.viewItemPosition = view.item_position(index.column())
-        option.state &= ~_HAS_FOCUS
+        pane = self.pane
+        col = index.column()
+        option.viewItemPosition = pane.item_position(col)
+        focus = pane.focus_cell
+        if focus is not None and focus[1] == col and focus[0] == index.row():
+            option.state &= ~_HAS_FOCUS
 
 
 class _Cells(_RowCells, CellDelegate):
@@ -106,6 +114,7 @@ class TablePane(QTableView):
         self._elide_names = _Names(self)
         self._elide_modules = _Names(self, names=False)
         self._positions: dict[int, QStyleOptionViewItem.ViewItemPosition] | None = None
+        self.focus_cell: tuple[int, int] | None = None  # (row, column) while painted
         h.sectionResized.connect(self._section_resized)
         h.sectionMoved.connect(self._forget_positions)
         h.sectionCountChanged.connect(self._forget_positions)
@@ -213,13 +222,17 @@ class TablePane(QTableView):
             rows = self.rows_in(ev.rect().top(), ev.rect().bottom())
             if rows:
                 m.prefill(rows)
-        super().paintEvent(ev)
-        self._paint_row_focus()
-
-    def _paint_row_focus(self) -> None:
         cur = self.currentIndex()
-        if not cur.isValid() or not (self.hasFocus() or self.viewport().hasFocus()):
-            return
+        focused = cur.isValid() and (self.hasFocus() or self.viewport().hasFocus())
+        self.focus_cell = (cur.row(), cur.column()) if focused else None
+        try:
+            super().paintEvent(ev)
+        finally:
+            self.focus_cell = None
+        if focused:
+            self._paint_row_focus(cur)
+
+    def _paint_row_focus(self, cur: QModelIndex) -> None:
         h = self.header()
         top = self.rowViewportPosition(cur.row())
         height = self.rowHeight(cur.row())

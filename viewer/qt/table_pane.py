@@ -361,12 +361,19 @@ class TablePane(QTableView):
         todo = [(i, w) for i, w in widths.items() if w > 0 and h.sectionSize(i) != w]
         if not todo:
             return
+        # the header's signals are held (as a tree pane does): QTableView answers each
+        # resize from a timer with a repaint of the columns, a second paint of every
+        # visible cell after the one already pending; one repaint instead
         self._sizing += 1
+        blocked = h.blockSignals(True)
         try:
             for i, w in todo:
                 h.resizeSection(i, w)
         finally:
+            h.blockSignals(blocked)
             self._sizing -= 1
+        self.updateGeometries()
+        self.viewport().update()
 
     def resizeEvent(self, ev) -> None:  # noqa: N802 - Qt API
         super().resizeEvent(ev)

@@ -192,8 +192,9 @@ def bench_prof_pair(app, d: Path, mb: float, results: dict) -> None:
 
 def bench_flat_visible(win, settle, results: dict) -> None:
     """The "By cost centre" table's own interactions while its tab is shown: the window's
-    filter (every tab), a click on a row, the Down key, and a far row selected from
-    another view (scrolled to), each until the result is painted."""
+    filter (every tab; then the flat table's part alone), a click on a row (the first
+    one also shows the details pane: the window lays out again), the Down key, and a far
+    row selected from another view (scrolled to), each until the result is painted."""
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
 
@@ -206,12 +207,23 @@ def bench_flat_visible(win, settle, results: dict) -> None:
         win.apply_filter()
         settle()
 
+    def filt_flat(text: str) -> None:  # the flat table's part of the window's filter
+        win.flat.apply_filter(text, False, win.keep_mask(win.flat.cmp))
+        settle()
+
     timed("filter 'fn123' (flat tab visible)", lambda: filt("fn123"), results)
     timed("clear filter (flat tab visible)", lambda: filt(""), results)
-    at = table.visualRect(fm.index(3, 1)).center()
-    timed("click a row of the flat table", lambda: (QTest.mouseClick(
-        table.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, at),
-        settle()), results)
+    timed("  of which the flat table: filter 'fn123'", lambda: filt_flat("fn123"), results)
+    timed("  of which the flat table: clear filter", lambda: filt_flat(""), results)
+
+    def click(row: int) -> None:
+        at = table.visualRect(fm.index(row, 1)).center()
+        QTest.mouseClick(table.viewport(), Qt.MouseButton.LeftButton,
+                         Qt.KeyboardModifier.NoModifier, at)
+        settle()
+
+    timed("click a row of the flat table (details pane appears)", lambda: click(3), results)
+    timed("click another row of the flat table", lambda: click(5), results)
     timed("Down key in the flat table", lambda: (
         QTest.keyClick(table, Qt.Key.Key_Down), settle()), results)
     far = int(fm.index(fm.rowCount() - 1, 0).internalId())

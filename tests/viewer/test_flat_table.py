@@ -16,6 +16,8 @@ screen.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from synth_profiles import VIEWER_DATA
@@ -24,10 +26,16 @@ from tool_requirements import require_module
 require_module("PySide6", "pip install PySide6-Essentials")
 require_module("pytestqt", "pip install pytest-qt")
 
-from PySide6.QtCore import QEvent, QPoint, Qt  # noqa: E402
-from PySide6.QtGui import QImage  # noqa: E402
+from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, Qt, QUrl  # noqa: E402
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QHelpEvent, QImage  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
-from PySide6.QtWidgets import QApplication, QLineEdit, QVBoxLayout, QWidget  # noqa: E402
+from PySide6.QtWidgets import (  # noqa: E402
+    QApplication,
+    QLineEdit,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
 
 from profdiff.parsers import load  # noqa: E402
 from profdiff.viewer.qt.layout import RowLayout  # noqa: E402
@@ -257,7 +265,7 @@ def test_keys_move_between_rows_as_in_a_tree(qtbot, hs_ad):
 
 def test_the_window_tab_is_a_table_with_the_tree_panes_ways(make_window, qtbot):
     """The window's flat table: a TablePane; clicking a row shows it in the details and
-    its call sites; the header state and widths go to the settings like the trees'."""
+    its call sites; tooltips; the header state goes to the settings like the trees'."""
     w = make_window(1400, 900, show=True)
     qtbot.waitExposed(w)
     w.load_paths([str(V1), str(V2)])
@@ -276,9 +284,41 @@ def test_the_window_tab_is_a_table_with_the_tree_panes_ways(make_window, qtbot):
     assert w.details.toPlainText().startswith(str(flat.name[r]))
     sites = np.flatnonzero(w.comparison.keys == flat.keys[r])
     assert w.flat.sites.topLevelItemCount() == len(sites) > 0
+    # a cell's tooltip: the model's, shown by the view
+    idx = t.model().index(0, 3)
+    at = t.visualRect(idx).center()
+    QApplication.sendEvent(t.viewport(), QHelpEvent(QEvent.Type.ToolTip, at,
+                                                    t.viewport().mapToGlobal(at)))
+    tip = idx.data(Qt.ItemDataRole.ToolTipRole)
+    assert tip and QToolTip.text() == tip
     w.save_settings()
-    fmt = w._format_key()
-    assert w.settings.value(f"header/flat/{fmt}") is not None
+    assert w.settings.value(f"header/flat/{w.runs[0].format}") is not None
+
+
+def test_a_file_dropped_on_the_table_goes_to_the_window(make_window, qtbot, tmp_path):
+    """The table takes no drops itself: the window's (one file shown with two runs: added
+    as a third run), as from the tree pane before."""
+    import shutil
+
+    w = make_window(1200, 800, show=True)
+    qtbot.waitExposed(w)
+    w.load_paths([str(V1), str(V2)])
+    w.show_view("flat")
+    _settle()
+    c = tmp_path / "c.prof"
+    shutil.copy(V1, c)
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(c))])
+    vp = w.flat.table.viewport()
+    enter = QDragEnterEvent(QPoint(20, 20), Qt.DropAction.CopyAction, mime,
+                            Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(vp, enter)
+    assert enter.isAccepted() and w.overlay.isVisible()
+    drop = QDropEvent(QPointF(20, 20), Qt.DropAction.CopyAction, mime,
+                      Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(vp, drop)
+    _settle()
+    assert [Path(p.path).name for p in w.runs] == [V1.name, V2.name, "c.prof"]
 
 
 @pytest.mark.parametrize("pair", [("hs-ad/v1/ad.prof", "hs-ad/v2/ad.prof"),

@@ -26,7 +26,15 @@ from tool_requirements import require_module
 require_module("PySide6", "pip install PySide6-Essentials")
 require_module("pytestqt", "pip install pytest-qt")
 
-from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, Qt, QUrl  # noqa: E402
+from PySide6.QtCore import (  # noqa: E402
+    QEvent,
+    QItemSelectionModel,
+    QMimeData,
+    QPoint,
+    QPointF,
+    Qt,
+    QUrl,
+)
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QHelpEvent, QImage  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import (  # noqa: E402
@@ -116,7 +124,13 @@ def _settle() -> None:
 
 
 def _pixels(view) -> np.ndarray:
-    im = view.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+    """What is on screen where ``view`` is: its window's backing store as painted so far
+    (``grab()`` would paint the whole view afresh, hiding a part left unrepainted)."""
+    box = view.window()
+    top_left = view.mapTo(box, QPoint(0, 0))
+    shot = box.screen().grabWindow(box.winId(), top_left.x(), top_left.y(),
+                                   view.width(), view.height())
+    im = shot.toImage().convertToFormat(QImage.Format.Format_RGB32)
     a = np.frombuffer(im.constBits(), dtype=np.uint8, count=im.sizeInBytes())
     return a.reshape(im.height(), im.bytesPerLine())[:, : im.width() * 4].copy()
 
@@ -143,6 +157,12 @@ def _steps():
                 QTest.keyClick(v, k)
         return act
 
+    def current_alone(v, _other):  # the current row moves, the selection stays
+        v.setFocus()
+        cur = v.currentIndex()
+        v.selectionModel().setCurrentIndex(cur.sibling(cur.row() + 1, cur.column()),
+                                           QItemSelectionModel.SelectionFlag.NoUpdate)
+
     def filt(v, _other):
         v.model().layout.set_filter("grad", False, None)
 
@@ -153,6 +173,7 @@ def _steps():
         ("shown", lambda v, o: None),
         ("row clicked", lambda v, o: _click(v, 2, 1)),
         ("two rows down (focus frame)", keys(Qt.Key.Key_Down, Qt.Key.Key_Down)),
+        ("the current row moves alone", current_alone),
         ("end (scrolled to the last row)", keys(Qt.Key.Key_End)),
         ("home, page down", keys(Qt.Key.Key_Home, Qt.Key.Key_PageDown)),
         ("scrolled right", keys(Qt.Key.Key_Right, Qt.Key.Key_Right)),

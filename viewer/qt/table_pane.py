@@ -138,6 +138,9 @@ class TablePane(QTableView):
 
     def setModel(self, model) -> None:  # noqa: N802 - Qt API
         super().setModel(model)
+        self._forget_positions()
+        if model is not None:  # new columns: the first / last one may be others
+            model.modelReset.connect(self._forget_positions)
         self.fit_row_height()
 
     def set_current(self, idx: QModelIndex) -> None:
@@ -231,6 +234,16 @@ class TablePane(QTableView):
             self.focus_cell = None
         if focused:
             self._paint_row_focus(cur)
+
+    def currentChanged(self, current, previous) -> None:  # noqa: N802 - Qt API
+        """The whole rows repainted, not only the two cells: the focus frame spans the
+        row (a move of the current row without a change of selection left its sides)."""
+        super().currentChanged(current, previous)
+        vp = self.viewport()
+        for idx in (previous, current):
+            if idx.isValid():
+                vp.update(QRect(0, self.rowViewportPosition(idx.row()), vp.width(),
+                                self.rowHeight(idx.row())))
 
     def _paint_row_focus(self, cur: QModelIndex) -> None:
         h = self.header()

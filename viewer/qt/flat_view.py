@@ -93,6 +93,7 @@ class FlatView(QWidget):
         self.table.header().setSortIndicator(sort_col, Qt.SortOrder.DescendingOrder)
         self.table.setSortingEnabled(True)
         fit_columns(self.table, 260)
+        self.table.lay_out_now()
         self.table.selectionModel().currentChanged.connect(self._current)
         self.sites.clear()
         if old is not None:
@@ -238,6 +239,7 @@ class FlatView(QWidget):
     def apply_filter(self, text: str, regex: bool, keep: np.ndarray | None) -> None:
         if self.layout_ is not None:
             self.layout_.set_filter(text, regex, keep)
+            self.table.lay_out_now()
 
     def set_scale(self, scale: DivergingScale) -> None:
         if self.model is not None:

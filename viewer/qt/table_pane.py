@@ -143,6 +143,12 @@ class TablePane(QTableView):
             model.modelReset.connect(self._forget_positions)
         self.fit_row_height()
 
+    def lay_out_now(self) -> None:
+        """Do the layout a model change left pending (scroll bars, header) now: from its
+        timer it would repaint every cell again after a paint already pending (the tab
+        just shown, the rows just filtered)."""
+        self.executeDelayedItemsLayout()
+
     def set_current(self, idx: QModelIndex) -> None:
         """Make ``idx``'s row current and selected."""
         flags = (QItemSelectionModel.SelectionFlag.ClearAndSelect
@@ -171,10 +177,19 @@ class TablePane(QTableView):
         if hint <= 0:
             hint = self.fontMetrics().height() + 4
         rows = self.verticalHeader()
-        if rows.minimumSectionSize() > hint:
-            rows.setMinimumSectionSize(hint)
-        if rows.defaultSectionSize() != hint:
+        if rows.defaultSectionSize() == hint:
+            return
+        # signals held: the header reports every row as resized (10^4 signals) and the
+        # table would answer with a repaint from a timer, after the one already pending
+        blocked = rows.blockSignals(True)
+        try:
+            if rows.minimumSectionSize() > hint:
+                rows.setMinimumSectionSize(hint)
             rows.setDefaultSectionSize(hint)
+        finally:
+            rows.blockSignals(blocked)
+        self.updateGeometries()
+        self.viewport().update()
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802 - Qt API
         super().scrollContentsBy(dx, dy)

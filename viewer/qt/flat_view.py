@@ -122,6 +122,7 @@ class FlatView(QWidget):
         self.table.header().setSortIndicator(self.default_sort_column(),
                                              Qt.SortOrder.DescendingOrder)
         fit_columns(self.table, 260, keep)
+        self.table.lay_out_now()
 
     def set_sig_metric(self, metric: str | None) -> None:
         """Show (``metric``) or hide (None) the significance column."""

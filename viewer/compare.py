@@ -583,12 +583,15 @@ def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
     name, module, src = _representative_labels(profiles, rep_run, rep_node)
     metrics = _union_metrics(profiles, baseline)
     values = _gather_values(profiles, metrics, node)
-    return Comparison(
+    cmp = Comparison(
         runs=profiles, baseline=baseline, mode="tree", parent=parent, node=node, name=name,
         module=module, src=src, keys=uniques[ukey] if n_union else np.zeros(0, object),
         values=values, metrics=metrics, current=current,
         rounding=_tree_rounding(profiles, metrics, node),
     )
+    if n_union:  # the rows' key codes are known here: not factorized again (10^6 strings)
+        cmp.__dict__["key_codes"] = (ukey, uniques)
+    return cmp
 
 
 def _tree_rounding(profiles, metrics, node) -> dict[str, np.ndarray]:

@@ -98,7 +98,9 @@ def _visible_rows(view):
     bottom = view.viewport().height()
     while idx.isValid() and view.visualRect(idx).top() < bottom:
         out.append(idx)
-        idx = view.indexBelow(idx)
+        # a tree's next shown row; a table (the flat tab) has no indexBelow: its next row
+        idx = view.indexBelow(idx) if hasattr(view, "indexBelow") else \
+            idx.sibling(idx.row() + 1, 0)
     return out
 
 

@@ -51,6 +51,7 @@ from .column_sizing import (
 )
 from .layout import RowLayout, path_to_max
 from .models import Column, ComparisonTreeModel, diff_columns, pane_columns
+from .table_pane import TablePane
 from .widgets import DropOverlay, LegendWidget, run_role
 
 FIRST_LOOK_ROWS = 5000
@@ -368,7 +369,7 @@ def fit_columns(view: QTreeView, name_width: int | None = None,
     if not isinstance(m, ComparisonTreeModel):
         return
     view.header().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-    if not isinstance(view, TreePane):
+    if not isinstance(view, TreePane | TablePane):
         return
     view.reset_widths()
     keep = keep or {}
@@ -379,7 +380,7 @@ def fit_columns(view: QTreeView, name_width: int | None = None,
     view.grow_content(measure(view, m, m.layout.children(-1)))
 
 
-def measure(view: TreePane, m: ComparisonTreeModel, shown: np.ndarray,
+def measure(view: TreePane | TablePane, m: ComparisonTreeModel, shown: np.ndarray,
             depth: np.ndarray | None = None) -> dict[int, int]:
     """Content widths of every column of ``view`` over the ``shown`` rows: numbers over
     their candidate rows, labels over the rows with the longest texts (the tree column

@@ -116,3 +116,17 @@ def test_a_style_sheet_styling_items_keeps_qt_rows(qapp, cmp, monkeypatch):
         qapp.setStyleSheet(old)
     assert n == 0  # the sample cells differ: every row went through Qt
     assert fast == slow
+
+
+def test_branch_lines_of_a_style_sheet_are_drawn(qapp, cmp, monkeypatch):
+    """A style that draws the outer branch levels (lines to siblings) gets them through
+    Qt's drawBranches while the cells are still drawn by the row painter."""
+    old = qapp.styleSheet()
+    qapp.setStyleSheet("QTreeView::branch:has-siblings { background: #d04040; }")
+    try:
+        fast, n = _paint(cmp, _diff_model(cmp, False), True, monkeypatch)
+        slow, _ = _paint(cmp, _diff_model(cmp, False), False, monkeypatch)
+    finally:
+        qapp.setStyleSheet(old)
+    assert n >= 10
+    assert fast == slow

@@ -22,7 +22,16 @@ may differ from the cached cells).
 from __future__ import annotations
 
 from PySide6.QtCore import QRect, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QImage, QPainter, QPalette
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QCursor,
+    QFont,
+    QFontMetrics,
+    QImage,
+    QPainter,
+    QPalette,
+)
 from PySide6.QtWidgets import QStyle, QStyleOptionViewItem, QTreeView
 
 from .cell_delegate import CellDelegate, elide_right
@@ -36,6 +45,11 @@ _GROUPS = (QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive,
            QPalette.ColorGroup.Disabled)
 _POS = QStyleOptionViewItem.ViewItemPosition
 _HAS_DISPLAY = QStyleOptionViewItem.ViewItemFeature.HasDisplay
+_NONE = QStyle.StateFlag.State_None
+_ITEM = QStyle.StateFlag.State_Item
+_SIBLING = QStyle.StateFlag.State_Sibling
+_ROW_BRANCH = _SIBLING | QStyle.StateFlag.State_Children | QStyle.StateFlag.State_Open
+_BRANCH = QStyle.PrimitiveElement.PE_IndicatorBranch
 _MATCHES: dict[tuple, bool] = {}
 """:func:`draws_like_style` by (style, font, palette, state)."""
 
@@ -77,6 +91,17 @@ class RowPainter:
         self.fonts: dict[int, tuple[QFont, QFontMetrics, QFont]] = {}
         self.text_colors = [view.palette().color(g, _TEXT) for g in _GROUPS]
         self.checked: dict[int, bool] = {}  # draws_like_style by a row's style state
+        self.style = view.style()
+        # the branches drawn here (not through drawBranches) when only the row's own
+        # level shows anything; Qt's hover, alternate rows and hidden rows stay Qt's
+        self.branch_flags = (_ENABLED if view.isEnabled() else _NONE) | \
+            (_ACTIVE if view.hasFocus() else _NONE)
+        self.branch_option: QStyleOptionViewItem | None = None
+        if outer_branches_blank(view, self.branch_flags):
+            self.branch_option = QStyleOptionViewItem()
+            view.initViewItemOption(self.branch_option)
+        self.per_pixel = view.verticalScrollMode() == QTreeView.ScrollMode.ScrollPerPixel
+        self.hover = _hovered_row(view)
         # the sections in the painted band, in visual order: (column, x, width, delegate
         # drawing like cells or None, the position a style option gives it)
         shown = [h.logicalIndex(v) for v in range(h.count())
@@ -106,7 +131,7 @@ class RowPainter:
     def draw_row(self, painter, option, index) -> bool:
         """Draw ``index``'s row; False (nothing drawn) when Qt must draw it."""
         r = index.internalId()
-        if r == self.current or self.selection.isSelected(index):
+        if r == self.current or r == self.hover or self.selection.isSelected(index):
             return False
         state = option.state
         g = 2 if not state & _ENABLED else (0 if state & _ACTIVE else 1)
@@ -135,7 +160,7 @@ class RowPainter:
                     self.model.sibling(index.row(), col, index)
                 ind = self.view.visualRect(at).x() - x
                 if ind > 0:
-                    self._branches(painter, QRect(x, y, ind, h), w, index)
+                    self._branches(painter, QRect(x, y, ind, h), w, index, option.state)
                     x, w = x + ind, w - ind
                 if w <= 0:
                     continue
@@ -158,17 +183,37 @@ class RowPainter:
             got = self.fonts[id(font)] = (f, QFontMetrics(f), font)
         return got[0], got[1]
 
-    def _branches(self, painter, branches: QRect, width: int, index) -> None:
-        """The tree column's indentation: Qt's branch indicators (clipped to the column)."""
+    def _branches(self, painter, branches: QRect, width: int, index, state) -> None:
+        """The tree column's indentation: the branch indicators (clipped to the column)."""
         if self.indent == 0:
             return
         clip = branches.width() > width
         if clip:
             painter.save()
             painter.setClipRect(QRect(branches.x(), branches.y(), width, branches.height()))
-        QTreeView.drawBranches(self.view, painter, branches, index)
+        if self.branch_option is None:
+            QTreeView.drawBranches(self.view, painter, branches, index)
+        else:
+            self._own_branches(painter, branches, index, state)
         if clip:
             painter.restore()
+
+    def _own_branches(self, painter, branches: QRect, index, state) -> None:
+        """``QTreeView.drawBranches`` for a style that draws nothing on the outer levels
+        (:func:`outer_branches_blank`): only the row's own indicator, with the row's
+        open / children / sibling state, not ~2 calls into the model per level."""
+        opt = self.branch_option
+        ind = self.indent
+        level = branches.width() // ind - (1 if self.view.rootIsDecorated() else 0)
+        if level < (0 if self.view.rootIsDecorated() else 1):
+            return
+        opt.rect = QRect(branches.right() + 1 - ind, branches.top(), ind, branches.height())
+        opt.state = _ITEM | self.branch_flags | (state & _ROW_BRANCH)
+        old = painter.brushOrigin()
+        if self.per_pixel:
+            painter.setBrushOrigin(0, self.view.verticalOffset())
+        self.style.drawPrimitive(_BRANCH, opt, painter, self.view)
+        painter.setBrushOrigin(old)
 
     def _delegate_paint(self, painter, option, index, col: int, rect: QRect, pos,
                         group: int) -> None:
@@ -182,6 +227,54 @@ class RowPainter:
         opt.palette = pal
         idx = index if col == index.column() else self.model.sibling(index.row(), col, index)
         self.delegates[col].paint(painter, opt, idx)
+
+
+def _hovered_row(view: QTreeView) -> int:
+    """The row id under the mouse (-1: none): Qt draws it (hover states)."""
+    vp = view.viewport()
+    if not vp.underMouse():
+        return -1
+    idx = view.indexAt(vp.mapFromGlobal(QCursor.pos()))
+    return idx.internalId() if idx.isValid() else -1
+
+
+_BLANK: dict[tuple, bool] = {}
+
+
+def outer_branches_blank(view: QTreeView, flags) -> bool:
+    """Whether ``view``'s style draws nothing for the outer levels of a row's branches
+    (Fusion draws no lines: only a row's own arrow), with or without a sibling below;
+    then those levels need not be drawn, nor their siblings looked up in the model."""
+    style = view.style()
+    key = (id(style), style.metaObject().className(), style.name(), int(flags.value),
+           view.indentation(), view.palette().cacheKey())
+    got = _BLANK.get(key)
+    if got is None:
+        if len(_BLANK) > 64:
+            _BLANK.clear()
+        got = _BLANK[key] = _blank_levels(view, flags)
+    return got
+
+
+def _blank_levels(view: QTreeView, flags) -> bool:
+    ind = max(view.indentation(), 1)
+    h = QFontMetrics(view.font()).height() + 4
+    opt = QStyleOptionViewItem()
+    view.initViewItemOption(opt)
+    for state in (flags, flags | _SIBLING):
+        img = QImage(ind, h, QImage.Format.Format_ARGB32_Premultiplied)
+        img.fill(0)
+        blank = QImage(img)
+        p = QPainter(img)
+        try:
+            opt.rect = QRect(0, 0, ind, h)
+            opt.state = state
+            view.style().drawPrimitive(_BRANCH, opt, p, view)
+        finally:
+            p.end()
+        if img != blank:
+            return False
+    return True
 
 
 def text_margin(view: QTreeView) -> int:

@@ -32,7 +32,7 @@ from PySide6.QtGui import (
     QPainter,
     QPalette,
 )
-from PySide6.QtWidgets import QStyle, QStyleOptionViewItem, QTreeView
+from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionViewItem, QTreeView
 
 from .cell_delegate import CellDelegate, elide_right
 from .models import ComparisonTreeModel
@@ -229,6 +229,19 @@ class RowPainter:
         self.delegates[col].paint(painter, opt, idx)
 
 
+def style_key(view: QTreeView) -> tuple:
+    """What decides how ``view``'s style draws: the style and every style sheet that
+    applies (the application's and the view's and its parents'; a style object's id alone
+    may be reused by the next style sheet style Qt makes)."""
+    style = view.style()
+    sheets = [QApplication.instance().styleSheet()]
+    w = view
+    while w is not None:
+        sheets.append(w.styleSheet())
+        w = w.parentWidget()
+    return (id(style), style.metaObject().className(), style.name(), "\0".join(sheets))
+
+
 def _hovered_row(view: QTreeView) -> int:
     """The row id under the mouse (-1: none): Qt draws it (hover states)."""
     vp = view.viewport()
@@ -245,9 +258,7 @@ def outer_branches_blank(view: QTreeView, flags) -> bool:
     """Whether ``view``'s style draws nothing for the outer levels of a row's branches
     (Fusion draws no lines: only a row's own arrow), with or without a sibling below;
     then those levels need not be drawn, nor their siblings looked up in the model."""
-    style = view.style()
-    key = (id(style), style.metaObject().className(), style.name(), int(flags.value),
-           view.indentation(), view.palette().cacheKey())
+    key = (*style_key(view), int(flags.value), view.indentation(), view.palette().cacheKey())
     got = _BLANK.get(key)
     if got is None:
         if len(_BLANK) > 64:
@@ -287,10 +298,8 @@ def draws_like_style(view: QTreeView, row_option: QStyleOptionViewItem) -> bool:
     sample cells (a coloured right-aligned number, a bold label, an elided text, an
     italic placeholder) in rows drawn with ``row_option``'s state; cached per style,
     font, palette and state."""
-    style = view.style()
     font, pal = view.font(), view.palette()
-    key = (id(style), style.metaObject().className(), style.name(), font.key(),
-           pal.cacheKey(), int(row_option.state.value))
+    key = (*style_key(view), font.key(), pal.cacheKey(), int(row_option.state.value))
     got = _MATCHES.get(key)
     if got is None:
         if len(_MATCHES) > 64:

@@ -55,17 +55,25 @@ _MATCHES: dict[tuple, bool] = {}
 
 
 def draw_cell(painter: QPainter, x: int, y: int, w: int, h: int, cell: tuple, font: QFont,
-              fm: QFontMetrics, pen: QColor, margin: int, elide) -> None:
+              fm: QFontMetrics, pen: QColor, margin: int, elide, last: list | None = None,
+              pen_key: object = None) -> None:
     """One cached cell (text, alignment, background, ...) as the style's
     ``CE_ItemViewItem`` draws it: the background over the cell, the text elided to the
-    room inside the margins (``elide(text, fm, room)``) in ``font`` and ``pen``."""
+    room inside the margins (``elide(text, fm, room)``) in ``font`` and ``pen``.
+
+    ``last``: [font, pen key] the painter has from the previous cell of the row (updated
+    here), so a row sets them only when they change (``pen_key`` identifies ``pen``)."""
     text, align, bg = cell[0], cell[1], cell[2]
     if bg is not None:
         painter.fillRect(x, y, w, h, bg)
     if text:
         room = w - 2 * margin
-        painter.setFont(font)
-        painter.setPen(pen)
+        if last is None or last[0] is not font:
+            painter.setFont(font)
+        if last is None or last[1] is not pen_key or pen_key is None:
+            painter.setPen(pen)
+        if last is not None:
+            last[0], last[1] = font, pen_key
         painter.drawText(QRect(x + margin, y, room, h), align, elide(text, fm, room))
 
 
@@ -154,6 +162,8 @@ class RowPainter:
         y, h = rect.y(), rect.height()
         margin = self.margin
         text_color = self.text_colors[g]
+        last: list = [None, None]  # font and pen key set on the painter in this row
+        pen = text_color
         for col, x, w, plain, pos in self.sections:
             if col == self.tree_col:
                 at = index if col == index.column() else \
@@ -162,16 +172,20 @@ class RowPainter:
                 if ind > 0:
                     self._branches(painter, QRect(x, y, ind, h), w, index, option.state)
                     x, w = x + ind, w - ind
+                    last[:] = [None, None]  # the style may leave another pen
                 if w <= 0:
                     continue
             cell = cells[col]
             if plain is None or cell[5] is not None:  # an icon, or another delegate
                 self._delegate_paint(painter, option, index, col, QRect(x, y, w, h), pos, g)
+                last[:] = [None, None]  # the delegate leaves its own pen and font
                 continue
             f, fm = self._font(cell[4])
             fg = cell[3]
-            draw_cell(painter, x, y, w, h, cell, f, fm, text_color if fg is None else fg.color(),
-                      margin, plain.elide)
+            key = text_color if fg is None else fg  # the same brush object: the same pen
+            if last[1] is not key:
+                pen = text_color if fg is None else fg.color()
+            draw_cell(painter, x, y, w, h, cell, f, fm, pen, margin, plain.elide, last, key)
 
     def _font(self, font: QFont | None) -> tuple[QFont, QFontMetrics]:
         """A cell's font (None: the view's) resolved against the view's, and its metrics."""

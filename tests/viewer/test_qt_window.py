@@ -43,12 +43,15 @@ def test_models_pass_the_tester_on_real_files(loaded, model_tester):
     testers = [model_tester(m) for m in models]
     w.filter_edit.setText("addGrad")
     w.apply_filter()
+    w.flush_pending()  # the side-by-side panes filter when shown
     w.changed_box.setChecked(True)
+    w.flush_pending()
     for m in models:
         m.sort(3, Qt.SortOrder.DescendingOrder)
     w.changed_box.setChecked(False)
     w.filter_edit.setText("")
     w.apply_filter()
+    w.flush_pending()
     assert len(testers) == 4
 
 

@@ -8,6 +8,10 @@ cell (:meth:`~.models.ComparisonTreeModel.painted_cell`) once and fills the opti
 Qt's own ``initStyleOption`` would from those roles.  Cells with an icon, and models whose
 ``data`` is overridden (their roles may differ from the cached cell), go through Qt's
 version unchanged.
+
+A :class:`~.views.TreePane` draws most text cells without this delegate's ``paint``
+(:mod:`.row_painter`: one Python call per row, not several per cell); it asks the
+delegate only how a cell's text is elided (:meth:`CellDelegate.elide`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ _BASE_DATA = ComparisonTreeModel.data
 _HAS_DISPLAY = QStyleOptionViewItem.ViewItemFeature.HasDisplay
 _TEXT = QPalette.ColorRole.Text
 _NO_BRUSH = QBrush()
+_ELIDE_RIGHT = Qt.TextElideMode.ElideRight
 _ALIGNMENTS: dict[int, Qt.AlignmentFlag] = {}
 
 
@@ -60,3 +65,28 @@ class CellDelegate(QStyledItemDelegate):
             option.text = text
         option.backgroundBrush = bg if bg is not None else _NO_BRUSH
         option.styleObject = None
+
+    def elide(self, text: str, fm: QFontMetrics, width: int) -> str:
+        """The part of ``text`` a cell ``width`` px wide shows (the style's right
+        elision); :class:`~.column_sizing.ElideLeftDelegate` keeps the end instead."""
+        return elide_right(text, fm, width)
+
+    def draws_like_cells(self) -> bool:
+        """Whether a cell painted by this delegate is what :mod:`.row_painter` draws from
+        the cached cell (background, elided text): this class's style option, Qt's
+        ``paint``.  A subclass with another ``initStyleOption`` registers it in
+        :data:`PLAIN_STYLE_OPTIONS` when it only changes the elision (:meth:`elide`)."""
+        cls = type(self)
+        return cls.paint is QStyledItemDelegate.paint and \
+            cls.initStyleOption in PLAIN_STYLE_OPTIONS
+
+
+def elide_right(text: str, fm: QFontMetrics, width: int) -> str:
+    """``text`` cut on the right with "…" to fit ``width`` px (the style's elision)."""
+    if fm.horizontalAdvance(text) <= width:
+        return text
+    return fm.elidedText(text, _ELIDE_RIGHT, width)
+
+
+PLAIN_STYLE_OPTIONS = {CellDelegate.initStyleOption}
+"""``initStyleOption`` versions whose cells :mod:`.row_painter` may draw itself."""

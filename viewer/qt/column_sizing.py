@@ -27,7 +27,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QStyle, QTreeView
 
-from .cell_delegate import CellDelegate
+from .cell_delegate import PLAIN_STYLE_OPTIONS, CellDelegate
 
 SAMPLE = 48
 """Candidate rows per end (largest / smallest magnitude) measured for a numeric column."""
@@ -121,6 +121,17 @@ class ElideLeftDelegate(CellDelegate):
         r = style.subElementRect(_ITEM_TEXT, option, widget)
         margin = 2 * (style.pixelMetric(_FOCUS_MARGIN, None, widget) + 1)
         option.text = elide_label(text, QFontMetrics(option.font), r.width() - margin)
+
+    def elide(self, text: str, fm: QFontMetrics, width: int) -> str:
+        """What :meth:`initStyleOption` shows of ``text`` in ``width`` px of text room."""
+        if self.names:
+            return elide_label(text, fm, width)
+        if fm.horizontalAdvance(text) <= width:
+            return text
+        return fm.elidedText(text, _ELIDE_LEFT, width)
+
+
+PLAIN_STYLE_OPTIONS.add(ElideLeftDelegate.initStyleOption)
 
 
 def text_margin(view: QTreeView) -> int:

@@ -717,8 +717,10 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.filter_edit.setStyleSheet("")
         self.filter_edit.setToolTip("")
         keep_tree = self.keep_mask(self.comparison)
-        self.side.apply_filter(text, regex, keep_tree)
-        self.diff.apply_filter(text, regex, keep_tree)
+        self.diff.apply_filter(text, regex, keep_tree)  # its rows count in the status line
+        # the side-by-side panes filter when shown (the last filter only)
+        self._defer_latest(self.side, "filter",
+                           lambda: self.side.apply_filter(text, regex, keep_tree))
         self._filter_flat()
         if self.flame is not None and hasattr(self.flame, "set_filter"):
             try:

@@ -710,6 +710,24 @@ class ComparisonTreeModel(QAbstractItemModel):
             return (*cell[:4], self._bold, cell[5])
         return cell
 
+    def painted_row(self, index: QModelIndex) -> list[tuple]:
+        """:meth:`painted_cell` of every column of ``index``'s row (by column), for a view
+        drawing a row in one call (:mod:`.row_painter`)."""
+        r = index.internalId()
+        self._check_cells()
+        cells, nc = self._cells, self._ncols
+        base = r * nc
+        out = [cells.get(base + c) for c in range(nc)]
+        if None in out:
+            for c in range(nc):
+                if out[c] is None:
+                    out[c] = self._miss(index, r, c)
+        if self.layout.matched is not None and self._match_bold(r):
+            bold = self._bold
+            out = [(*x[:4], bold, x[5]) if lab and x[4] is None else x
+                   for x, lab in zip(out, self._label, strict=True)]
+        return out
+
     def _match_bold(self, r: int) -> bool:
         """Whether row ``r``'s name and module are bold: the filter matched it."""
         m = self.layout.matched

@@ -51,6 +51,7 @@ from .column_sizing import (
 )
 from .layout import RowLayout, path_to_max
 from .models import Column, ComparisonTreeModel, diff_columns, pane_columns
+from .row_painter import RowPainter
 from .table_pane import TablePane
 from .widgets import DropOverlay, LegendWidget, run_role
 
@@ -98,6 +99,7 @@ class TreePane(QTreeView):
         self.content_widths: dict[int, int] = {}
         self._head_widths: dict[int, int] | None = None
         self._sizing = 0
+        self._rows: RowPainter | None = None  # set while a paint event draws the rows
         self._cells = CellDelegate(self)  # every other column: one model call per cell
         self.setItemDelegate(self._cells)
         self._elide_names = ElideLeftDelegate(self)
@@ -257,7 +259,17 @@ class TreePane(QTreeView):
             rows = self.rows_in(ev.rect().top(), ev.rect().bottom())
             if rows:
                 m.prefill(rows)
-        super().paintEvent(ev)
+        self._rows = RowPainter.for_paint(self, m, ev.rect().left(), ev.rect().right())
+        try:
+            super().paintEvent(ev)
+        finally:
+            self._rows = None
+
+    def drawRow(self, painter, option, index) -> None:  # noqa: N802 - Qt API
+        """Ordinary rows in one Python call (:mod:`.row_painter`), the rest by Qt."""
+        rows = self._rows
+        if rows is None or not rows.draw_row(painter, option, index):
+            super().drawRow(painter, option, index)
 
     def rows_in(self, top: int, bottom: int) -> list[int]:
         """Row ids shown between viewport heights ``top`` and ``bottom``, top first."""

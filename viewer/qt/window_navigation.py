@@ -28,6 +28,24 @@ class NavigationMixin:
         else:
             self._pending.setdefault(id(view), []).append(fn)
 
+    def _defer_latest(self, view, kind: str, fn) -> None:
+        """:meth:`_defer`, where ``fn`` replaces the view's last pending operation when
+        that is of the same ``kind``: typing in the filter box leaves a hidden tab one
+        filter to apply when shown (the last text, as if typed at once), not one per key."""
+        fn.kind = kind
+        if self.tabs.currentWidget() is view:
+            fn()
+            return
+        todo = self._pending.setdefault(id(view), [])
+        if todo and getattr(todo[-1], "kind", None) == kind:
+            todo[-1] = fn
+        else:
+            todo.append(fn)
+
+    def _owes_filter(self, view) -> bool:
+        """Whether ``view`` (a hidden tab) has a filter to apply when shown."""
+        return any(getattr(fn, "kind", None) == "filter" for fn in self._pending.get(id(view), ()))
+
     def _tab_changed(self, _i: int) -> None:
         w = self.tabs.currentWidget()
         for fn in self._pending.pop(id(w), []):
@@ -49,8 +67,11 @@ class NavigationMixin:
     def collapse_all(self) -> None:
         self._culprit_owed = None  # the opening paths are dropped with the pending work
         for v in self.tree_views():
-            self._pending.pop(id(v), None)
-            if len(v.expanded_rows()):  # Qt's collapseAll lays out even a closed tree
+            todo = self._pending.pop(id(v), [])
+            filters = [fn for fn in todo if getattr(fn, "kind", None) == "filter"][-1:]
+            if filters:  # the filter a hidden tab owes still applies, then the collapse
+                self._pending[id(v)] = [*filters, v.collapse_all]
+            elif len(v.expanded_rows()):  # Qt's collapseAll lays out even a closed tree
                 v.collapse_all()
 
     def expand_hottest(self, by: str = "value", views=None) -> int:
@@ -171,6 +192,9 @@ class NavigationMixin:
             self.details.show_row(self.comparison, row)
             for v in [self.side, self.diff, self.flame, *self._extra_tabs]:
                 if v is None or v is source or not hasattr(v, "select_row"):
+                    continue
+                if self._owes_filter(v):  # selects after it, as it would have
+                    self._defer_latest(v, "select", lambda v=v: v.select_row(row))
                     continue
                 try:
                     v.select_row(row)

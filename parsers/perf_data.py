@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import ExternalToolError, ParseError
+from .process_group import ProcessGroup, distinct_stderr
 from .reader import usable_cores
 
 if TYPE_CHECKING:
@@ -538,21 +539,13 @@ def _read_sliced(perf: str, p: Path, env: dict[str, str], timeout: float,
     ranges = _slice_ranges(p, cores)
     if not ranges:
         return None
-    procs: list[subprocess.Popen] = []
+    group = ProcessGroup(timeout)
     errs = [tempfile.TemporaryFile() for _ in ranges]
-    expired = threading.Event()
-
-    def _kill_all() -> None:
-        expired.set()
-        for q in procs:
-            q.kill()
-
-    timer = threading.Timer(timeout, _kill_all)
     prof: Profile | None = None
     try:
-        files = _start_slices(perf, p, ranges, env, errs, procs)
-        timer.start()
-        text = _SlicesText(procs, files)
+        files = _start_slices(perf, p, ranges, env, errs, group.procs)
+        group.start_clock()
+        text = _SlicesText(group.procs, files)
         from . import perf_script  # with numpy: imported while perf starts
 
         prof = perf_script.read_stream(text, p, format=FORMAT, warnings=warnings,
@@ -561,29 +554,13 @@ def _read_sliced(perf: str, p: Path, env: dict[str, str], timeout: float,
     except (_SliceFailed, ParseError, OSError):
         prof = None
     finally:
-        timer.cancel()
-        for q in procs:
-            if q.poll() is None:
-                q.kill()
-            q.wait()
-        err = _stderr_lines(errs)
-    if expired.is_set():
+        group.close()
+        err = distinct_stderr(errs)
+    if group.expired.is_set():
         raise subprocess.TimeoutExpired([perf, "script"], timeout)
-    if prof is None or len(procs) < len(ranges) or any(q.returncode for q in procs):
+    if prof is None or not group.all_succeeded(len(ranges)):
         return None
     return prof, 0, err
-
-
-def _stderr_lines(errs: list) -> str:
-    """The slices' stderr, each distinct line once (every slice prints perf's warnings)."""
-    lines: list[str] = []
-    for e in errs:
-        e.seek(0)
-        for ln in e.read().decode("utf-8", "replace").splitlines():
-            if ln not in lines:
-                lines.append(ln)
-        e.close()
-    return "\n".join(lines)
 
 
 class _SlicesText:

@@ -31,9 +31,10 @@ import shutil
 import struct
 import subprocess
 import tempfile
-import threading
 from dataclasses import dataclass
 from pathlib import Path
+
+from .process_group import ProcessGroup, distinct_stderr
 
 SOURCE = Path(__file__).with_name("perf_aggregate.c")
 MAX_STACK = 127  # perf script's default --max-stack (PERF_MAX_STACK_DEPTH)
@@ -187,56 +188,34 @@ def run_parts(perf: str, p: Path, env: dict[str, str], timeout: float, so: Path,
     ``subprocess.TimeoutExpired`` when they do not finish within ``timeout``."""
     home = Path(env["HOME"])
     prefixes = [home / f"agg{i}" for i in range(len(ranges))]
-    procs: list[subprocess.Popen] = []
+    group = ProcessGroup(timeout)
     errs = [tempfile.TemporaryFile() for _ in ranges]
-    expired = threading.Event()
-
-    def _kill_all() -> None:
-        expired.set()
-        for q in procs:
-            q.kill()
-
-    timer = threading.Timer(timeout, _kill_all)
     with tempfile.TemporaryFile() as out:
         try:
             for i, rng in enumerate(ranges):
-                procs.append(subprocess.Popen(
+                group.procs.append(subprocess.Popen(
                     command(perf, p, so, prefixes[i], layout, rng, header=i == 0), env=env,
                     stdout=out if i == 0 else subprocess.DEVNULL, stderr=errs[i],
                     stdin=subprocess.DEVNULL))
-            timer.start()
+            group.start_clock()
             # numpy and the reader load while perf runs (most of a small recording's time)
             import numpy  # noqa: F401
 
             from . import perf_script  # noqa: F401
-            for q in procs:
+            for q in group.procs:
                 q.wait()
         finally:
-            timer.cancel()
-            for q in procs:
-                if q.poll() is None:
-                    q.kill()
-                    q.wait()
+            group.close()
         out.seek(0)
         header = out.read().decode("utf-8", "replace")
-    err = _stderr_text(errs)
-    if expired.is_set():
+    err = distinct_stderr(errs)
+    if group.expired.is_set():
         raise subprocess.TimeoutExpired([perf, "script"], timeout)
-    if len(procs) < len(ranges) or any(q.returncode for q in procs):
+    if not group.all_succeeded(len(ranges)):
         raise NotComplete(err)
     if not all(Path(f"{pre}.done").exists() for pre in prefixes):
         raise NotComplete(err)
     return prefixes, header, err
-
-
-def _stderr_text(errs: list) -> str:
-    seen: dict[str, None] = {}
-    for e in errs:
-        e.seek(0)
-        for ln in e.read().decode("utf-8", "replace").splitlines():
-            seen.setdefault(ln, None)
-        e.close()
-    return "\n".join(seen)
 
 
 def read_part(prefix: Path) -> Part:

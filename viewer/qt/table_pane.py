@@ -37,8 +37,9 @@ from PySide6.QtWidgets import (
 )
 
 from .cell_delegate import CellDelegate
-from .column_sizing import ElideLeftDelegate, available_width, distribute, header_width
+from .column_sizing import ElideLeftDelegate
 from .models import ComparisonTreeModel
+from .pane_widths import ColumnWidths
 
 _MOVE = QAbstractItemView.CursorAction
 _SWALLOWED_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space)
@@ -75,7 +76,7 @@ class _Names(_RowCells, ElideLeftDelegate):
     pass
 
 
-class TablePane(QTableView):
+class TablePane(ColumnWidths, QTableView):
     """A QTableView over a flat :class:`ComparisonTreeModel`, dressed as a tree pane."""
 
     def __init__(self, parent=None) -> None:
@@ -330,80 +331,3 @@ class TablePane(QTableView):
             return m.index(row, max(cur.column(), 0))
         return super().moveCursor(action, modifiers)
 
-    # ----- column widths (the tree panes' rules: viewer.qt.column_sizing) ----------------
-    @property
-    def auto_sizing(self) -> bool:
-        """True while this pane sizes its own columns (not a user's drag)."""
-        return self._sizing > 0
-
-    def _section_resized(self, i: int, _old: int, _new: int) -> None:
-        if not self._sizing:
-            self.user_sized.add(i)
-
-    def reset_widths(self) -> None:
-        """New columns: nothing measured or user-sized yet; names and modules elide on
-        the left (:class:`~.column_sizing.ElideLeftDelegate`)."""
-        self.user_sized.clear()
-        self.content_widths.clear()
-        self._head_widths = None
-        for i in range(self.header().count()):
-            self.setItemDelegateForColumn(i, None)  # type: ignore[arg-type]
-        m = self.model_()
-        if m is not None:  # src keeps Qt's right elision: the file name comes first
-            for i, c in enumerate(m.columns):
-                if c.kind == "name":
-                    self.setItemDelegateForColumn(i, self._elide_names)
-                elif c.kind == "module":
-                    self.setItemDelegateForColumn(i, self._elide_modules)
-
-    def set_user_width(self, i: int, w: int) -> None:
-        """A width the user chose (kept across column rebuilds and saved settings)."""
-        self.user_sized.add(i)
-        self.header().resizeSection(i, w)
-
-    def user_widths(self) -> list[int]:
-        """Section widths the user set, 0 for the columns sized automatically."""
-        h = self.header()
-        return [h.sectionSize(i) if i in self.user_sized else 0 for i in range(h.count())]
-
-    def grow_content(self, widths: dict[int, int]) -> None:
-        """Columns need at least ``widths`` (measured content); re-apply the widths."""
-        for i, w in widths.items():
-            if w > self.content_widths.get(i, 0):
-                self.content_widths[i] = w
-        self.apply_widths()
-
-    def apply_widths(self) -> None:
-        """Size the automatic columns from the measured content and the viewport width."""
-        m = self.model_()
-        if m is None or not self.content_widths:
-            return
-        h = self.header()
-        if self._head_widths is None or len(self._head_widths) != h.count():
-            self._head_widths = {i: header_width(self, c.header)  # type: ignore[arg-type]
-                                 for i, c in enumerate(m.columns[: h.count()])}
-        kinds = [c.kind for c in m.columns][: h.count()]
-        fixed = {i: h.sectionSize(i) for i in self.user_sized if i < h.count()}
-        widths = distribute(available_width(self), self.content_widths,  # type: ignore[arg-type]
-                            self._head_widths, kinds, fixed)
-        todo = [(i, w) for i, w in widths.items() if w > 0 and h.sectionSize(i) != w]
-        if not todo:
-            return
-        # the header's signals are held (as a tree pane does): QTableView answers each
-        # resize from a timer with a repaint of the columns, a second paint of every
-        # visible cell after the one already pending; one repaint instead
-        self._sizing += 1
-        blocked = h.blockSignals(True)
-        try:
-            for i, w in todo:
-                h.resizeSection(i, w)
-        finally:
-            h.blockSignals(blocked)
-            self._sizing -= 1
-        self.updateGeometries()
-        self.viewport().update()
-
-    def resizeEvent(self, ev) -> None:  # noqa: N802 - Qt API
-        super().resizeEvent(ev)
-        if ev.oldSize().width() != ev.size().width():
-            self.apply_widths()

@@ -41,9 +41,6 @@ from . import bulk_ops
 from .cell_delegate import CellDelegate
 from .column_sizing import (
     ElideLeftDelegate,
-    available_width,
-    distribute,
-    header_width,
     indentation_for,
     label_width,
     numeric_width,
@@ -51,6 +48,7 @@ from .column_sizing import (
 )
 from .layout import RowLayout, path_to_max
 from .models import Column, ComparisonTreeModel, diff_columns, pane_columns
+from .pane_widths import ColumnWidths
 from .row_painter import RowPainter
 from .table_pane import TablePane
 from .widgets import DropOverlay, LegendWidget, run_role
@@ -67,7 +65,7 @@ def local_files(mime) -> list[str]:
     return [u.toLocalFile() for u in mime.urls() if u.isLocalFile() and u.toLocalFile()]
 
 
-class TreePane(QTreeView):
+class TreePane(ColumnWidths, QTreeView):
     """A QTreeView tuned for big lazy models; accepts file drops when ``drop_text`` is set."""
 
     filesDropped = Signal(list)
@@ -114,84 +112,6 @@ class TreePane(QTreeView):
             self.scrollTo(idx, QAbstractItemView.ScrollHint.EnsureVisible)
         else:
             self._scroll_pending = QPersistentModelIndex(idx)
-
-    # ----- column widths ----------------------------------------------------------------
-    @property
-    def auto_sizing(self) -> bool:
-        """True while this pane sizes its own columns (not a user's drag)."""
-        return self._sizing > 0
-
-    def _section_resized(self, i: int, _old: int, _new: int) -> None:
-        if not self._sizing:
-            self.user_sized.add(i)
-
-    def reset_widths(self) -> None:
-        """New columns: nothing measured or user-sized yet; names and modules elide on
-        the left (:class:`~.column_sizing.ElideLeftDelegate`)."""
-        self.user_sized.clear()
-        self.content_widths.clear()
-        self._head_widths = None
-        m = self.model_()
-        for i in range(self.header().count()):
-            self.setItemDelegateForColumn(i, None)
-        if m is not None:  # src keeps Qt's right elision: the file name comes first
-            for i, c in enumerate(m.columns):
-                if c.kind == "name":
-                    self.setItemDelegateForColumn(i, self._elide_names)
-                elif c.kind == "module":
-                    self.setItemDelegateForColumn(i, self._elide_modules)
-
-    def set_user_width(self, i: int, w: int) -> None:
-        """A width the user chose (kept across column rebuilds and saved settings)."""
-        self.user_sized.add(i)
-        self.header().resizeSection(i, w)
-
-    def user_widths(self) -> list[int]:
-        """Section widths the user set, 0 for the columns sized automatically."""
-        h = self.header()
-        return [h.sectionSize(i) if i in self.user_sized else 0 for i in range(h.count())]
-
-    def grow_content(self, widths: dict[int, int]) -> None:
-        """Columns need at least ``widths`` (measured content); re-apply the widths."""
-        for i, w in widths.items():
-            if w > self.content_widths.get(i, 0):
-                self.content_widths[i] = w
-        self.apply_widths()
-
-    def apply_widths(self) -> None:
-        """Size the automatic columns from the measured content and the viewport width."""
-        m = self.model_()
-        if m is None or not self.content_widths:
-            return
-        h = self.header()
-        if self._head_widths is None or len(self._head_widths) != h.count():
-            self._head_widths = {i: header_width(self, c.header)
-                                 for i, c in enumerate(m.columns[: h.count()])}
-        kinds = [c.kind for c in m.columns][: h.count()]
-        fixed = {i: h.sectionSize(i) for i in self.user_sized if i < h.count()}
-        widths = distribute(available_width(self), self.content_widths, self._head_widths,
-                            kinds, fixed)
-        todo = [(i, w) for i, w in widths.items() if w > 0 and h.sectionSize(i) != w]
-        if not todo:
-            return
-        # the header's signals are held: QTreeView would answer each resize with a
-        # deferred geometry pass and repaint - a second paint of every visible cell
-        # after the one already pending; one geometry pass and one repaint instead
-        self._sizing += 1
-        blocked = h.blockSignals(True)
-        try:
-            for i, w in todo:
-                h.resizeSection(i, w)
-        finally:
-            h.blockSignals(blocked)
-            self._sizing -= 1
-        self.updateGeometries()
-        self.viewport().update()
-
-    def resizeEvent(self, ev) -> None:  # noqa: N802 - Qt API
-        super().resizeEvent(ev)
-        if ev.oldSize().width() != ev.size().width():
-            self.apply_widths()
 
     def set_current(self, idx: QModelIndex) -> None:
         """Make ``idx``'s row current and selected.

@@ -19,6 +19,7 @@ require_module("pytestqt", "pip install pytest-qt")
 from PySide6.QtCore import QSettings, Qt  # noqa: E402
 from PySide6.QtGui import QFont, QFontMetrics  # noqa: E402
 from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionViewItem  # noqa: E402
+from qt_style import style_sheet  # noqa: E402
 
 from profdiff.viewer.qt.column_sizing import elide_label, split_label  # noqa: E402
 from profdiff.viewer.qt.main_window import MainWindow  # noqa: E402
@@ -36,14 +37,8 @@ SIZES = [(1000, 700), (2560, 1440)]
 @pytest.fixture(autouse=True)
 def app_style():
     """The app's own style sheet (9 pt trees, bold padded headers), as the window has it."""
-    from profdiff.viewer.bundled import resource
-
-    app = QApplication.instance() or QApplication([])
-    qss = resource("profdiff.qss")
-    old = app.styleSheet()
-    app.setStyleSheet(qss.read_text(encoding="utf-8") if qss is not None else "")
-    yield
-    app.setStyleSheet(old)
+    with style_sheet():
+        yield
 
 
 def _window(qtbot, tmp_path, data_dir, pair: str, size: tuple[int, int]) -> MainWindow:

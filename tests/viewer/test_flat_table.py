@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (  # noqa: E402
     QVBoxLayout,
     QWidget,
 )
+from qt_style import style_sheet  # noqa: E402
 
 from profdiff.parsers import load  # noqa: E402
 from profdiff.viewer.qt.layout import RowLayout  # noqa: E402
@@ -60,19 +61,13 @@ V2 = VIEWER_DATA / "hs-ad-v2.prof"
 @pytest.fixture(autouse=True)
 def app_style():
     """The app's own style sheet (9 pt rows, selection colours, bold headers)."""
-    from profdiff.viewer.bundled import resource
-
-    app = QApplication.instance() or QApplication([])
-    qss = resource("profdiff.qss")
-    old = app.styleSheet()
-    app.setStyleSheet(qss.read_text(encoding="utf-8") if qss is not None else "")
-    yield
-    while _BOXES:  # gone before the style changes back
-        box = _BOXES.pop()
-        box.hide()
-        box.deleteLater()
-    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-    app.setStyleSheet(old)
+    with style_sheet():
+        yield
+        while _BOXES:  # gone before the style changes back
+            box = _BOXES.pop()
+            box.hide()
+            box.deleteLater()
+        QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QItemSelectionModel
 from PySide6.QtWidgets import QApplication
+from qt_style import style_sheet
 
 from profdiff.parsers import load
 from profdiff.viewer.compare import Status, align
@@ -107,13 +108,9 @@ def test_pane_rows_with_placeholders_equal_qt_rows(qapp, cmp, sheet, monkeypatch
 
 
 def test_a_style_sheet_styling_items_keeps_qt_rows(qapp, cmp, monkeypatch):
-    old = qapp.styleSheet()
-    qapp.setStyleSheet("QTreeView::item { padding-left: 7px; color: #123456; }")
-    try:
+    with style_sheet("QTreeView::item { padding-left: 7px; color: #123456; }"):
         fast, n = _paint(cmp, _diff_model(cmp, False), True, monkeypatch)
         slow, _ = _paint(cmp, _diff_model(cmp, False), False, monkeypatch)
-    finally:
-        qapp.setStyleSheet(old)
     assert n == 0  # the sample cells differ: every row went through Qt
     assert fast == slow
 
@@ -121,12 +118,8 @@ def test_a_style_sheet_styling_items_keeps_qt_rows(qapp, cmp, monkeypatch):
 def test_branch_lines_of_a_style_sheet_are_drawn(qapp, cmp, monkeypatch):
     """A style that draws the outer branch levels (lines to siblings) gets them through
     Qt's drawBranches while the cells are still drawn by the row painter."""
-    old = qapp.styleSheet()
-    qapp.setStyleSheet("QTreeView::branch:has-siblings { background: #d04040; }")
-    try:
+    with style_sheet("QTreeView::branch:has-siblings { background: #d04040; }"):
         fast, n = _paint(cmp, _diff_model(cmp, False), True, monkeypatch)
         slow, _ = _paint(cmp, _diff_model(cmp, False), False, monkeypatch)
-    finally:
-        qapp.setStyleSheet(old)
     assert n >= 10
     assert fast == slow

@@ -273,11 +273,17 @@ def outer_branches_blank(view: QTreeView, flags) -> bool:
     (Fusion draws no lines: only a row's own arrow), with or without a sibling below;
     then those levels need not be drawn, nor their siblings looked up in the model."""
     key = (*style_key(view), int(flags.value), view.indentation(), view.palette().cacheKey())
-    got = _BLANK.get(key)
+    return _remembered(_BLANK, key, lambda: _blank_levels(view, flags))
+
+
+def _remembered(store: dict, key: tuple, compute) -> bool:
+    """``store[key]``, computed on first use (a few dozen keys at most are kept: one per
+    style, font, palette and state seen)."""
+    got = store.get(key)
     if got is None:
-        if len(_BLANK) > 64:
-            _BLANK.clear()
-        got = _BLANK[key] = _blank_levels(view, flags)
+        if len(store) > 64:
+            store.clear()
+        got = store[key] = compute()
     return got
 
 
@@ -314,12 +320,7 @@ def draws_like_style(view: QTreeView, row_option: QStyleOptionViewItem) -> bool:
     font, palette and state."""
     font, pal = view.font(), view.palette()
     key = (*style_key(view), font.key(), pal.cacheKey(), int(row_option.state.value))
-    got = _MATCHES.get(key)
-    if got is None:
-        if len(_MATCHES) > 64:
-            _MATCHES.clear()
-        got = _MATCHES[key] = _compare_samples(view, row_option)
-    return got
+    return _remembered(_MATCHES, key, lambda: _compare_samples(view, row_option))
 
 
 def _samples(font: QFont) -> list[tuple]:

@@ -192,11 +192,6 @@ def _needed_beside(recording: Path, beside: list[Path]) -> list[Path]:
 def recorded_dsos(path: Path) -> list[str]:
     """File names in the recording's ``BUILD_ID`` header feature (the DSOs perf recorded
     build-ids for); [] when there is none or it cannot be read."""
-    return [name for name, _bid in recorded_build_ids(path)]
-
-
-def recorded_build_ids(path: Path) -> list[tuple[str, str]]:
-    """(file name, build-id in hex) of each DSO in the ``BUILD_ID`` header feature."""
     sec = _feature_section(path, FEAT_BUILD_ID)
     if sec is None:
         return []
@@ -210,12 +205,11 @@ def recorded_build_ids(path: Path) -> list[tuple[str, str]]:
     out = []
     pos = 0
     while pos + 36 <= len(raw):
-        _type, misc, rec_size = struct.unpack_from("<IHH", raw, pos)
+        _type, _misc, rec_size = struct.unpack_from("<IHH", raw, pos)
         if rec_size < 36 or pos + rec_size > len(raw):
             break
-        n = raw[pos + 32] if misc & 0x8000 and 0 < raw[pos + 32] <= 20 else 20
         name = raw[pos + 36 : pos + rec_size].split(b"\0", 1)[0]
-        out.append((os.fsdecode(name), raw[pos + 12 : pos + 12 + n].hex()))
+        out.append(os.fsdecode(name))
         pos += rec_size
     return out
 

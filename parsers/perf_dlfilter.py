@@ -48,9 +48,9 @@ SAMPLE_DTYPE = [("stack", "<u4"), ("shape", "<u4"), ("time", "<u8"), ("period", 
 class Layout:
     """What every sample of a recording carries (from its event attributes)."""
 
-    callchain: bool
-    period: bool
-    time: bool
+    callchain: bool  # the filter reads the call chain, else the sampled ip alone
+    period: bool  # informational: perf gives a period either way (-c: the fixed one)
+    time: bool  # the text prints sample times, so the profile has a duration
 
 
 @dataclass

@@ -29,7 +29,6 @@ import signal
 import struct
 import subprocess
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -335,9 +334,9 @@ def _read_tables(perf: str, p: Path, env: dict[str, str], tmp: Path, timeout: fl
     from . import perf_inlines
 
     text = "perf script text"
-    layout = agg.sample_layout(p)
     if agg.disabled():
         return f"{text} (PROFDIFF_PERF_TEXT is set)", None
+    layout = agg.sample_layout(p)
     if layout is None:
         return f"{text} (samples perf unwinds itself, or events of unlike layouts)", None
     so = agg.compiled_filter(tmp)
@@ -379,16 +378,11 @@ def _stream(
     """
     out_path = Path(env["HOME"]) / "script.txt"
     with tempfile.TemporaryFile() as errf, open(out_path, "wb") as out:
+        group = ProcessGroup(timeout)
         proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=errf,
                                 stdin=subprocess.DEVNULL)
-        expired = threading.Event()
-
-        def _kill() -> None:
-            expired.set()
-            proc.kill()
-
-        timer = threading.Timer(timeout, _kill)
-        timer.start()
+        group.procs.append(proc)
+        group.start_clock()
         prof: Profile | None = None
         parse_error: ParseError | None = None
         try:
@@ -403,11 +397,8 @@ def _stream(
             text.close()
             rc = proc.wait()
         finally:
-            timer.cancel()
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        killed = expired.is_set()
+            group.close()
+        killed = group.expired.is_set()
         errf.seek(0)
         err = errf.read().decode("utf-8", "replace")
     if killed:

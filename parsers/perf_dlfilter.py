@@ -103,10 +103,6 @@ def disabled() -> bool:
 
 def cache_dir() -> Path:
     """Where the compiled filter (and the inline probe's answer) are kept."""
-    return _cache_dir()
-
-
-def _cache_dir() -> Path:
     env = os.environ.get("PROFDIFF_CACHE_DIR")
     if env:
         return Path(env)
@@ -130,7 +126,7 @@ def compiled_filter(workdir: Path) -> Path | None:
     except OSError:
         return None
     name = f"perf_aggregate-{hashlib.sha256(src).hexdigest()[:16]}.so"
-    cached = _cache_dir() / name
+    cached = cache_dir() / name
     if cached.is_file():
         return cached
     cc = _compiler()

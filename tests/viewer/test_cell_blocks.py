@@ -151,6 +151,17 @@ def test_noise_faded_sig_and_matched_rows(qapp):
     assert any(t.startswith("↔ ") for t in texts)
 
 
+def _shown_pane(qapp, m, width: int, height: int, depth: int) -> TreePane:
+    """A tree pane of ``m``, opened to ``depth``, shown and painted."""
+    v = TreePane()
+    v.resize(width, height)
+    v.setModel(m)
+    v.expandToDepth(depth)
+    v.show()
+    qapp.processEvents()
+    return v
+
+
 def test_painted_pixels_equal_per_cell_pixels(qapp, cmp):
     """A painted view shows the same pixels whichever path filled its cells (the
     view fills the rows it is about to paint in one pass)."""
@@ -158,12 +169,7 @@ def test_painted_pixels_equal_per_cell_pixels(qapp, cmp):
     images = []
     for make in (ComparisonTreeModel, PerCell):
         m = make(cmp, cols)
-        v = TreePane()
-        v.resize(1200, 700)
-        v.setModel(m)
-        v.expandToDepth(3)
-        v.show()
-        qapp.processEvents()
+        v = _shown_pane(qapp, m, 1200, 700, depth=3)
         images.append(v.grab().toImage())
         v.close()
     assert images[0] == images[1]
@@ -174,12 +180,7 @@ def test_rows_in_lists_the_rows_a_paint_shows(qapp):
     runs = [load(str(HS / "v1" / "ad.prof")), load(str(HS / "v2" / "ad.prof"))]
     cmp = align(runs, mode="tree")
     m = ComparisonTreeModel(cmp, diff_columns(cmp, _metrics(cmp)))
-    v = TreePane()
-    v.resize(900, 400)
-    v.setModel(m)
-    v.expandToDepth(4)
-    v.show()
-    qapp.processEvents()
+    v = _shown_pane(qapp, m, 900, 400, depth=4)
     v.verticalScrollBar().setValue(7)
     qapp.processEvents()
     top, bottom = 30, 250

@@ -61,6 +61,14 @@ class Ranking:
         tie = np.zeros(len(self.score)) if self.tie is None else self.tie
         return culprit_order(self.score, tie)
 
+    @cached_property
+    def regressions(self) -> np.ndarray | None:
+        """``score`` where positive, else 0 (None when no row regressed): the key the
+        app's opening path follows.  One array per ranking, so a path walk cached for it
+        (by identity) is found again by every view and by the worker that ranked."""
+        key = np.maximum(self.score, 0.0)
+        return key if key.any() else None
+
     def top(self) -> int:
         """``order[0]`` (-1 when there are no rows), found without sorting."""
         if "order" in self.__dict__ or not len(self.score):

@@ -207,6 +207,15 @@ def test_first_look_expansion_stays_within_its_row_budget(data_dir):
         levels = sorted(set(depth[m].tolist()))
         assert levels == list(range(len(levels)))  # whole levels, from the top
     assert depth_mask(par, depth, has, 4, max_rows=shown(full)).tolist() == full.tolist()
+    # the view passes its child lists: the same masks, counted over the top rows only;
+    # with a filter's visible rows too (hidden children do not count against the budget)
+    csr = cmp.children_offsets_ids
+    vis = np.asarray(cmp.name, dtype=str) != str(cmp.name[int(np.argmax(kids))])
+    for visible in (None, vis):
+        for budget in (1, 10, 40, 200, shown(full)):
+            assert depth_mask(par, depth, has, 4, visible, budget, csr).tolist() == \
+                depth_mask(par, depth, has, 4, visible, budget).tolist(), (budget, visible)
+    assert not (depth_mask(par, depth, has, 4, vis, 10**6, csr) & ~vis).any()
 
 
 def test_hidden_tree_panes_wait_for_their_tab(qtbot, tmp_path, data_dir):

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from synth_profiles import VIEWER_DATA
 
+import profdiff.viewer.qt.layout as layout_mod
 import profdiff.viewer.qt.window_noise as window_noise
 import profdiff.viewer.ranking as ranking_mod
 from profdiff.parsers import load
@@ -103,12 +104,21 @@ def test_rank_culprits_now_owes_nothing_once_the_tree_is_shown(make_window, spy)
 
 def test_big_comparison_is_ranked_in_the_worker(live, spy, monkeypatch, qtbot):
     monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10)
+    sweeps: list[bool] = []  # the path's subtree-max sweeps: on the GUI thread?
+    real_sweep = layout_mod.subtree_max
+
+    def sweep(*a, **kw):
+        sweeps.append(threading.current_thread() is threading.main_thread())
+        return real_sweep(*a, **kw)
+
+    monkeypatch.setattr(layout_mod, "subtree_max", sweep)
     w = live()
     with qtbot.waitSignal(w.culpritsRanked, timeout=20000) as blocker:
         w.load_paths([str(V1), str(V2)])
     cmp, applied = blocker.args
     assert cmp is w.comparison and applied is True
     assert spy.calls and spy.on_gui() == 0  # ranked off the GUI thread
+    assert sweeps == [False]  # and the path's sweep done there, once
     assert {"time_s", "alloc_bytes"} <= set(cmp.noise.metrics)  # what it judged by
     statuses_on_gui = []
     real_status_for = Comparison.status_for
@@ -120,6 +130,7 @@ def test_big_comparison_is_ranked_in_the_worker(live, spy, monkeypatch, qtbot):
     monkeypatch.setattr(Comparison, "status_for", status_for)
     w.show_view("diff")
     assert spy.on_gui() == 0  # the click only opened the path
+    assert sweeps == [False]  # walking the worker's sweep
     assert not any(statuses_on_gui)  # and painted the statuses the worker computed
     assert np.array_equal(cmp.status, real_status_for(cmp, cmp.current))
     assert _culprit_name(w) == "addGrad"

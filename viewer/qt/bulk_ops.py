@@ -44,11 +44,15 @@ def widest_name_rows(shown: np.ndarray, depth: np.ndarray, name: np.ndarray,
 
 
 def depth_mask(parent: np.ndarray, depth: np.ndarray, has_kids: np.ndarray, levels: int,
-               visible: np.ndarray | None = None, max_rows: int | None = None) -> np.ndarray:
+               visible: np.ndarray | None = None, max_rows: int | None = None,
+               children: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Rows to expand so the tree is open ``levels`` levels deep (rows with visible
     children above that depth), level by level while the shown rows stay within
-    ``max_rows`` (None: no limit).  One ``bincount`` gives every row's visible child
-    count, so the budget costs no per-row Python."""
+    ``max_rows`` (None: no limit).
+
+    ``children``: the tree's CSR child lists (``children_csr``), so the budget counts
+    only the children of the few rows above ``levels``, not every row of a 10^6-row tree
+    (without them one ``bincount`` counts them all).  Either way no per-row Python."""
     parent = np.asarray(parent)
     depth = np.asarray(depth)
     mask = (depth < levels) & has_kids
@@ -56,19 +60,39 @@ def depth_mask(parent: np.ndarray, depth: np.ndarray, has_kids: np.ndarray, leve
         mask &= visible
     if max_rows is None:
         return mask
-    vis = np.ones(len(parent), dtype=bool) if visible is None else np.asarray(visible, bool)
-    kids = (parent >= 0) & vis
-    counts = np.bincount(parent[kids], minlength=len(parent))
-    shown = int(((parent < 0) & vis).sum())
+    vis = None if visible is None else np.asarray(visible, bool)
+    cand = np.flatnonzero(mask)
+    counts, shown = _visible_children(parent, vis, cand, children)
+    cand_depth = depth[cand]
     out = np.zeros(len(mask), dtype=bool)
     for d in range(levels):
-        level = mask & (depth == d)
-        add = int(counts[level].sum())
+        at = cand_depth == d
+        add = int(counts[at].sum())
         if shown + add > max_rows:
             break
-        out |= level
+        out[cand[at]] = True
         shown += add
     return out
+
+
+def _visible_children(parent: np.ndarray, vis: np.ndarray | None, rows: np.ndarray,
+                      children: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, int]:
+    """Visible child count of each of ``rows``, and the number of visible roots."""
+    n = len(parent)
+    if children is None:
+        kids = parent >= 0 if vis is None else (parent >= 0) & vis
+        counts = np.bincount(parent[kids], minlength=n)[rows]
+        roots = parent < 0 if vis is None else (parent < 0) & vis
+        return counts, int(roots.sum())
+    off, ids = children
+    if vis is None:
+        return off[rows + 1] - off[rows], int(off[n + 1] - off[n])
+    starts = off[rows].astype(np.int64)
+    lens = off[rows + 1].astype(np.int64) - starts
+    ends = np.cumsum(lens)
+    flat = np.repeat(starts - (ends - lens), lens) + np.arange(int(ends[-1]) if len(ends) else 0)
+    seen = np.concatenate([[0], np.cumsum(vis[ids[flat]], dtype=np.int64)])
+    return seen[ends] - seen[ends - lens], int(vis[ids[off[n]:off[n + 1]]].sum())
 
 
 def collapse_quietly(view: QTreeView) -> None:

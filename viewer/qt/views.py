@@ -508,7 +508,8 @@ class _TreeViewMixin:
             return
         mask = bulk_ops.depth_mask(self.cmp.parent, self.cmp.depth,
                                    np.frombuffer(self.layout_.has_kids(), dtype=np.uint8) > 0,
-                                   depth, self.layout_.visible, max_rows)
+                                   depth, self.layout_.visible, max_rows,
+                                   self.cmp.children_offsets_ids)
         for p in self.panes:
             bulk_ops.collapse_quietly(p)
         self.state.expanded[:] = False

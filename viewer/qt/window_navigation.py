@@ -169,8 +169,7 @@ class NavigationMixin:
         if ranking is None:
             session = getattr(self, "session", None)
             ranking = session.culprits(cmp) if session is not None else rank_changes(cmp)
-        key = np.maximum(ranking.score, 0.0)
-        return key if key.any() else None
+        return ranking.regressions
 
     def hot_key(self, by: str = "value") -> np.ndarray | None:
         """Per-row inherited cost (larger of baseline and current) or its Δ (``by="delta"``)."""

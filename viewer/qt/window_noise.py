@@ -15,6 +15,8 @@ from profdiff.viewer.defaults import DEFAULT_ALPHA
 from profdiff.viewer.noise import ensure_noise, single_run_noise
 from profdiff.viewer.ranking import main_metrics, rank_changes
 
+from .layout import path_key_max
+
 NOISE_SYNC_ROWS = 200_000
 """Comparisons up to this many rows get their noise estimate at once; bigger ones in a
 worker thread, so opening a 10^6-node pair is not slowed by it."""
@@ -211,7 +213,10 @@ class _NoiseTask(QRunnable):
             if nz is not None or not self.metrics:  # no estimate: the click ranks as before
                 try:
                     noise = self.cmp.noise if nz is None else self.cmp.noise_with(nz)
-                    ranking = (rank_changes(self.cmp, noise=noise),  # the path's key
+                    ranked = rank_changes(self.cmp, noise=noise)  # the path's key
+                    if ranked.regressions is not None:  # the path's walk, ahead
+                        path_key_max(self.cmp, ranked.regressions)
+                    ranking = (ranked,
                                self.cmp.status_for(noise=noise) if noise is not None else None,
                                noise)
                 except Exception:  # noqa: BLE001 - the first click ranks instead

@@ -3,6 +3,11 @@
 Why: the machine runs other work, so single timings move by 2x between minutes; running
 the command under test and its floor in turn (A B A B ...) and quoting the per-round
 ratio cancels most of that.  Each process's own peak RSS comes from ``os.wait4``.
+
+One discarded warm-up round runs first: on a virtual machine the host backs guest memory
+lazily, and seen here the first touch of memory the guest has not used for a while cost
+up to ~1 ms per MB (the app on a 100 MB .prof pair, 900 MB, took ~1 s more on its first
+run after a pause than on the next ones), which would fall on whichever command runs first.
 """
 
 from __future__ import annotations
@@ -47,6 +52,9 @@ def alternate(cmds: Mapping[str, Sequence[str] | Sequence[Sequence[str]]], round
     runs as the peer of one ``profdiff diff``): its time is their sum, its RSS the max.
     """
     out: dict[str, list[tuple[float, float]]] = {k: [] for k in cmds}
+    for argv in cmds.values():  # the warm-up round (see the module's docstring)
+        for a in (argv if argv and not isinstance(argv[0], str) else [argv]):
+            run_once(a)  # type: ignore[arg-type]
     for _ in range(rounds):
         for name, argv in cmds.items():
             seq = argv if argv and not isinstance(argv[0], str) else [argv]

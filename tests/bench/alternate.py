@@ -52,12 +52,13 @@ def alternate(cmds: Mapping[str, Sequence[str] | Sequence[Sequence[str]]], round
     runs as the peer of one ``profdiff diff``): its time is their sum, its RSS the max.
     """
     out: dict[str, list[tuple[float, float]]] = {k: [] for k in cmds}
-    for argv in cmds.values():  # the warm-up round (see the module's docstring)
-        for a in (argv if argv and not isinstance(argv[0], str) else [argv]):
+    seqs = {name: argv if argv and not isinstance(argv[0], str) else [argv]
+            for name, argv in cmds.items()}
+    for seq in seqs.values():  # the warm-up round (see the module's docstring)
+        for a in seq:
             run_once(a)  # type: ignore[arg-type]
     for _ in range(rounds):
-        for name, argv in cmds.items():
-            seq = argv if argv and not isinstance(argv[0], str) else [argv]
+        for name, seq in seqs.items():
             runs = [run_once(a) for a in seq]  # type: ignore[arg-type]
             out[name].append((sum(r[0] for r in runs), max(r[1] for r in runs)))
     return out

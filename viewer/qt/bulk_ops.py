@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtWidgets import QTreeView
 
+from profdiff.parsers.model import children_csr
+
 MEASURE_ROWS = 300  # name cells measured for the column width (the widest candidates)
 
 
@@ -50,9 +52,9 @@ def depth_mask(parent: np.ndarray, depth: np.ndarray, has_kids: np.ndarray, leve
     children above that depth), level by level while the shown rows stay within
     ``max_rows`` (None: no limit).
 
-    ``children``: the tree's CSR child lists (``children_csr``), so the budget counts
-    only the children of the few rows above ``levels``, not every row of a 10^6-row tree
-    (without them one ``bincount`` counts them all).  Either way no per-row Python."""
+    The budget counts only the children of the few rows above ``levels``, from the
+    tree's CSR child lists (``children``: the comparison's ``children_offsets_ids``;
+    derived from ``parent`` when not given), not every row of a 10^6-row tree."""
     parent = np.asarray(parent)
     depth = np.asarray(depth)
     mask = (depth < levels) & has_kids
@@ -60,9 +62,12 @@ def depth_mask(parent: np.ndarray, depth: np.ndarray, has_kids: np.ndarray, leve
         mask &= visible
     if max_rows is None:
         return mask
+    off, ids = children_csr(parent) if children is None else children
     vis = None if visible is None else np.asarray(visible, bool)
     cand = np.flatnonzero(mask)
-    counts, shown = _visible_children(parent, vis, cand, children)
+    counts = _visible_count(csr_children(off, ids, cand), vis)
+    roots = ids[off[len(parent)]:off[len(parent) + 1]]
+    shown = len(roots) if vis is None else int(vis[roots].sum())
     cand_depth = depth[cand]
     out = np.zeros(len(mask), dtype=bool)
     for d in range(levels):
@@ -75,24 +80,27 @@ def depth_mask(parent: np.ndarray, depth: np.ndarray, has_kids: np.ndarray, leve
     return out
 
 
-def _visible_children(parent: np.ndarray, vis: np.ndarray | None, rows: np.ndarray,
-                      children: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, int]:
-    """Visible child count of each of ``rows``, and the number of visible roots."""
-    n = len(parent)
-    if children is None:
-        kids = parent >= 0 if vis is None else (parent >= 0) & vis
-        counts = np.bincount(parent[kids], minlength=n)[rows]
-        roots = parent < 0 if vis is None else (parent < 0) & vis
-        return counts, int(roots.sum())
-    off, ids = children
-    if vis is None:
-        return off[rows + 1] - off[rows], int(off[n + 1] - off[n])
-    starts = off[rows].astype(np.int64)
-    lens = off[rows + 1].astype(np.int64) - starts
+def csr_children(off: np.ndarray, ids: np.ndarray, rows: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The children of ``rows`` from CSR child lists, concatenated in ``rows``' order,
+    and how many each row has: O(children), not a pass over every row."""
+    rows = np.asarray(rows, dtype=np.int64)
+    start = off[rows].astype(np.int64)
+    lens = off[rows + 1].astype(np.int64) - start
     ends = np.cumsum(lens)
-    flat = np.repeat(starts - (ends - lens), lens) + np.arange(int(ends[-1]) if len(ends) else 0)
-    seen = np.concatenate([[0], np.cumsum(vis[ids[flat]], dtype=np.int64)])
-    return seen[ends] - seen[ends - lens], int(vis[ids[off[n]:off[n + 1]]].sum())
+    total = int(ends[-1]) if len(ends) else 0
+    return ids[np.repeat(start - (ends - lens), lens) + np.arange(total)], lens
+
+
+def _visible_count(kids_lens: tuple[np.ndarray, np.ndarray],
+                   vis: np.ndarray | None) -> np.ndarray:
+    """Per row, how many of its children (:func:`csr_children`) are visible."""
+    kids, lens = kids_lens
+    if vis is None:
+        return lens
+    seen = np.concatenate([[0], np.cumsum(vis[kids], dtype=np.int64)])
+    ends = np.cumsum(lens)
+    return seen[ends] - seen[ends - lens]
 
 
 def collapse_quietly(view: QTreeView) -> None:

@@ -474,11 +474,7 @@ class _TreeViewMixin:
             return rows[:0]
         # gathered from the children lists (CSR): O(children), not a pass over every row
         off, ids = self.cmp.children_offsets_ids
-        rows = np.unique(np.asarray(rows, dtype=np.int64))
-        start = off[rows].astype(np.int64)
-        lens = off[rows + 1].astype(np.int64) - start
-        total = int(lens.sum())
-        kids = ids[np.repeat(start - (np.cumsum(lens) - lens), lens) + np.arange(total)]
+        kids, _ = bulk_ops.csr_children(off, ids, np.unique(np.asarray(rows, dtype=np.int64)))
         if self.layout_.visible is not None:
             kids = kids[self.layout_.visible[kids]]
         return np.sort(kids.astype(np.int64, copy=False))

@@ -348,6 +348,14 @@ _layout_from_sample = layout_from_sample  # module-level name: tests switch the 
 # ---------------------------------------------------------------------------------------
 # Tree structure
 # ---------------------------------------------------------------------------------------
+def well_formed(depth: np.ndarray) -> bool:
+    """Whether a pre-order listing's depths start at 0 and go at most one level deeper
+    per row: then each row's parent is exactly one level up, so the listed depths are
+    the tree's depths."""
+    d = np.asarray(depth)
+    return not len(d) or bool(d[0] == 0 and d.min() >= 0 and not np.any(d[1:] > d[:-1] + 1))
+
+
 def tree_from_depth(depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(parent, subtree end) of rows listed in pre-order with their depths.
 
@@ -363,7 +371,7 @@ def tree_from_depth(depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if n == 0:
         return parent, end
     d = np.asarray(depth)
-    if d[0] != 0 or d.min() < 0 or np.any(d[1:] > d[:-1] + 1):
+    if not well_formed(d):
         stack: list[int] = []
         dl = d.tolist()
         for i, di in enumerate(dl):
@@ -723,6 +731,8 @@ def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None]
         incomplete_reason = f"the file ends after the tree header (line {header_line_no})"
     prof = _build(path, top.header, top.top_table, cols, parent, end, frame, interner, vals,
                   warnings, incomplete_reason, line_of_row)
+    if well_formed(depth):  # the listing's depths are the tree's: no pass to derive them
+        prof.adopt_depth(depth)
     if progress:
         progress(1.0)
     return prof

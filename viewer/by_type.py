@@ -109,8 +109,8 @@ def by_type_rows(cmp: Comparison) -> list[dict]:
             "status": Status(int(status[r])).label,
             "count": [int(v) for v in cmp.values[COUNT][r]],
             "bytes": [int(v) for v in cmp.values[BYTES][r]],
-            "delta_count": int(cmp.delta(COUNT)[r]) if cmp.n_runs > 1 else 0,
-            "delta_bytes": int(cmp.delta(BYTES)[r]) if cmp.n_runs > 1 else 0,
+            "delta_count": int(cmp.delta_at(COUNT, None, [r])[0]) if cmp.n_runs > 1 else 0,
+            "delta_bytes": int(cmp.delta_at(BYTES, None, [r])[0]) if cmp.n_runs > 1 else 0,
         })
     return out
 

@@ -14,15 +14,16 @@ Flat mode aggregates each run per key first (:func:`parsers.model.flat_aggregate
 recursion-safe for inclusive metrics) and aligns the keys.
 
 The result, :class:`Comparison`, holds for every aligned row the node id in each run
-(-1 where absent), the values of every metric per run (a 2-D ``[row, run]`` array), and
-derived deltas and statuses.  Qt models, the CLI and exporters all read it.
+(-1 where absent), the values of every metric per run (a 2-D ``[row, run]`` array; of a
+tree comparison gathered from the runs on first read, :mod:`viewer.gathered_values`),
+and derived deltas and statuses.  Qt models, the CLI and exporters all read it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from functools import cached_property
@@ -41,11 +42,17 @@ from profdiff.parsers.model import (
     outermost_mask,
 )
 
+from .gathered_values import GatheredValues
+
 if TYPE_CHECKING:
     from .noise import Noise
 
 _ALL = slice(None)
 """Every row: the default ``rows`` of :meth:`Comparison.delta` and its kin."""
+
+STATUS_BLOCK = 1 << 15
+"""Rows judged at once by :meth:`Comparison.status_for`: each metric's block of base and
+new values (512 kB) stays in cache and in memory the allocator reuses."""
 
 KeyRule = Callable[[np.ndarray], np.ndarray]
 """A rename rule: maps an object array of frame keys (``module\\x1fname``) to new keys."""
@@ -96,7 +103,7 @@ class Comparison:
     module: np.ndarray
     src: np.ndarray
     keys: np.ndarray
-    values: dict[str, np.ndarray]
+    values: Mapping[str, np.ndarray]
     metrics: list[Metric]
     matched_by: np.ndarray | None = None  # int8 codes into MATCHED_BY
     current: int = -1
@@ -116,9 +123,16 @@ class Comparison:
 
     def add_noise(self, noise: Noise) -> None:
         """Keep ``noise`` with the comparison; metrics already estimated stay as they
-        were (the one place a comparison's noise changes after it is built)."""
-        self.__dict__.pop("status", None)  # a sampled change within noise is no change
-        self.__dict__.pop("_run_status", None)
+        were (the one place a comparison's noise changes after it is built).
+
+        The statuses are judged again only when ``noise`` estimates a metric they are
+        judged by for the first time (a sampled change within noise is no change): the
+        estimates that only fade cells (shares, while absolute costs decide) leave the
+        10^6 statuses as they are."""
+        have = self.noise.metrics if self.noise is not None else {}
+        judged = {name for name, _ in self._status_judge(noise)}
+        if any(k not in have for k in noise.metrics if k in judged):
+            self.__dict__.pop("status", None)
         if self.noise is None:
             self.noise = noise
             return
@@ -200,25 +214,92 @@ class Comparison:
 
     # ----- values and deltas ------------------------------------------------------------
     def value(self, metric: str, run: int | None = None) -> np.ndarray:
+        """``values[metric][:, run]``.  Of a metric whose whole array is not built, read
+        from the run without building (or keeping) the array of every run: a view's
+        column reads one run, and kept arrays are memory the first paint pays for."""
         run = self.current if run is None else run
-        return self.values[metric][:, run]
+        v = self.values
+        if isinstance(v, GatheredValues) and not v.is_built(metric):
+            return v.column(metric, run)
+        return v[metric][:, run]
+
+    def values_at(self, metric: str, run: int, rows: np.ndarray | Sequence[int]
+                  ) -> np.ndarray:
+        """``values[metric][rows, run]`` for row ids ``rows`` (a screenful: what a view
+        paints), without building the metric's whole array."""
+        v = self.values
+        if isinstance(v, GatheredValues):
+            return v.at(metric, run, rows)
+        return v[metric][rows, run]
 
     def delta(self, metric: str, run: int | None = None,
               rows: slice = _ALL) -> np.ndarray:
         """``run - baseline`` per row (absent rows count as zero cost); ``rows``: a block
         of rows only (what a view paints)."""
-        v = self.values[metric][rows]
         run = self.current if run is None else run
+        if rows == _ALL:
+            return self.value(metric, run) - self.value(metric, self.baseline)
+        v = self.block(metric, rows)
         return v[:, run] - v[:, self.baseline]
+
+    def delta_at(self, metric: str, run: int | None,
+                 rows: np.ndarray | Sequence[int]) -> np.ndarray:
+        """:meth:`delta` at row ids ``rows``."""
+        run = self.current if run is None else run
+        return self.values_at(metric, run, rows) - self.values_at(metric, self.baseline, rows)
+
+    def rel_at(self, metric: str, run: int | None,
+               rows: np.ndarray | Sequence[int]) -> np.ndarray:
+        """:meth:`rel` at row ids ``rows``."""
+        return _rel(self.delta_at(metric, run, rows),
+                    self.values_at(metric, self.baseline, rows))
+
+    def row_values(self, metric: str, row: int) -> np.ndarray:
+        """``values[metric][row]`` (one value per run), without building the metric's
+        whole array (a details pane reads every metric of one row)."""
+        return self.block(metric, slice(row, row + 1))[0]
+
+    def changed_at(self, metric: str, row: int) -> bool:
+        """``changed_mask(metric)[row]`` for one row."""
+        return bool(self.changed_mask(metric, rows=slice(row, row + 1))[0])
+
+    def present_values(self, metric: str, run: int) -> np.ndarray:
+        """``metric``'s values in the rows ``run`` has, in no particular order (sums and
+        extremes of a column; absent rows only add zeros).  Of a tree comparison read
+        from the runs these are the run's own values (each node is one row), so the
+        column is not built for them."""
+        v = self.values
+        if isinstance(v, GatheredValues):
+            return v.run_values(metric, run)
+        return v[metric][self.present[:, run], run]
+
+    def _pair_block(self, metric: str, run: int, rows: slice, nodes: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """``metric``'s values of ``rows`` in ``run`` and the baseline; ``nodes``: the
+        rows' node ids (``self.node[rows]``, 0 where absent, whose values are masked)."""
+        v = self.values
+        if isinstance(v, GatheredValues) and not v.is_built(metric):
+            return (v.of_nodes(metric, run, nodes[:, run]),
+                    v.of_nodes(metric, self.baseline, nodes[:, self.baseline]))
+        a = v[metric][rows]
+        return a[:, run], a[:, self.baseline]
+
+    def rows_of_present(self, run: int, idx: np.ndarray) -> np.ndarray:
+        """The rows of the entries ``idx`` of :meth:`present_values` of ``run``."""
+        v = self.values
+        if isinstance(v, GatheredValues):
+            return v.rows_of(run, idx)
+        return np.flatnonzero(self.present[:, run])[idx]
+
+    def block(self, metric: str, rows: slice = _ALL) -> np.ndarray:
+        """``values[metric][rows]``; a block of a metric whose whole array is not built
+        yet is taken from the runs without building it (:class:`GatheredValues`)."""
+        v = self.values
+        return v.block(metric, rows) if isinstance(v, GatheredValues) else v[metric][rows]
 
     def rel(self, metric: str, run: int | None = None) -> np.ndarray:
         """Relative change ``delta / |base|``; +inf when the base is 0 and the value grew."""
-        base = self.values[metric][:, self.baseline]
-        d = self.delta(metric, run)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = d / np.abs(base)
-        r[(base == 0) & (d == 0)] = 0.0
-        return r
+        return _rel(self.delta(metric, run), self.value(metric, self.baseline))
 
     def precision_of(self, metric: str, run: int | None = None,
                      rows: slice = _ALL) -> np.ndarray:
@@ -241,9 +322,17 @@ class Comparison:
         gets no colour, no Δ%, and neither ``--fail-if`` nor significance counts it.
         """
         run = self.current if run is None else run
-        v = self.values[metric][rows]
-        d = np.abs(v[:, run] - v[:, self.baseline])
-        scale = np.maximum(np.abs(v[:, run]), np.abs(v[:, self.baseline]))
+        if rows == _ALL:  # the two columns alone: no [row, run] array built for them
+            return self._moved(metric, self.value(metric, run),
+                               self.value(metric, self.baseline), run, rows)
+        v = self.block(metric, rows)
+        return self._moved(metric, v[:, run], v[:, self.baseline], run, rows)
+
+    def _moved(self, metric: str, new: np.ndarray, base: np.ndarray, run: int,
+               rows: slice) -> np.ndarray:
+        """:meth:`changed_mask` of the values ``new`` and ``base`` of ``rows``."""
+        d = np.abs(new - base)
+        scale = np.maximum(np.abs(new), np.abs(base))
         with np.errstate(invalid="ignore"):
             out = d > 1e-9 * np.maximum(scale, 1.0)
             if metric in self.rounding:
@@ -259,22 +348,44 @@ class Comparison:
         c = self.present[:, run]
         st = np.full(self.n_rows, Status.SAME, dtype=np.int8)
         changed = np.zeros(self.n_rows, dtype=bool)
-        judged = noise is not None and run == self.current
-        has_absolute = any(m.unit is not Unit.PERCENT for m in self.metrics
-                           if m.kind is not Kind.NODE)
-        for name in self.values:
-            m = self.metric_by_name.get(name)
-            if has_absolute and m is not None and m.unit is Unit.PERCENT:
-                continue  # shares move when others grow (dilution): absolute costs decide
-            moved = self.changed_mask(name, run)
-            if judged and noise is not None and m is not None and m.sampled \
-                    and name in noise.metrics:
-                moved &= noise.metrics[name].significant  # within noise: not a change
-            changed |= moved
+        judge = [(name, sig if run == self.current else None)
+                 for name, sig in self._status_judge(noise)]
+        # Only rows both runs have can be CHANGED (the others are ADDED or REMOVED, or
+        # absent from both).  They are compared a block of rows at a time, each metric's
+        # values read from the runs' own arrays when its whole array is not built yet.
+        for lo in range(0, self.n_rows, STATUS_BLOCK):
+            rows = slice(lo, lo + STATUS_BLOCK)
+            nodes = self.node[rows]
+            both = (nodes[:, run] >= 0) & (nodes[:, self.baseline] >= 0)
+            if not both.any():
+                continue
+            nodes = np.maximum(nodes, 0)  # where a run lacks the row: any node (masked)
+            acc = np.zeros(len(both), dtype=bool)
+            for name, sig in judge:
+                new, base = self._pair_block(name, run, rows, nodes)
+                moved = self._moved(name, new, base, run, rows)
+                acc |= moved if sig is None else moved & sig[rows]
+            changed[rows] = acc & both
         st[changed] = Status.CHANGED
         st[~b & c] = Status.ADDED
         st[b & ~c] = Status.REMOVED
         return st
+
+    def _status_judge(self, noise: Noise | None) -> list[tuple[str, np.ndarray | None]]:
+        """The metrics a row's status compares, each with the significance mask ``noise``
+        judges its change by (None: every change beyond precision counts)."""
+        has_absolute = any(m.unit is not Unit.PERCENT for m in self.metrics
+                           if m.kind is not Kind.NODE)
+        judge: list[tuple[str, np.ndarray | None]] = []
+        for name in self.values:
+            m = self.metric_by_name.get(name)
+            if has_absolute and m is not None and m.unit is Unit.PERCENT:
+                continue  # shares move when others grow (dilution): absolute costs decide
+            sig = None
+            if noise is not None and m is not None and m.sampled and name in noise.metrics:
+                sig = noise.metrics[name].significant  # within noise: not a change
+            judge.append((name, sig))
+        return judge
 
     @cached_property
     def status(self) -> np.ndarray:
@@ -493,6 +604,14 @@ def _matched_by(cmp: Comparison, frame_how: list[np.ndarray]) -> np.ndarray:
     return out
 
 
+def _rel(d: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """``d / |base|``, +-inf where the base is 0 and the value moved, 0 where neither."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = d / np.abs(base)
+    r[(base == 0) & (d == 0)] = 0.0
+    return r
+
+
 def _stable_order(depth: np.ndarray) -> np.ndarray:
     """``np.argsort(depth, kind="stable")``; as 16-bit integers (any tree shallower than
     65536 levels) numpy sorts by radix, 3x faster on 10^6 nodes."""
@@ -521,6 +640,7 @@ def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
     rep_run_chunks: list[np.ndarray] = []
     rep_node_chunks: list[np.ndarray] = []
     key_chunks: list[np.ndarray] = []
+    level_sizes: list[int] = []
     n_union = 0
     for d in range(max_depth + 1):
         comp_keys = []
@@ -566,6 +686,7 @@ def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
         rep_node_chunks.append(rep_node)
         key_chunks.append(ukey)
         n_union += len(uniq)
+        level_sizes.append(len(uniq))
 
     if n_union:
         parent = np.concatenate(parent_chunks).astype(np.int32)
@@ -582,7 +703,7 @@ def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
         node[union_of[r], r] = np.arange(profiles[r].n_nodes, dtype=np.int32)
     name, module, src = _representative_labels(profiles, rep_run, rep_node)
     metrics = _union_metrics(profiles, baseline)
-    values = _gather_values(profiles, metrics, node)
+    values = GatheredValues(profiles, [m.name for m in metrics], node)
     cmp = Comparison(
         runs=profiles, baseline=baseline, mode="tree", parent=parent, node=node, name=name,
         module=module, src=src, keys=uniques[ukey] if n_union else np.zeros(0, object),
@@ -591,6 +712,9 @@ def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
     )
     if n_union:  # the rows' key codes are known here: not factorized again (10^6 strings)
         cmp.__dict__["key_codes"] = (ukey, uniques)
+    # rows come level by level, so their depths are known too (no pass over parents)
+    cmp.__dict__["depth"] = np.repeat(np.arange(len(level_sizes), dtype=np.int32),
+                                      level_sizes)
     return cmp
 
 
@@ -645,29 +769,6 @@ def _representative_labels(profiles, rep_run, rep_node):
         module[sel] = p.frames.module[f]
         src[sel] = p.frames.src[f]
     return name, module, src
-
-
-def _gather_values(profiles, metrics, node) -> dict[str, np.ndarray]:
-    """Per-row values of every metric (0 where a run lacks the row, NaN where a run lacks
-    the metric).  The runs' columns are joined end to end with one 0 after them, and one
-    [row, run] index into that (computed once: the pad where a run lacks the row) gives
-    each metric's array in a single ``take``: masks or column writes on the strided
-    [row, run] array cost several times more on 10^6 rows."""
-    n, R = node.shape
-    sizes = [p.n_nodes for p in profiles]
-    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    index = np.where(node >= 0, node.astype(np.int64) + offsets[:R], offsets[R])
-    values: dict[str, np.ndarray] = {}
-    for m in metrics:
-        lacks = [r for r, p in enumerate(profiles) if not p.has_metric(m.name)]
-        cols = [np.zeros(sizes[r]) if r in lacks else p.values[m.name]
-                for r, p in enumerate(profiles)]
-        joined = np.concatenate([*cols, np.zeros(1)], dtype=np.float64, casting="unsafe")
-        v = joined.take(index)
-        for r in lacks:
-            v[:, r] = np.nan
-        values[m.name] = v
-    return values
 
 
 def _align_flat(profiles, baseline, node_gkey, uniques, current) -> Comparison:

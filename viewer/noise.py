@@ -134,8 +134,7 @@ def metric_noise(cmp: Comparison, metric: str, base_runs: Sequence[int],
                  new_runs: Sequence[int], alpha: float = DEFAULT_ALPHA) -> MetricNoise:
     """Spread and significance of one metric's change, row by row."""
     m = cmp.metric_by_name[metric]
-    v = cmp.values[metric]
-    vb, vn = v[:, list(base_runs)], v[:, list(new_runs)]
+    vb, vn = _columns(cmp, metric, base_runs), _columns(cmp, metric, new_runs)
     stats = _spread(vb, vn)
     beyond = _beyond_rounding(cmp, metric, base_runs, new_runs, stats)
     exact_within = (stats["base_min"] == stats["base_max"]) & (stats["new_min"] == stats["new_max"])
@@ -158,13 +157,32 @@ def _row_mean(x: np.ndarray) -> np.ndarray:
     return x[:, 0].copy() if x.shape[1] == 1 else np.nanmean(x, axis=1)
 
 
+def _columns(cmp: Comparison, metric: str, runs: Sequence[int]) -> np.ndarray:
+    """``metric``'s values of ``runs``, [row, run]: one run's column alone when there is
+    one run per side (no [row, run] array of every run is built for a 1-vs-1 estimate)."""
+    if len(runs) == 1:
+        return _read_only(cmp.value(metric, runs[0]))[:, None]
+    return cmp.values[metric][:, list(runs)]
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """``a`` as a read-only array: itself (a view) when already read-only, else a
+    read-only copy."""
+    if a.flags.writeable:
+        a = a.copy()
+        a.flags.writeable = False
+    return a
+
+
 def _spread(vb: np.ndarray, vn: np.ndarray) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for side, v in (("base", vb), ("new", vn)):
         if v.shape[1] == 1:  # one run (1-vs-1): its value is the mean, min and max
-            col = v[:, 0]   # (numpy's nan-reductions cost ~20x more, for the same numbers)
-            out.update({f"{side}_mean": col.copy(), f"{side}_std": np.zeros(len(v)),
-                        f"{side}_min": col.copy(), f"{side}_max": col.copy()})
+            # (numpy's nan-reductions cost ~20x more, for the same numbers); one
+            # read-only copy shared by the three: 10^6-row copies are memory to touch
+            col = _read_only(v[:, 0])
+            out.update({f"{side}_mean": col, f"{side}_std": np.zeros(len(v)),
+                        f"{side}_min": col, f"{side}_max": col})
             continue
         out.update({f"{side}_mean": np.nanmean(v, axis=1),
                     f"{side}_std": np.nanstd(v, axis=1, ddof=1),
@@ -283,7 +301,7 @@ def _disjoint_rows(cmp: Comparison) -> bool:
 
 
 def _counts(cmp: Comparison, m: Metric, runs: Sequence[int]) -> np.ndarray:
-    return _as_counts(cmp, m, runs, cmp.values[m.name][:, list(runs)])
+    return _as_counts(cmp, m, runs, _columns(cmp, m.name, runs))
 
 
 def _count_z(cmp: Comparison, m: Metric, cb: np.ndarray, cn: np.ndarray,

@@ -172,7 +172,7 @@ def row_json(cmp: Comparison, i: int, metrics: Sequence[str],
     for m in metrics:
         b = cmp.values[m][i, cmp.baseline]
         d = cmp.values[m][i, cmp.current] - b
-        if d and m in cmp.rounding and not cmp.changed_mask(m)[i]:
+        if d and m in cmp.rounding and not cmp.changed_at(m, i):
             within.append(m)  # no change the rounded values can support: no Δ%
             rel[m] = None
             continue

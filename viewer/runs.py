@@ -451,7 +451,7 @@ def top_changes(cmp: Comparison, n: int = 3, run: int | None = None) -> list[str
             continue
         seen.add(name)
         m = cmp.metric_by_name[str(ranking.metric[r])]
-        d = float(cmp.delta(m.name, run)[r])
+        d = float(cmp.delta_at(m.name, run, [r])[0])
         out.append(f"{name}: {_short_delta(d, m.unit)} {_short_label(m)}")
         if len(out) >= n:
             return out

@@ -72,10 +72,11 @@ def change_scale_factor(cmp: Comparison, metric: str) -> float:
     met = cmp.metric_by_name[metric]
     if met.unit is Unit.PERCENT:
         return 1.0
-    v = cmp.values[metric]
     for r in (cmp.baseline, cmp.current):
-        col = v[:, r]
-        den = np.nanmax(np.abs(col)) if met.kind is Kind.INCLUSIVE else np.nansum(np.abs(col))
+        col = np.abs(cmp.present_values(metric, r))  # absent rows would add zeros
+        if not col.size:
+            continue
+        den = np.nanmax(col) if met.kind is Kind.INCLUSIVE else np.nansum(col)
         if np.isfinite(den) and den > 0:
             return 100.0 / float(den)
     return 1.0
@@ -84,7 +85,8 @@ def change_scale_factor(cmp: Comparison, metric: str) -> float:
 def colour_source(cmp: Comparison, metric: str, by_share: bool = False) -> str:
     """The metric whose change colours ``metric``'s cells (see :func:`colour_change`)."""
     met = cmp.metric_by_name[metric]
-    if not by_share and met.unit is Unit.PERCENT and met.percent_of in cmp.values:
+    if not by_share and met.unit is Unit.PERCENT and met.percent_of is not None \
+            and met.percent_of in cmp.values:
         return met.percent_of
     return metric
 
@@ -200,7 +202,7 @@ class ViewState:
         if m is None:
             return None
         met = cmp.metric_by_name[m]
-        if met.kind is Kind.INCLUSIVE and met.self_of in cmp.values:
+        if met.kind is Kind.INCLUSIVE and met.self_of is not None and met.self_of in cmp.values:
             m = met.self_of
         conv = self.convert_units(cmp, [m])
         return conv[0] if conv else m

@@ -8,11 +8,24 @@ One discarded warm-up round runs first: on a virtual machine the host backs gues
 lazily, and seen here the first touch of memory the guest has not used for a while cost
 up to ~1 ms per MB (the app on a 100 MB .prof pair, 900 MB, took ~1 s more on its first
 run after a pause than on the next ones), which would fall on whichever command runs first.
+
+The rounds go forwards and backwards in turn (A B C, C B A, A B C, ...).  Memory the guest
+frees is handed back to the host a moment later, so a process started just after a
+bigger one finds warm pages and one started after a smaller one pays for the difference:
+in a fixed order, the app on the 100 MB pair (700 MB), always run after ``profdiff diff``
+(430 MB), measured 12 % slower than the same app run after another app.  Alternating the
+direction gives every command the same neighbours before it.
+
+And before every timed run, ``dd`` with one block a little bigger than the biggest peak
+RSS of the warm-up round touches that much memory and frees it, so that every command
+starts on equally warm pages (as on a machine whose memory is its own); without it the
+per-round ratios of the app against ``profdiff diff`` spread over 1.8-2.3x.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -46,7 +59,7 @@ def run_once(argv: Sequence[str], env: Mapping[str, str] | None = None) -> tuple
 
 def alternate(cmds: Mapping[str, Sequence[str] | Sequence[Sequence[str]]], rounds: int
               ) -> dict[str, list[tuple[float, float]]]:
-    """Run every command once per round, in order, ``rounds`` times.
+    """Run every command once per round, ``rounds`` times (forwards, then backwards).
 
     A value may be a list of argvs run one after the other (e.g. two ``perf report``
     runs as the peer of one ``profdiff diff``): its time is their sum, its RSS the max.
@@ -54,14 +67,25 @@ def alternate(cmds: Mapping[str, Sequence[str] | Sequence[Sequence[str]]], round
     out: dict[str, list[tuple[float, float]]] = {k: [] for k in cmds}
     seqs = {name: argv if argv and not isinstance(argv[0], str) else [argv]
             for name, argv in cmds.items()}
+    peak = 0.0
     for seq in seqs.values():  # the warm-up round (see the module's docstring)
         for a in seq:
-            run_once(a)  # type: ignore[arg-type]
-    for _ in range(rounds):
-        for name, seq in seqs.items():
-            runs = [run_once(a) for a in seq]  # type: ignore[arg-type]
+            peak = max(peak, run_once(a)[1])  # type: ignore[arg-type]
+    names = list(seqs)
+    for i in range(rounds):
+        for name in names if i % 2 == 0 else names[::-1]:  # see the module's docstring
+            seq = seqs[name]
+            runs = [_warm(peak) or run_once(a) for a in seq]  # type: ignore[arg-type]
             out[name].append((sum(r[0] for r in runs), max(r[1] for r in runs)))
     return out
+
+
+def _warm(mb: float) -> None:
+    """Touch ``mb`` MB (+10 %) of memory in a child and free it (module docstring)."""
+    if mb > 0 and shutil.which("dd"):
+        subprocess.run(["dd", "if=/dev/zero", "of=/dev/null", f"bs={int(mb * 1.1) + 16}M",
+                        "count=1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=False)
 
 
 def ratio(res: Mapping[str, list[tuple[float, float]]], a: str, b: str) -> tuple[float, float, float]:

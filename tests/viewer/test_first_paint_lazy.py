@@ -6,6 +6,8 @@ comparison nor the Summary; each is built, with the same numbers, when its tab i
 
 from __future__ import annotations
 
+import numpy as np
+from PySide6.QtCore import Qt
 from synth_profiles import VIEWER_DATA
 
 V1 = VIEWER_DATA / "hs-ad-v1.prof"
@@ -61,3 +63,29 @@ def test_culprits_ranked_ahead_open_the_same_path(make_window):
     w.rank_culprits_now()  # what the live window does when the noise estimate is in
     w.show_view("diff")
     assert str(w.comparison.name[w.diff.current_row()]) == "addGrad"
+
+
+def test_first_paint_builds_no_metrics_array_of_every_run(make_window):
+    """The diff tree paints, sizes its columns, colours its Δ cells, opens along the
+    culprit and fades what is within noise from the runs' own arrays: no metric's
+    [row, run] array is built for it (on 10^6 rows each one is 16 MB the first paint
+    would pay for).  Sorting by a column builds what the sort needs, with the same
+    numbers."""
+    w = _open(make_window, "--view", "diff")
+    w.resize(1400, 800)
+    w.show()
+    w.wait_for_noise()
+    w.grab()
+    cmp = w.comparison
+    assert cmp.noise is not None and "time_pct" in cmp.noise.metrics
+    assert str(cmp.name[w.diff.current_row()]) == "addGrad"
+    assert [m.name for m in cmp.metrics if cmp.values.is_built(m.name)] == []
+    model = w.diff.models[0]
+    col = next(i for i, c in enumerate(model.columns)
+               if c.kind == "delta" and c.metric == "time_pct")
+    rows = np.arange(cmp.n_rows)
+    painted = model.column_at(col, rows)
+    w.diff.tree.sortByColumn(col, Qt.SortOrder.DescendingOrder)
+    np.testing.assert_array_equal(model.column_array(col), painted)
+    np.testing.assert_array_equal(painted, cmp.values["time_pct"][:, 1]
+                                  - cmp.values["time_pct"][:, 0])

@@ -216,8 +216,8 @@ def numeric_width(view: QTreeView, model, col: int, shown: np.ndarray | None) ->
     rows = model.width_candidates(col)
     if shown is not None and shown.size:
         # the shown rows' extremes too (few cells: keeps a 10^6-row expand/select fast)
-        rows = np.union1d(rows, value_candidates(model.column_array(col), shown,
-                                                 SHOWN_SAMPLE))
+        picked = value_candidates(model.column_at(col, shown), k=SHOWN_SAMPLE)
+        rows = np.union1d(rows, np.asarray(shown, dtype=np.int64)[picked])
     sig = model.columns[col].kind == "sig"
     fm = bold_metrics(view) if sig else view.fontMetrics()
     texts = set(model.cell_texts(col, rows))

@@ -24,6 +24,7 @@ import pandas as pd
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QIcon
 
+from profdiff.parsers.model import Unit
 from profdiff.viewer.colors import (
     ADDED,
     PALETTES,
@@ -195,7 +196,9 @@ def metric_scale(cmp: Comparison, metric: str) -> Scale | None:
     """The time scale of ``metric``'s columns (all runs share it, so base and new read
     digit by digit): perf periods in ns become ms or s; None for non-time metrics."""
     met = cmp.metric_by_name[metric]
-    return column_scale(cmp.values[metric], met.unit) if metric in cmp.values else None
+    if metric not in cmp.values or met.unit not in (Unit.SECONDS, Unit.NANOSECONDS):
+        return None  # only time columns have a scale: other values are not read (built)
+    return column_scale(cmp.values[metric], met.unit)
 
 
 def unit_title(cmp: Comparison, metric: str) -> str:
@@ -371,10 +374,41 @@ class ComparisonTreeModel(QAbstractItemModel):
 
     # ----- per-column arrays (lazy, cached) ---------------------------------------------
     def column_array(self, col: int) -> np.ndarray:
-        """The numbers (or strings) behind column ``col`` for every row."""
+        """The numbers (or strings) behind column ``col`` for every row (kept)."""
         a = self._arrays.get(col)
-        if a is not None:
-            return a
+        if a is None:
+            a = self._arrays[col] = self._whole_column(col)
+        return a
+
+    def _column_once(self, col: int) -> np.ndarray:
+        """:meth:`column_array` if kept, else computed and not kept: the width of a
+        column reads its whole array once, and every kept 10^6-row array is memory
+        the first paint pays for (a paint reads its rows with :meth:`column_at`)."""
+        a = self._arrays.get(col)
+        return a if a is not None else self._whole_column(col)
+
+    def column_at(self, col: int, rows) -> np.ndarray:
+        """``column_array(col)[rows]`` for row ids ``rows``, without computing the
+        whole column when it is a value, Δ or Δ% column not computed yet."""
+        a = self._arrays.get(col)
+        c = self.columns[col]
+        if a is not None or c.kind not in ("value", "delta", "rel"):
+            return self.column_array(col)[rows]
+        rows = np.asarray(rows, dtype=np.intp)
+        assert c.metric is not None
+        if c.kind == "value":
+            return self.cmp.values_at(c.metric, self._value_run(c), rows)
+        if c.kind == "delta":
+            return self.cmp.delta_at(c.metric, c.run, rows)
+        return self.cmp.rel_at(c.metric, c.run, rows)
+
+    def _value_run(self, c: Column) -> int:
+        """The run a value column shows: its own, else the pane's, else the current."""
+        if c.run is not None:
+            return c.run
+        return self.pane_run if self.pane_run is not None else self.cmp.current
+
+    def _whole_column(self, col: int) -> np.ndarray:
         c = self.columns[col]
         cmp = self.cmp
         if c.kind == "name":
@@ -386,9 +420,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         elif c.kind == "status":
             a = cmp.status if c.run is None else cmp.status_for(c.run)
         elif c.kind == "value":
-            run = c.run if c.run is not None else (
-                self.pane_run if self.pane_run is not None else cmp.current)
-            a = cmp.values[c.metric][:, run]
+            a = cmp.value(c.metric, self._value_run(c))
         elif c.kind == "delta":
             a = cmp.delta(c.metric, c.run)
         elif c.kind == "rel":
@@ -398,7 +430,6 @@ class ComparisonTreeModel(QAbstractItemModel):
             a = mn.pvalue if mn is not None else np.full(cmp.n_rows, np.nan)
         else:
             raise ValueError(f"unknown column kind {c.kind!r}")
-        self._arrays[col] = a
         return a
 
     def cell_texts(self, col: int, rows) -> list[str]:
@@ -431,7 +462,6 @@ class ComparisonTreeModel(QAbstractItemModel):
         smallest magnitudes of the whole column; cached until the columns change)."""
         rows = self._candidates.get(col)
         if rows is None:
-            from .column_sizing import value_candidates
 
             c = self.columns[col]
             if not (c.numeric or c.kind == "sig"):
@@ -443,9 +473,22 @@ class ComparisonTreeModel(QAbstractItemModel):
                 key = (c.kind, c.metric, run, self.cmp.noise is not None)
                 rows = per_cmp.get(key)
                 if rows is None:
-                    rows = per_cmp[key] = value_candidates(self.column_array(col))
+                    rows = per_cmp[key] = self._whole_candidates(col, run)
             self._candidates[col] = rows
         return rows
+
+    def _whole_candidates(self, col: int, run: int) -> np.ndarray:
+        """:meth:`width_candidates` computed: a big value column's extremes are those
+        of the run's own values (its absent rows print nothing), found without reading
+        the column row by row."""
+        from .column_sizing import EXTREMES_ONLY, column_extremes, value_candidates
+
+        c = self.columns[col]
+        cmp = self.cmp
+        if c.kind == "value" and c.metric is not None and col not in self._arrays \
+                and cmp.n_rows > EXTREMES_ONLY:
+            return cmp.rows_of_present(run, column_extremes(cmp.present_values(c.metric, run)))
+        return value_candidates(self._column_once(col))
 
     def has_icons(self) -> bool:
         """Whether name cells may carry a status icon (the merged diff of 2+ runs)."""
@@ -847,7 +890,7 @@ class ComparisonTreeModel(QAbstractItemModel):
             return out
         if kind not in ("value", "delta", "rel"):  # sig, status: few columns, rarely shown
             return [self._text(c, col, r) for r in rows.tolist()]
-        vals = np.asarray(self.column_array(col)[rows], dtype=np.float64).tolist()
+        vals = np.asarray(self.column_at(col, rows), dtype=np.float64).tolist()
         if kind == "rel":
             blank = self.cmp.n_runs > 1
             return ["" if v == 0 and blank else format_rel(v) for v in vals]
@@ -894,7 +937,7 @@ class ComparisonTreeModel(QAbstractItemModel):
                         status: list[int] | None) -> list:
         """:meth:`_background` of column ``col`` for each of ``rows``."""
         if c.kind in ("delta", "rel") and self.color_deltas:
-            d = self.column_array(col)[rows]
+            d = self.column_at(col, rows)
             none = ((d == 0) | np.isnan(d)).tolist()
             faded = self._faded_of(c, rows)
             brush = self._brush
@@ -973,7 +1016,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         mn = self.noise(metric)
         if mn is None:
             return ""
-        v = self.cmp.values[metric][r]
+        v = self.cmp.row_values(metric, r)
         if v[self.cmp.current] == v[self.cmp.baseline]:
             return ""
         sig = bool(mn.significant[r])
@@ -990,7 +1033,7 @@ class ComparisonTreeModel(QAbstractItemModel):
             return self._sig_text(c.metric, r)
         if c.kind == "status":
             return Status(int(self.column_array(col)[r])).label
-        v = float(self.column_array(col)[r])
+        v = float(self.column_at(col, [r])[0])
         unit = self.cmp.metric_by_name[c.metric].unit
         if c.kind == "value":
             run = c.run if c.run is not None else (
@@ -1020,7 +1063,7 @@ class ComparisonTreeModel(QAbstractItemModel):
 
     def _background(self, c: Column, col: int, r: int):
         if c.kind in ("delta", "rel") and self.color_deltas:
-            d = self.column_array(col)[r]  # rel is 0 exactly when the delta is
+            d = self.column_at(col, [r])[0]  # rel is 0 exactly when the delta is
             if d == 0 or np.isnan(d):
                 return None
             rgb = self._cell_rgb(c.metric, c.run, r)
@@ -1055,7 +1098,7 @@ class ComparisonTreeModel(QAbstractItemModel):
                     f"{mn.method}")
         if c.numeric:
             met = self.cmp.metric_by_name[c.metric]
-            vals = self.cmp.values[c.metric][r]
+            vals = self.cmp.row_values(c.metric, r)
             lines = [met.title]
             for i, v in enumerate(vals):
                 lines.append(f"  {self._run_name(i)}: "

@@ -258,10 +258,10 @@ def details_html(cmp: Comparison, row: int) -> str:
         head += f"<th align=right>Δ{tag}</th><th align=right>Δ%{tag}</th>"
     rows = [head + "<th align=left>&nbsp; precision</th></tr>"]
     for m in cmp.metrics:
-        v = cmp.values[m.name][row]
+        v = cmp.row_values(m.name, row)
         tr = f"<tr><td>{e(m.title)}</td>"
-        within = cmp.n_runs > 1 and m.name in cmp.rounding and not bool(
-            cmp.changed_mask(m.name)[row]) and v[cmp.current] != v[cmp.baseline]
+        within = cmp.n_runs > 1 and m.name in cmp.rounding and not cmp.changed_at(
+            m.name, row) and v[cmp.current] != v[cmp.baseline]
         for i in range(cmp.n_runs):
             cell = format_value(float(v[i]), m.unit,
                                 rounding=digits_rounding(cmp.runs, m.name, i)) \
@@ -330,7 +330,7 @@ def noise_html(cmp: Comparison, row: int) -> str:
             return (f"{format_value(float(mean[row]), u)} ± {format_value(float(std[row]), u)} "
                     f"({format_value(float(lo[row]), u)}–{format_value(float(hi[row]), u)})")
 
-        v = cmp.values[m.name][row]
+        v = cmp.row_values(m.name, row)
         changed = v[cmp.current] != v[cmp.baseline]
         det = mn.method.startswith("deterministic")
         if not changed:

@@ -1,0 +1,147 @@
+"""A tree comparison's values are gathered from the runs per metric on first read
+(:mod:`viewer.gathered_values`); every way of reading them must give what a plain row by
+row reading of the runs gives, before and after the metric's array is built.
+
+Real GHC profiles: the hs-ad pair (one regression) and the hcy2c pair (a refactor that
+removed a regex library: rows added, removed and changed).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from profdiff.parsers import load
+from profdiff.parsers.model import Unit, depth_from_parent, level_order
+from profdiff.viewer.compare import Status, align
+from profdiff.viewer.gathered_values import GatheredValues
+from profdiff.viewer.noise import single_run_noise
+
+DATA = Path(__file__).parents[1] / "data"
+PAIRS = {
+    "hs-ad": (DATA / "hs-ad/v1/ad.prof", DATA / "hs-ad/v2/ad.prof"),
+    "hcy2c": (DATA / "ghc-prof/ghc-7.8.4-hcy2c-before-regex-removal-2015-09-09.prof",
+              DATA / "ghc-prof/ghc-7.8.4-hcy2c-after-regex-removal-2015-09-09.prof"),
+}
+
+
+def _cmp(pair: str):
+    a, b = PAIRS[pair]
+    return align([load(a), load(b)])
+
+
+def _row_by_row(cmp, metric: str) -> np.ndarray:
+    """``values[metric]`` as the Comparison documents it, one cell at a time."""
+    out = np.zeros((cmp.n_rows, cmp.n_runs))
+    for r, p in enumerate(cmp.runs):
+        col = p.values.get(metric)
+        for i in range(cmp.n_rows):
+            nd = int(cmp.node[i, r])
+            out[i, r] = np.nan if col is None else (float(col[nd]) if nd >= 0 else 0.0)
+    return out
+
+
+@pytest.mark.parametrize("pair", sorted(PAIRS))
+def test_every_read_of_a_metric_is_the_runs_row_by_row(pair):
+    cmp = _cmp(pair)
+    assert isinstance(cmp.values, GatheredValues)
+    rows = np.arange(0, cmp.n_rows, 7)
+    for m in cmp.metrics:
+        want = _row_by_row(cmp, m.name)
+        for _ in ("not built", "built"):
+            np.testing.assert_array_equal(cmp.block(m.name, slice(3, 40)), want[3:40])
+            for r in range(cmp.n_runs):
+                np.testing.assert_array_equal(cmp.value(m.name, r), want[:, r])
+                np.testing.assert_array_equal(cmp.values_at(m.name, r, rows), want[rows, r])
+            np.testing.assert_array_equal(cmp.row_values(m.name, 5), want[5])
+            np.testing.assert_array_equal(
+                cmp.delta_at(m.name, None, rows), want[rows, 1] - want[rows, 0])
+            np.testing.assert_array_equal(cmp.delta(m.name), want[:, 1] - want[:, 0])
+            for r in range(cmp.n_runs):  # a run's own values, and the rows they are in
+                own = cmp.present_values(m.name, r)
+                at = cmp.rows_of_present(r, np.arange(len(own)))
+                assert sorted(at.tolist()) == np.flatnonzero(cmp.present[:, r]).tolist()
+                np.testing.assert_array_equal(own, want[at, r])
+            if not cmp.values.is_built(m.name):  # nothing above built the whole array
+                np.testing.assert_array_equal(cmp.values[m.name], want)
+        assert cmp.values.is_built(m.name)
+        assert not cmp.values[m.name].flags.writeable  # shared by views and workers
+
+
+@pytest.mark.parametrize("pair", sorted(PAIRS))
+def test_statuses_read_from_the_runs_equal_the_whole_column_verdicts(pair):
+    cmp = _cmp(pair)
+    st = cmp.status_for()
+    assert not any(cmp.values.is_built(m.name) for m in cmp.metrics)
+    # the verdict from whole columns: any absolute cost changed beyond float noise and
+    # beyond the rounding of the printed numbers (.prof prints shares to 0.1 %)
+    judged = [m.name for m in cmp.metrics if m.unit is not Unit.PERCENT]
+    b, c = cmp.present[:, 0], cmp.present[:, 1]
+    changed = np.zeros(cmp.n_rows, dtype=bool)
+    assert any(name in cmp.rounding for name in judged)
+    for name in judged:
+        want = _row_by_row(cmp, name)
+        d = np.abs(want[:, 1] - want[:, 0])
+        moved = d > 1e-9 * np.maximum(np.maximum(np.abs(want[:, 1]), np.abs(want[:, 0])), 1.0)
+        if name in cmp.rounding:
+            moved &= d > (cmp.rounding[name][:, 0] + cmp.rounding[name][:, 1]) * (1 + 1e-9)
+        changed |= moved
+    ref = np.full(cmp.n_rows, Status.SAME, dtype=np.int8)
+    ref[changed & b & c] = Status.CHANGED
+    ref[~b & c] = Status.ADDED
+    ref[b & ~c] = Status.REMOVED
+    np.testing.assert_array_equal(st, ref)
+    assert (st == Status.CHANGED).any()
+    if pair == "hcy2c":
+        assert (st == Status.ADDED).any() and (st == Status.REMOVED).any()
+    for m in cmp.metrics:  # and the same once every array is built
+        cmp.values[m.name]
+    np.testing.assert_array_equal(cmp.status_for(), st)
+
+
+def test_union_depths_and_levels_are_the_trees():
+    cmp = _cmp("hcy2c")
+    np.testing.assert_array_equal(cmp.depth, depth_from_parent(cmp.parent))
+    for p in cmp.runs:  # the .prof reader hands over its listing's depths
+        np.testing.assert_array_equal(p.depth, depth_from_parent(p.parent))
+    for d in (cmp.depth, cmp.runs[0].depth):
+        order, bounds = level_order(d)
+        np.testing.assert_array_equal(order, np.argsort(d, kind="stable"))
+        np.testing.assert_array_equal(bounds, np.searchsorted(
+            np.sort(d), np.arange(int(d.max()) + 2)))
+
+
+def test_a_depth_that_is_not_the_trees_is_refused():
+    p = load(PAIRS["hs-ad"][0])
+    bad = np.array(p.depth)
+    bad[np.flatnonzero(p.parent >= 0)[3]] += 1
+    with pytest.raises(ValueError, match="not the tree's"):
+        p.adopt_depth(bad)
+    with pytest.raises(ValueError):
+        p.adopt_depth(bad[:-1])
+
+
+def test_noise_that_only_fades_shares_keeps_the_statuses():
+    """In a .prof the absolute costs decide a row's status (shares dilute): an estimate
+    of %time alone leaves the statuses as they were; one of seconds judges them again."""
+    cmp = _cmp("hs-ad")
+    st = cmp.status
+    cmp.add_noise(single_run_noise(cmp, metrics=["time_pct", "inherited_time_pct"]))
+    assert cmp.status is st
+    cmp.add_noise(single_run_noise(cmp, metrics=["time_s", "inherited_time_s"]))
+    assert cmp.status is not st
+    np.testing.assert_array_equal(cmp.status, cmp.status_for(noise=cmp.noise))
+    assert ((st == Status.CHANGED) & (cmp.status == Status.SAME)).any()  # within noise
+
+
+def test_one_vs_one_noise_shares_one_read_only_column_per_side():
+    cmp = _cmp("hs-ad")
+    mn = single_run_noise(cmp, metrics=["time_pct"]).metrics["time_pct"]
+    for side, run in (("base", 0), ("new", 1)):
+        mean = getattr(mn, f"{side}_mean")
+        assert mean is getattr(mn, f"{side}_min") is getattr(mn, f"{side}_max")
+        assert not mean.flags.writeable
+        np.testing.assert_array_equal(mean, _row_by_row(cmp, "time_pct")[:, run])
+    assert not cmp.values.is_built("time_pct")

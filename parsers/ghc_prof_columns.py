@@ -477,6 +477,29 @@ class FastTree:
         return (self._line[:n], self._id[:n],
                 dict(zip(self.field_names, self._val[:, :n], strict=True)))
 
+    def absorb(self, later: FastTree, line_offset: int) -> None:
+        """Append what ``later`` parsed from the part of the file after this one's (its
+        line numbers counted from 0 there, ``line_offset`` being this part's line count
+        from the same origin), as if this tree had read both parts: rows, their left
+        parts (one id per distinct part's bytes), and the rows left for the line parser.
+        This tree is not fed afterwards."""
+        index = {rep: i for i, rep in enumerate(self.reps)}
+        remap = np.empty(len(later.reps), dtype=np.int32)
+        for j, rep in enumerate(later.reps):
+            i = index.get(rep)
+            if i is None:
+                i = index[rep] = len(self.reps)
+                self.reps.append(rep)
+                self.rep_line.append(later.rep_line[j] + line_offset)
+            remap[j] = i
+        lines, ids, vals = later.finish()
+        a, b = self._reserve(len(lines))
+        self._line[a:b] = lines + line_offset
+        self._id[a:b] = remap[ids]
+        for f, name in enumerate(self.field_names):
+            self._val[f, a:b] = vals[name]
+        self.slow.extend((ln + line_offset, raw) for ln, raw in later.slow)
+
     def _reserve(self, m: int) -> tuple[int, int]:
         """Room for ``m`` more rows; returns their slice bounds."""
         a, b = self.n, self.n + m

@@ -273,17 +273,6 @@ class Comparison:
             return v.run_values(metric, run)
         return v[metric][self.present[:, run], run]
 
-    def _pair_block(self, metric: str, run: int, rows: slice, nodes: np.ndarray
-                    ) -> tuple[np.ndarray, np.ndarray]:
-        """``metric``'s values of ``rows`` in ``run`` and the baseline; ``nodes``: the
-        rows' node ids (``self.node[rows]``, 0 where absent, whose values are masked)."""
-        v = self.values
-        if isinstance(v, GatheredValues) and not v.is_built(metric):
-            return (v.of_nodes(metric, run, nodes[:, run]),
-                    v.of_nodes(metric, self.baseline, nodes[:, self.baseline]))
-        a = v[metric][rows]
-        return a[:, run], a[:, self.baseline]
-
     def rows_of_present(self, run: int, idx: np.ndarray) -> np.ndarray:
         """The rows of the entries ``idx`` of :meth:`present_values` of ``run``."""
         v = self.values
@@ -302,14 +291,15 @@ class Comparison:
         return _rel(self.delta(metric, run), self.value(metric, self.baseline))
 
     def precision_of(self, metric: str, run: int | None = None,
-                     rows: slice = _ALL) -> np.ndarray:
+                     rows: slice | np.ndarray = _ALL) -> np.ndarray:
         """Half-width of the interval the change of ``metric`` is known to, per row.
 
         The sum of both runs' rounding half-widths (0 where both values are exact).
         """
         h = self.rounding.get(metric)
         if h is None:
-            return np.zeros(len(range(self.n_rows)[rows]))
+            return np.zeros(len(rows) if isinstance(rows, np.ndarray)
+                            else len(range(self.n_rows)[rows]))
         h = h[rows]
         run = self.current if run is None else run
         return h[:, run] + h[:, self.baseline]
@@ -329,7 +319,7 @@ class Comparison:
         return self._moved(metric, v[:, run], v[:, self.baseline], run, rows)
 
     def _moved(self, metric: str, new: np.ndarray, base: np.ndarray, run: int,
-               rows: slice) -> np.ndarray:
+               rows: slice | np.ndarray) -> np.ndarray:
         """:meth:`changed_mask` of the values ``new`` and ``base`` of ``rows``."""
         d = np.abs(new - base)
         scale = np.maximum(np.abs(new), np.abs(base))
@@ -351,8 +341,45 @@ class Comparison:
         judge = [(name, sig if run == self.current else None)
                  for name, sig in self._status_judge(noise)]
         # Only rows both runs have can be CHANGED (the others are ADDED or REMOVED, or
-        # absent from both).  They are compared a block of rows at a time, each metric's
-        # values read from the runs' own arrays when its whole array is not built yet.
+        # absent from both).  They are compared a block of rows at a time.
+        if isinstance(self.values, GatheredValues):
+            changed = self._changed_in_node_order(run, judge, self.values)
+        else:
+            changed = self._changed_in_row_order(run, judge)
+        st[changed] = Status.CHANGED
+        st[~b & c] = Status.ADDED
+        st[b & ~c] = Status.REMOVED
+        return st
+
+    def _changed_in_node_order(self, run: int, judge: list[tuple[str, np.ndarray | None]],
+                               v: GatheredValues) -> np.ndarray:
+        """The rows CHANGED of a tree comparison read from its runs: taken in the
+        baseline's node order, so that the baseline's values are read as slices of its
+        arrays and the other run's nearly in order (its tree is mostly the same), where
+        the rows' level order would jump across both (3x the time on 10^6 rows)."""
+        changed = np.zeros(self.n_rows, dtype=bool)
+        n_base = self.runs[self.baseline].n_nodes
+        order = v.rows_of(self.baseline, np.arange(n_base))
+        for lo in range(0, n_base, STATUS_BLOCK):
+            rows = order[lo : lo + STATUS_BLOCK]
+            nodes = self.node[rows, run]
+            both = nodes >= 0
+            if not both.any():
+                continue
+            nodes = np.maximum(nodes, 0)  # where the run lacks the row: any node (masked)
+            mine = slice(lo, lo + len(rows))  # the baseline's nodes of these rows
+            acc = np.zeros(len(rows), dtype=bool)
+            for name, sig in judge:
+                new, base = v.of_nodes(name, run, nodes), v.of_nodes(name, self.baseline, mine)
+                moved = self._moved(name, new, base, run, rows)
+                acc |= moved if sig is None else moved & sig[rows]
+            changed[rows] = acc & both
+        return changed
+
+    def _changed_in_row_order(self, run: int, judge: list[tuple[str, np.ndarray | None]]
+                              ) -> np.ndarray:
+        """The rows CHANGED, a block of rows at a time (a flat or group comparison)."""
+        changed = np.zeros(self.n_rows, dtype=bool)
         for lo in range(0, self.n_rows, STATUS_BLOCK):
             rows = slice(lo, lo + STATUS_BLOCK)
             nodes = self.node[rows]
@@ -362,14 +389,11 @@ class Comparison:
             nodes = np.maximum(nodes, 0)  # where a run lacks the row: any node (masked)
             acc = np.zeros(len(both), dtype=bool)
             for name, sig in judge:
-                new, base = self._pair_block(name, run, rows, nodes)
-                moved = self._moved(name, new, base, run, rows)
+                a = self.values[name][rows]
+                moved = self._moved(name, a[:, run], a[:, self.baseline], run, rows)
                 acc |= moved if sig is None else moved & sig[rows]
             changed[rows] = acc & both
-        st[changed] = Status.CHANGED
-        st[~b & c] = Status.ADDED
-        st[b & ~c] = Status.REMOVED
-        return st
+        return changed
 
     def _status_judge(self, noise: Noise | None) -> list[tuple[str, np.ndarray | None]]:
         """The metrics a row's status compares, each with the significance mask ``noise``

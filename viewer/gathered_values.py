@@ -4,7 +4,7 @@ it is read (Qt-free).
 Why lazily: a tree comparison of two 100 MB GHC ``.prof`` has 694k rows and 11 metrics,
 116 MB as ``float64[row, run]``.  Its diff tree shows four of them, and a screen shows
 forty rows: the row statuses compare base with new a block of rows at a time
-(:meth:`GatheredValues.of_nodes`), a paint reads its rows (:meth:`GatheredValues.at`),
+in the baseline's node order (:meth:`GatheredValues.of_nodes`), a paint reads its rows (:meth:`GatheredValues.at`),
 column widths and noise read one run's column (:meth:`GatheredValues.column`), and only
 what needs a whole metric (a sort, a group's spread) builds it.  Building all eleven up
 front was the largest single step of the app's first paint (0.43 s, most of it the first
@@ -124,15 +124,16 @@ class GatheredValues(Mapping[str, np.ndarray]):
             raise KeyError(name)
         return self._column(self._profiles[run], name, self._node[rows, run])
 
-    def of_nodes(self, name: str, run: int, nodes: np.ndarray) -> np.ndarray:
-        """``run``'s values at its node ids ``nodes`` (all valid), as float64; NaN when
-        the run lacks the metric."""
+    def of_nodes(self, name: str, run: int, nodes: np.ndarray | slice) -> np.ndarray:
+        """``run``'s values at its node ids ``nodes`` (all valid; a slice reads them in
+        place), as float64; NaN when the run lacks the metric."""
         p = self._profiles[run]
         if name not in self._known:
             raise KeyError(name)
         if not p.has_metric(name):
-            return np.full(len(nodes), np.nan)
-        return p.values[name].take(nodes).astype(np.float64, copy=False)
+            return np.full(len(range(p.n_nodes)[nodes]) if isinstance(nodes, slice)
+                           else len(nodes), np.nan)
+        return np.asarray(p.values[name][nodes], dtype=np.float64)
 
     def run_values(self, name: str, run: int) -> np.ndarray:
         """The values of ``run``'s rows: its own array as float64 (every node of a run is

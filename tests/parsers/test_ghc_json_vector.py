@@ -27,9 +27,9 @@ def _same(a, b) -> None:
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_vector_path_taken_and_equal(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert ghc_json._vector_tree(path.read_text()) is not None
+    assert ghc_json._vector_tree(path.read_bytes()) is not None
     fast = ghc_json.read(path)
-    monkeypatch.setattr(ghc_json, "_vector_tree", lambda text: None)
+    monkeypatch.setattr(ghc_json, "_vector_tree", lambda data: None)
     _same(fast, ghc_json.read(path))
 
 
@@ -43,10 +43,40 @@ def test_unusual_sections_take_the_careful_path(tmp_path: Path, edit: tuple[str,
     text = FILES[0].read_text()
     assert edit[0] in text
     bad = text.replace(edit[0], edit[1], 1)
-    assert ghc_json._vector_tree(bad) is None
+    assert ghc_json._vector_tree(bad.encode()) is None
     dst = tmp_path / "x.prof.json"
     dst.write_text(bad)
     try:
         ghc_json.read(dst)
     except (ParseError, OverflowError):  # out-of-range values: issue 18's located errors
         pass
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_node_numbers_are_the_token_grammars(path: Path) -> None:
+    """The numpy token reader finds the numbers the grammar's regex finds, in order."""
+    text = path.read_text()
+    section = text[text.find(":", text.rfind('"profile"')) + 1 :].encode()
+    got = ghc_json._node_numbers(section)
+    assert got is not None
+    vals, digits = got
+    tokens = ghc_json._NODE_TOKEN.findall(text)
+    assert len(tokens) > 100 and vals.tolist() == [[int(x) for x in t] for t in tokens]
+    assert digits == sum(len(x) for t in tokens for x in t)
+
+
+@pytest.mark.parametrize("bad", [
+    b'{"id": 1, "entries": 2, "alloc": 3, "ticks": 4, "children": [',  # fine: control
+    b'{"id": 1, "entries": 2, "alloc": 3, "ticks": 4, "childre": [',
+    b'{"id": , "entries": 2, "alloc": 3, "ticks": 4, "children": [',
+    b'{"id": 1, "entries": 1234567890123456789, "alloc": 3, "ticks": 4, "children": [',
+    b'{"id": 1, "entries": 2, "alloc": 3, "ticks": 4',  # cut inside the token
+    b'{"id": 1x, "entries": 2, "alloc": 3, "ticks": 4, "children": [',
+])
+def test_node_numbers_refuse_what_is_not_the_token(bad: bytes) -> None:
+    good = bad == b'{"id": 1, "entries": 2, "alloc": 3, "ticks": 4, "children": ['
+    got = ghc_json._node_numbers(b"]}, " + bad + b"]}")
+    if good:
+        assert got is not None and got[0].tolist() == [[1, 2, 3, 4]] and got[1] == 4
+    else:
+        assert got is None

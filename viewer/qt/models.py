@@ -198,7 +198,9 @@ def metric_scale(cmp: Comparison, metric: str) -> Scale | None:
     met = cmp.metric_by_name[metric]
     if metric not in cmp.values or met.unit not in (Unit.SECONDS, Unit.NANOSECONDS):
         return None  # only time columns have a scale: other values are not read (built)
-    return column_scale(cmp.values[metric], met.unit)
+    # the runs' own values: the largest decides, and absent rows (zeros) never do
+    return column_scale(np.concatenate([cmp.present_values(metric, r)
+                                        for r in range(cmp.n_runs)]), met.unit)
 
 
 def unit_title(cmp: Comparison, metric: str) -> str:
@@ -462,7 +464,6 @@ class ComparisonTreeModel(QAbstractItemModel):
         smallest magnitudes of the whole column; cached until the columns change)."""
         rows = self._candidates.get(col)
         if rows is None:
-
             c = self.columns[col]
             if not (c.numeric or c.kind == "sig"):
                 rows = np.zeros(0, dtype=np.int64)

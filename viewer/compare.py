@@ -550,31 +550,53 @@ def _union_metrics(profiles: Sequence[Profile], baseline: int) -> list[Metric]:
     return list(seen.values())
 
 
-def _sibling_ordinals(p: Profile, gkey: np.ndarray) -> np.ndarray:
-    """Rank of each node among its siblings with the same key, ordered by (src, file order).
+def _level_codes(profiles: Sequence[Profile], members: list, keys: list[np.ndarray]
+                 ) -> tuple[np.ndarray, int]:
+    """Codes of one tree level's (union parent, key) pairs over every run, in order of
+    first appearance, and how many there are.
 
-    Almost every node is unique under its parent, so duplicates are found with one hash
-    pass and only those few are sorted.
+    Siblings of one run with the same key (GHC merges them, but a key rule or a format
+    may not) are told apart by their rank among themselves, ordered by (src, file
+    order), so that the n-th of them matches the n-th in the other run.  They are found
+    from the level's own codes (one ``bincount`` per run), so the common case of no
+    duplicates costs no hash pass over the whole tree.
     """
     import pandas as pd  # lazy: `profdiff show` never aligns
 
-    n = p.n_nodes
-    ordinal = np.zeros(n, dtype=np.int64)
-    if n == 0:
-        return ordinal
-    combined = (p.parent.astype(np.int64) + 1) * (int(gkey.max()) + 1) + gkey
-    dup = np.flatnonzero(pd.Series(combined).duplicated(keep=False).to_numpy())
-    if dup.size == 0:
-        return ordinal
-    src_codes, _ = pd.factorize(p.frames.src[p.frame[dup]], sort=True)
-    order = dup[np.lexsort((dup, src_codes, combined[dup]))]
-    c = combined[order]
+    allk = np.concatenate(keys)
+    codes, uniq = pd.factorize(allk)
+    n = len(uniq)
+    ords: np.ndarray | None = None
+    pos = 0
+    for (r, nodes, _upar) in members:
+        c = codes[pos : pos + len(nodes)]
+        dup = np.flatnonzero(np.bincount(c, minlength=n)[c] > 1)
+        if dup.size:
+            if ords is None:
+                ords = np.zeros(len(allk), dtype=np.int64)
+            ords[pos + dup] = _ranks_among_same(profiles[r], nodes[dup], c[dup])
+        pos += len(nodes)
+    if ords is None:
+        return codes, n
+    codes, uniq = pd.factorize(codes.astype(np.int64) * (int(ords.max()) + 1) + ords)
+    return codes, len(uniq)
+
+
+def _ranks_among_same(p: Profile, nodes: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """Rank of each of ``nodes`` (ascending ids) among those of the same ``group``,
+    ordered by (src, file order)."""
+    import pandas as pd
+
+    src_codes, _ = pd.factorize(p.frames.src[p.frame[nodes]], sort=True)
+    order = np.lexsort((nodes, src_codes, group))
+    g = group[order]
     new_group = np.ones(len(order), dtype=bool)
-    new_group[1:] = c[1:] != c[:-1]
+    new_group[1:] = g[1:] != g[:-1]
     starts = np.flatnonzero(new_group)
     idx = np.arange(len(order))
-    ordinal[order] = idx - starts[np.cumsum(new_group) - 1]
-    return ordinal
+    out = np.empty(len(order), dtype=np.int64)
+    out[order] = idx - starts[np.cumsum(new_group) - 1]
+    return out
 
 
 def align(
@@ -645,15 +667,11 @@ def _stable_order(depth: np.ndarray) -> np.ndarray:
 
 
 def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
-    import pandas as pd  # lazy: `profdiff show` never aligns
-
     R = len(profiles)
     # visit order: baseline first so its row order wins
     visit = [baseline] + [i for i in range(R) if i != baseline]
     depths = [p.depth for p in profiles]
-    ordinals = [_sibling_ordinals(p, g) for p, g in zip(profiles, node_gkey, strict=True)]
     n_keys = max(len(uniques), 1)
-    max_ord = max((int(o.max(initial=0)) for o in ordinals), default=0) + 1
     union_of = [np.full(p.n_nodes, -1, dtype=np.int64) for p in profiles]
     by_level = [_stable_order(d) for d in depths]
     level_bounds = [np.searchsorted(d[o], np.arange(int(d.max(initial=-1)) + 2))
@@ -678,19 +696,17 @@ def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
                 continue
             par = profiles[r].parent[nodes]
             upar = np.where(par >= 0, union_of[r][np.maximum(par, 0)], -1)
-            k = ((upar + 1) * n_keys + node_gkey[r][nodes]) * max_ord + ordinals[r][nodes]
-            comp_keys.append(k)
+            comp_keys.append((upar + 1) * n_keys + node_gkey[r][nodes])
             members.append((r, nodes, upar))
         if not comp_keys:
             break
-        allk = np.concatenate(comp_keys)
-        codes, uniq = pd.factorize(allk)
+        codes, n_level = _level_codes(profiles, members, comp_keys)
         pos = 0
-        first_seen = np.full(len(uniq), -1, dtype=np.int64)
-        rep_run = np.zeros(len(uniq), dtype=np.int32)
-        rep_node = np.zeros(len(uniq), dtype=np.int64)
-        uparent = np.zeros(len(uniq), dtype=np.int64)
-        ukey = np.zeros(len(uniq), dtype=np.int64)
+        first_seen = np.full(n_level, -1, dtype=np.int64)
+        rep_run = np.zeros(n_level, dtype=np.int32)
+        rep_node = np.zeros(n_level, dtype=np.int64)
+        uparent = np.zeros(n_level, dtype=np.int64)
+        ukey = np.zeros(n_level, dtype=np.int64)
         for (r, nodes, upar) in members:
             c = codes[pos : pos + len(nodes)]
             pos += len(nodes)
@@ -709,8 +725,8 @@ def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
         rep_run_chunks.append(rep_run)
         rep_node_chunks.append(rep_node)
         key_chunks.append(ukey)
-        n_union += len(uniq)
-        level_sizes.append(len(uniq))
+        n_union += n_level
+        level_sizes.append(n_level)
 
     if n_union:
         parent = np.concatenate(parent_chunks).astype(np.int32)

@@ -73,3 +73,30 @@ def test_incomparable_warnings_on_real_headers():
     assert incomparable_warnings([p, load(hs / "v2/ad.prof")]) == []
     (w,) = incomparable_warnings([p, big_p])
     assert w == "runs used different RTS options: -P vs -hT -p -s"
+
+
+def test_equal_siblings_matched_by_rank_of_src():
+    """Siblings with one key are matched n-th to n-th in (src, file order), in either
+    run's order and with a different count in each run; their children follow them."""
+    def run(children):
+        b = TreeBuilder(["own"])
+        root = b.add_child(-1, b.frame("main", "M"))
+        for src, own, kid in children:
+            node = b.add_child(root, b.frame("f", "M", src=src), own=own)
+            if kid:
+                b.add_child(node, b.frame("g", "M"), own=kid)
+        return b.build(path="t", format="test", metrics=METRICS, inclusive={"total": "own"})
+
+    base = run([("a.hs:5", 2, 1), ("a.hs:1", 1, 0)])
+    new = run([("a.hs:7", 3, 0), ("a.hs:1", 1, 0), ("a.hs:5", 5, 1)])
+    for b in (0, 1):
+        c = align([base, new], baseline=b)
+        assert c.n_rows == 5
+        by_src = {c.src[i]: i for i in range(c.n_rows) if c.name[i] == "f"}
+        assert sorted(by_src) == ["a.hs:1", "a.hs:5", "a.hs:7"]
+        assert c.status[by_src["a.hs:1"]] == Status.SAME
+        five = by_src["a.hs:5"]
+        assert c.value("own", 0)[five] == 2 and c.value("own", 1)[five] == 5
+        assert c.present[by_src["a.hs:7"]].tolist() == [False, True]
+        g = next(i for i in range(c.n_rows) if c.name[i] == "g")
+        assert c.parent[g] == five and c.status[g] == Status.SAME

@@ -27,6 +27,18 @@ from profdiff.viewer.compare import Comparison
 
 _NAME_CODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
+WIDE_WINDOW = 2000
+"""Children of one parent a tree shows at first, and how many more each step adds.
+
+Why: Qt's tree view asks the Python model for ``index`` and ``hasChildren`` of every
+child of an expanded row, so opening a parent with 32k children (MAIN of a big ``.prof``)
+cost ~0.2 s on the first paint.  A wider parent shows its first children, and the next
+ones as its last shown child is painted (the view is scrolled to it) or a row further
+down is asked for (a selection, a pane kept in step, an expanded path); the models
+insert them as rows (``beginInsertRows``).  Not Qt's ``canFetchMore``/``fetchMore``: a
+tree view fetches once on every expand, which would show twice as many at first, and
+only the root's on scrolling.  Flat lists are tables and show every row."""
+
 
 def name_codes(cmp: Comparison) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(name codes, distinct names, module codes, distinct modules) of a comparison, cached
@@ -112,6 +124,9 @@ class RowLayout:
         # (``lst[row]`` on a list is ~10x cheaper than on an ndarray); cleared with _lists
         self.plists: dict[int, list[int]] = {}
         self._has_kids: bytes | None = None  # per row: 1 when it has a visible child
+        self._window: dict[int, int] = {}  # wide parent -> children shown (WIDE_WINDOW)
+        # last shown child of a wide parent that shows only some -> that parent
+        self.edges: dict[int, int] = {}
         self._pos = np.full(self.n, -1, dtype=np.int64)
         self._listeners: weakref.WeakSet = weakref.WeakSet()
 
@@ -149,13 +164,88 @@ class RowLayout:
         return lst
 
     def child_list(self, parent: int) -> list[int]:
-        """:meth:`children` as a Python list (cached): what ``QAbstractItemModel.index``
-        reads once per shown row."""
+        """The shown part of :meth:`children` as a Python list (cached): what
+        ``QAbstractItemModel.index`` reads once per shown row."""
         lst = self.plists.get(parent)
         if lst is None:
-            lst = self.children(parent).tolist()
+            full = self.children(parent)
+            n = self.shown_count(parent, full.size)
+            lst = full[:n].tolist()
             self.plists[parent] = lst
+            if n < full.size:
+                self.edges[lst[-1]] = parent
         return lst
+
+    def shown_count(self, parent: int, n: int) -> int:
+        """How many of ``parent``'s ``n`` visible children the views show
+        (:data:`WIDE_WINDOW`)."""
+        if n <= WIDE_WINDOW or self.flat:
+            return n
+        return min(n, self._window.get(parent, WIDE_WINDOW))
+
+    def has_more(self, parent: int) -> bool:
+        """``parent`` has visible children the views do not show yet."""
+        n = self.visible_child_count(parent)
+        return self.shown_count(parent, n) < n
+
+    def show_more(self, parent: int, upto: int | None = None, quiet: bool = False) -> None:
+        """Show the next :data:`WIDE_WINDOW` children of ``parent`` (or enough for the one
+        at position ``upto``); listening models insert the rows (``quiet``: inside a
+        layout change, which relayouts anyway)."""
+        n = self.visible_child_count(parent)
+        old = self.shown_count(parent, n)
+        want = old + WIDE_WINDOW if upto is None else -(-(upto + 1) // WIDE_WINDOW) * WIDE_WINDOW
+        new = min(n, want)
+        if new <= old:
+            return
+        ls = [] if quiet else list(self._listeners)
+        for m in ls:
+            m._rows_about_to_show(parent, old, new)
+        self._window[parent] = new
+        lst = self.plists.pop(parent, None)
+        if lst:
+            self.edges.pop(lst[-1], None)
+        for m in ls:
+            m._rows_shown()
+
+    def show_path(self, row: int) -> None:
+        """:meth:`show_rows` for ``row`` and its ancestors (one index asked for)."""
+        if self.flat or not self._any_wide or not 0 <= row < self.n:
+            return
+        par = self.cmp.parent
+        for a in self.ancestors(row):
+            q = self.position(a)
+            if q >= WIDE_WINDOW:
+                self.show_more(int(par[a]), q)
+
+    @cached_property
+    def _any_wide(self) -> bool:
+        """Some parent has more than :data:`WIDE_WINDOW` children (else nothing to do)."""
+        off, _ = self._csr
+        return bool(len(off) > 1 and int(np.diff(off).max()) > WIDE_WINDOW)
+
+    def show_rows(self, rows, quiet: bool = False) -> None:
+        """Make ``rows`` (row ids) shown rows of their parents, :meth:`show_more` where a
+        wide parent hides them: what a Qt index for a row needs.  Pass a row's
+        ancestors too when they may be hidden (:meth:`ancestors`); they are shown first."""
+        rows = np.asarray(rows, dtype=np.int64).ravel()
+        if self.flat or rows.size == 0 or not self._any_wide:
+            return
+        rows = rows[(rows >= 0) & (rows < self.n)]
+        pos = self.positions(rows)
+        far = pos >= WIDE_WINDOW
+        if not far.any():
+            return
+        par, pos = self.cmp.parent[rows[far]].astype(np.int64), pos[far]
+        order = np.lexsort((-pos, par))  # per parent, its farthest row first
+        par, pos = par[order], pos[order]
+        first = np.ones(par.size, dtype=bool)
+        first[1:] = par[1:] != par[:-1]
+        depth = self.cmp.depth
+        want = sorted(zip(par[first].tolist(), pos[first].tolist(), strict=True),
+                      key=lambda pq: -1 if pq[0] < 0 else int(depth[pq[0]]))
+        for p, q in want:  # parents above first: their own index must exist
+            self.show_more(p, q, quiet)
 
     def prefetch(self, parents) -> None:
         """Compute the child lists of many ``parents`` at once (one lexsort over all their
@@ -222,10 +312,15 @@ class RowLayout:
             hk = self._has_kids = a.tobytes()
         return hk
 
-    def child_count(self, parent: int) -> int:
+    def visible_child_count(self, parent: int) -> int:
+        """Visible children of ``parent``, shown or not (:data:`WIDE_WINDOW`)."""
         if self.visible is None and parent not in self._lists:
             return self.raw_child_count(parent)
         return len(self.children(parent))
+
+    def child_count(self, parent: int) -> int:
+        """Children of ``parent`` the views show (``rowCount``)."""
+        return self.shown_count(parent, self.visible_child_count(parent))
 
     def has_children(self, parent: int) -> bool:
         if parent < 0:
@@ -265,6 +360,7 @@ class RowLayout:
         fn()
         self._lists.clear()
         self.plists.clear()
+        self.edges.clear()
         self._pos.fill(-1)
         for m in ls:
             m._layout_changed()

@@ -641,6 +641,22 @@ class ComparisonTreeModel(QAbstractItemModel):
         self._parent_of[r] = got
         return got
 
+    def show_more_of(self, parents) -> None:
+        """Show more children of each of ``parents`` that has more (the view painted
+        their last shown child)."""
+        for p in dict.fromkeys(parents):
+            if self.layout.has_more(p):
+                self.layout.show_more(p)
+
+    def _rows_about_to_show(self, p: int, first: int, end: int) -> None:
+        """The layout shows children ``first..end-1`` of row ``p`` (called by it)."""
+        parent = _ROOT if p < 0 else self.createIndex(self.layout.position(p), 0, p)
+        self.beginInsertRows(parent, first, end - 1)
+
+    def _rows_shown(self) -> None:
+        self._kids = None
+        self.endInsertRows()
+
     def _forget_indexes(self) -> None:
         """Rows moved (sort, filter, new columns): the cached indexes are stale."""
         self._index0 = {}
@@ -676,6 +692,7 @@ class ComparisonTreeModel(QAbstractItemModel):
     def index_for_row(self, row: int, column: int = 0) -> QModelIndex:
         """The index showing union row ``row`` (invalid when filtered out)."""
         row = int(row)  # a numpy integer would be taken for a pointer by createIndex
+        self.layout.show_path(row)
         pos = self.layout.position(row)
         if pos < 0:
             return QModelIndex()
@@ -684,6 +701,7 @@ class ComparisonTreeModel(QAbstractItemModel):
     def indexes_for_rows(self, rows, column: int = 0) -> list[QModelIndex]:
         """:meth:`index_for_row` for many rows, positions computed in one numpy pass."""
         rows = np.asarray(rows, dtype=np.int64)
+        self.layout.show_rows(rows)  # expanded rows: their ancestors are among them
         pos = self.layout.positions(rows)
         ci = self.createIndex
         return [ci(p, column, r) if p >= 0 else QModelIndex()
@@ -1159,6 +1177,7 @@ class ComparisonTreeModel(QAbstractItemModel):
             ok = (ids >= 0) & (ids < self.layout.n)
             # the view's relayout then reads the child lists of these (expanded) rows
             self.layout.prefetch(ids[ok])
+            self.layout.show_rows(ids[ok], quiet=True)  # this relayout shows them
             pos = np.full(ids.size, -1, dtype=np.int64)
             pos[ok] = self.layout.positions(ids[ok])
             ci = self.createIndex

@@ -19,6 +19,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     QPoint,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtWidgets import (
@@ -177,6 +178,10 @@ class TreePane(ColumnWidths, QTreeView):
         m = self.model_()
         if m is not None:
             rows = self.rows_in(ev.rect().top(), ev.rect().bottom())
+            edges = m.layout.edges
+            if edges and (wide := [edges[r] for r in rows if r in edges]):
+                # the last shown child of a wide parent is on screen: show the next ones
+                QTimer.singleShot(0, lambda m=m, ps=wide: m.show_more_of(ps))
             if rows:
                 m.prefill(rows)
         self._rows = RowPainter.for_paint(self, m, ev.rect().left(), ev.rect().right())

@@ -1,0 +1,142 @@
+"""Wide parents show their children a window at a time (:data:`.layout.WIDE_WINDOW`).
+
+On the real hs-ad pair with the window lowered to 3 children, so that 15 of its parents
+are wide: Qt's model tester through expansion, sort and filter; every row reachable by
+``index_for_row`` (its path shown first); painting the last shown child shows more; and
+the two panes of one layout grow in step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QModelIndex, Qt
+
+from profdiff.parsers import load
+from profdiff.viewer.compare import Status, align
+from profdiff.viewer.qt import layout as layout_mod
+from profdiff.viewer.qt.layout import RowLayout
+from profdiff.viewer.qt.models import ComparisonTreeModel, diff_columns, pane_columns
+from profdiff.viewer.qt.views import TreePane
+
+HS = Path(__file__).parents[1] / "data" / "hs-ad"
+WINDOW = 3
+
+
+@pytest.fixture(scope="module")
+def hs_cmp():
+    return align([load(str(HS / "v1" / "ad.prof")), load(str(HS / "v2" / "ad.prof"))])
+
+
+@pytest.fixture(autouse=True)
+def small_window(monkeypatch):
+    monkeypatch.setattr(layout_mod, "WIDE_WINDOW", WINDOW)
+
+
+def _model(cmp, layout=None, run=None) -> ComparisonTreeModel:
+    cols = (diff_columns(cmp, ["time_pct", "alloc_pct"], status=True) if run is None
+            else pane_columns(cmp, ["time_pct"], run))
+    return ComparisonTreeModel(cmp, cols, pane_run=run, layout=layout)
+
+
+def _kids(m, pidx) -> list[int]:
+    return [m.row_id(m.index(i, 0, pidx)) for i in range(m.rowCount(pidx))]
+
+
+def _wide(cmp) -> list[int]:
+    n = np.bincount(cmp.parent[cmp.parent >= 0], minlength=cmp.n_rows)
+    return np.flatnonzero(n > WINDOW).tolist()
+
+
+def test_a_wide_parent_shows_its_first_children_in_display_order(qapp, hs_cmp, model_tester):
+    wide = _wide(hs_cmp)
+    assert len(wide) >= 10
+    col = None
+    for p in wide:  # a fresh model each: asking for p grows p's ancestors, not p
+        m = _model(hs_cmp)
+        model_tester(m)
+        pidx = m.index_for_row(p)
+        assert _kids(m, pidx) == m.layout.children(p).tolist()[:WINDOW]
+        assert m.layout.has_more(p)
+        col = [i for i, c in enumerate(m.columns) if c.kind == "delta"][0]
+        m.sort(col, Qt.SortOrder.DescendingOrder)  # same window size, in the new order
+        pidx = m.index_for_row(p)
+        assert _kids(m, pidx) == m.layout.children(p).tolist()[:WINDOW]
+
+
+def test_every_row_is_reachable_and_its_parents_grow_to_show_it(qapp, hs_cmp, model_tester):
+    m = _model(hs_cmp)
+    model_tester(m)
+    for r in range(hs_cmp.n_rows)[::-1]:  # the last children first: the most growing
+        idx = m.index_for_row(r)
+        assert idx.isValid() and m.row_id(idx) == r
+        par = idx.parent()
+        assert m.index(idx.row(), 0, par) == idx
+        assert idx.row() < m.rowCount(par)
+        assert m.data(idx) == hs_cmp.name[r]
+    for p in _wide(hs_cmp):  # every child was asked for: every wide parent shows all
+        assert _kids(m, m.index_for_row(p)) == m.layout.children(p).tolist()
+
+
+def test_sort_and_filter_keep_an_expanded_row_beyond_the_window(qapp, hs_cmp, model_tester):
+    m = _model(hs_cmp)
+    model_tester(m)
+    view = TreePane()
+    view.setModel(m)
+    view.resize(900, 600)
+    view.show()
+    p = max(_wide(hs_cmp), key=lambda r: len(hs_cmp.children(r)))
+    last = [int(k) for k in m.layout.children(p) if len(hs_cmp.children(int(k)))]
+    if not last:
+        pytest.skip("the widest parent has no child with children")
+    rows = [*m.layout.ancestors(last[-1])]
+    view.expand_indexes(m.indexes_for_rows(rows))
+    qapp.processEvents()
+    for col in range(m.columnCount()):
+        m.sort(col, Qt.SortOrder.AscendingOrder)
+        qapp.processEvents()
+        assert view.isExpanded(m.index_for_row(last[-1]))
+    m.layout.set_filter("", keep=hs_cmp.status != Status.SAME)
+    qapp.processEvents()
+    m.layout.set_filter("")
+    qapp.processEvents()
+    assert view.isExpanded(m.index_for_row(last[-1]))
+    view.close()
+
+
+def test_painting_the_last_shown_child_shows_the_next_ones(qapp, qtbot, hs_cmp):
+    m = _model(hs_cmp)
+    view = TreePane()
+    qtbot.addWidget(view)
+    view.setModel(m)
+    view.resize(900, 2000)  # every row fits: each paint reaches the last shown child
+    view.show()
+    p = max(_wide(hs_cmp), key=lambda r: len(hs_cmp.children(r)))
+    view.expand_indexes(m.indexes_for_rows(m.layout.ancestors(p)))
+    pidx = m.index_for_row(p)
+    n = len(m.layout.children(p))
+    assert m.rowCount(pidx) == WINDOW
+    qtbot.waitUntil(lambda: (view.viewport().update(), m.rowCount(pidx) == n)[1], timeout=5000)
+    assert _kids(m, pidx) == m.layout.children(p).tolist()
+
+
+def test_panes_of_one_layout_grow_in_step(qapp, hs_cmp, model_tester):
+    lay = RowLayout(hs_cmp)
+    a, b = _model(hs_cmp, lay, 0), _model(hs_cmp, lay, 1)
+    model_tester(a)
+    model_tester(b)
+    for p in _wide(hs_cmp):
+        last = int(lay.children(p)[-1])
+        ia = a.index_for_row(last)  # one pane asks for the last child
+        pa, pb = ia.parent(), b.index_for_row(p)
+        assert a.rowCount(pa) == b.rowCount(pb) == len(lay.children(p))
+        assert b.row_id(b.index(ia.row(), 0, pb)) == last
+
+
+def test_flat_lists_show_every_row(qapp, hs_cmp):
+    flat = align(list(hs_cmp.runs), mode="flat")
+    m = _model(flat)
+    assert flat.n_rows > WINDOW
+    assert m.rowCount(QModelIndex()) == flat.n_rows
+    assert not m.layout.has_more(-1)

@@ -145,3 +145,21 @@ def test_one_vs_one_noise_shares_one_read_only_column_per_side():
         assert not mean.flags.writeable
         np.testing.assert_array_equal(mean, _row_by_row(cmp, "time_pct")[:, run])
     assert not cmp.values.is_built("time_pct")
+
+
+@pytest.mark.parametrize("pair", sorted(PAIRS))
+def test_change_extremes_read_by_blocks_are_those_of_the_whole_columns(pair, monkeypatch):
+    """The rows a Δ or Δ% column is sized by, found a block of rows at a time, are
+    ``column_extremes`` of the whole ``delta`` and ``rel`` columns (blocks of 7 rows, so
+    every extreme crosses block boundaries), for every metric and both baselines."""
+    from profdiff.viewer import compare
+    from profdiff.viewer.qt.column_sizing import column_extremes
+
+    monkeypatch.setattr(compare, "STATUS_BLOCK", 7)
+    base = _cmp(pair)
+    for b in (0, 1):
+        cmp = align(list(base.runs), baseline=b)
+        for m in cmp.values:
+            d_rows, r_rows = cmp.change_extremes(m)
+            assert d_rows.tolist() == column_extremes(cmp.delta(m)).tolist(), m
+            assert r_rows.tolist() == column_extremes(cmp.rel(m)).tolist(), m

@@ -486,9 +486,11 @@ class ComparisonTreeModel(QAbstractItemModel):
 
         c = self.columns[col]
         cmp = self.cmp
-        if c.kind == "value" and c.metric is not None and col not in self._arrays \
-                and cmp.n_rows > EXTREMES_ONLY:
+        big = c.metric is not None and col not in self._arrays and cmp.n_rows > EXTREMES_ONLY
+        if big and c.kind == "value":
             return cmp.rows_of_present(run, column_extremes(cmp.present_values(c.metric, run)))
+        if big and c.kind in ("delta", "rel") and cmp.n_runs > 1:
+            return cmp.change_extremes(c.metric, run)[c.kind == "rel"]
         return value_candidates(self._column_once(col))
 
     def has_icons(self) -> bool:

@@ -178,6 +178,39 @@ def test_big_comparisons_get_their_noise_in_the_background(win, monkeypatch):
     assert sampled and sampled <= set(cmp.noise.metrics)
 
 
+def test_a_big_comparisons_noise_starts_before_its_views_are_built(win, monkeypatch):
+    """The worker estimate runs beside the building of the views (it is in flight when
+    the diff tree gets the comparison), and the cells come out the same once it is in:
+    every Δ cell of a sampled metric is faded exactly where its row is within noise."""
+    from profdiff.viewer.qt.views import DiffTreeView
+
+    monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10)
+    seen = []
+    original = DiffTreeView.set_comparison
+
+    def spy(view, cmp, *a, **kw):
+        seen.append([set(t.metrics) for t in win._noise_tasks if t.cmp is cmp])
+        return original(view, cmp, *a, **kw)
+
+    monkeypatch.setattr(DiffTreeView, "set_comparison", spy)
+    win.load_paths([str(V1), str(V2)])
+    win.wait_for_noise()
+    cmp = win.comparison
+    sampled = {m for m in win.metrics if cmp.metric_by_name[m].sampled}
+    assert seen and seen[-1] and sampled <= set().union(*seen[-1])
+    m = win.diff.models[0]
+    metric = "time_pct" if "time_pct" in win.metrics else sorted(sampled)[0]
+    col = _col(m, "delta", metric)
+    within = ~cmp.noise.significant(metric)
+    rows = [r for r in range(cmp.n_rows) if cmp.changed_at(metric, r)]
+    assert rows
+    for r in rows:
+        fg = m.data(m.index_for_row(r, col), Qt.ItemDataRole.ForegroundRole)
+        rgb = None if fg is None else (fg.color().red(), fg.color().green(), fg.color().blue())
+        assert (rgb == FADED_TEXT) == bool(within[r]), r
+    assert win.diff.legend.noise_text == "faded: within sampling error"
+
+
 def test_app_command_line_groups(tmp_path, capsys):
     from profdiff.viewer.qt.app import main
 

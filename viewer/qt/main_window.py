@@ -366,6 +366,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.comparison = tree
         self._flat_widths = widths  # for the flat table, given its comparison when shown
         self._choose_metrics()
+        self.start_noise_early()
         self._rebuild_metrics_menu()
         self._rebuild_baseline_menu()
         self._push_comparison()

@@ -51,11 +51,27 @@ class NoiseMixin:
             if cmp.n_rows <= NOISE_SYNC_ROWS:
                 self._ensure_noise(cmp, todo)
                 continue
-            if any(t.cmp is cmp and set(todo) <= set(t.metrics) for t in self._noise_tasks):
-                continue
-            self._start_task(_NoiseTask(cmp, todo, alpha=self._alpha()))
+            self._start_noise_task(cmp, todo)
         self._update_legend()
         self._schedule_ranking(self.comparison)
+
+    def start_noise_early(self) -> None:
+        """Start the worker estimates of big comparisons as soon as the shown metrics are
+        chosen, before the views are built: they then run beside the building and the
+        first layout (the first paint waited ~0.1 s for them after that).
+        :meth:`_schedule_noise` later finds them in flight and does the rest."""
+        for cmp in (self.comparison, self.flat_if_aligned()):
+            if cmp is None or cmp.n_runs != 2 or cmp.groups is not None \
+                    or cmp.n_rows <= NOISE_SYNC_ROWS:
+                continue
+            todo = self._noise_todo(cmp)
+            if todo:
+                self._start_noise_task(cmp, todo)
+
+    def _start_noise_task(self, cmp: Comparison, todo: list[str]) -> None:
+        if any(t.cmp is cmp and set(todo) <= set(t.metrics) for t in self._noise_tasks):
+            return
+        self._start_task(_NoiseTask(cmp, todo, alpha=self._alpha()))
 
     def _schedule_ranking(self, cmp: Comparison | None) -> None:
         """Rank the culprits a hidden tree view owes a big comparison in a worker, judged

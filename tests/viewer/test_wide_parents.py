@@ -140,3 +140,24 @@ def test_flat_lists_show_every_row(qapp, hs_cmp):
     assert flat.n_rows > WINDOW
     assert m.rowCount(QModelIndex()) == flat.n_rows
     assert not m.layout.has_more(-1)
+
+
+def test_showing_more_under_a_parent_hidden_by_its_own_parent_shows_the_path_first(
+        qapp, hs_cmp, model_tester):
+    """A wide parent that is itself beyond its parent's window: showing more of its
+    children first shows it (the inserted rows need its index), in every model."""
+    lay = RowLayout(hs_cmp)
+    nested = [p for p in _wide(hs_cmp) if lay.position(p) >= WINDOW]
+    if not nested:
+        pytest.skip("no wide parent beyond its own parent's window")
+    p = nested[0]
+    m = _model(hs_cmp, lay)
+    model_tester(m)
+    m.show_more_of([p])
+    assert lay.position(p) < lay.child_count(int(hs_cmp.parent[p]))  # p is shown now
+    n = len(lay.children(p))
+    pidx = m.index_for_row(p)
+    assert m.rowCount(pidx) == min(n, 2 * WINDOW)
+    assert _kids(m, pidx) == lay.children(p).tolist()[: 2 * WINDOW]
+    gp = pidx.parent()
+    assert pidx.row() < m.rowCount(gp)

@@ -198,6 +198,8 @@ class RowLayout:
         new = min(n, want)
         if new <= old:
             return
+        if not quiet and parent >= 0:
+            self.show_path(parent)  # the models' index of ``parent`` must exist first
         ls = [] if quiet else list(self._listeners)
         for m in ls:
             m._rows_about_to_show(parent, old, new)
@@ -350,7 +352,9 @@ class RowLayout:
 
     # ----- changes (wrapped so listening Qt models can keep persistent indexes) --------
     def add_listener(self, listener) -> None:
-        """``listener`` has ``_layout_about_to_change()`` and ``_layout_changed()``."""
+        """``listener`` has ``_layout_about_to_change()`` and ``_layout_changed()``, and
+        ``_rows_about_to_show(parent, first, end)`` and ``_rows_shown()`` around
+        :meth:`show_more`."""
         self._listeners.add(listener)
 
     def _change(self, fn: Callable[[], None]) -> None:

@@ -656,7 +656,6 @@ class ComparisonTreeModel(QAbstractItemModel):
         self.beginInsertRows(parent, first, end - 1)
 
     def _rows_shown(self) -> None:
-        self._kids = None
         self.endInsertRows()
 
     def _forget_indexes(self) -> None:

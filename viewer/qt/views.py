@@ -181,7 +181,7 @@ class TreePane(ColumnWidths, QTreeView):
             edges = m.layout.edges
             if edges and (wide := [edges[r] for r in rows if r in edges]):
                 # the last shown child of a wide parent is on screen: show the next ones
-                QTimer.singleShot(0, lambda m=m, ps=wide: m.show_more_of(ps))
+                QTimer.singleShot(0, lambda m=m, ps=wide: self._show_more(m, ps))
             if rows:
                 m.prefill(rows)
         self._rows = RowPainter.for_paint(self, m, ev.rect().left(), ev.rect().right())
@@ -189,6 +189,10 @@ class TreePane(ColumnWidths, QTreeView):
             super().paintEvent(ev)
         finally:
             self._rows = None
+
+    def _show_more(self, m: ComparisonTreeModel, parents: list[int]) -> None:
+        if self.model_() is m:  # not replaced since the paint
+            m.show_more_of(parents)
 
     def drawRow(self, painter, option, index) -> None:  # noqa: N802 - Qt API
         """Ordinary rows in one Python call (:mod:`.row_painter`), the rest by Qt."""

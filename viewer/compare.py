@@ -183,6 +183,15 @@ class Comparison:
         return codes, np.asarray(uniques, dtype=object)
 
     @cached_property
+    def label_frames(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(each row's frame in the runs' frame tables laid end to end, those frames'
+        names, their modules), set by :func:`align`: the rows' names and modules are
+        these frames', so their distinct values can be found over the frame tables
+        (10^2-10^5 strings) instead of the rows (10^6).  None for a comparison built
+        another way."""
+        return None
+
+    @cached_property
     def children_offsets_ids(self) -> tuple[np.ndarray, np.ndarray]:
         return children_csr(self.parent)
 
@@ -797,7 +806,7 @@ def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
     node = np.full((n_union, R), -1, dtype=np.int32)
     for r in range(R):
         node[union_of[r], r] = np.arange(profiles[r].n_nodes, dtype=np.int32)
-    name, module, src = _representative_labels(profiles, rep_run, rep_node)
+    name, module, src, label_frames = _representative_labels(profiles, rep_run, rep_node)
     metrics = _union_metrics(profiles, baseline)
     values = GatheredValues(profiles, [m.name for m in metrics], node)
     cmp = Comparison(
@@ -808,6 +817,7 @@ def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
     )
     if n_union:  # the rows' key codes are known here: not factorized again (10^6 strings)
         cmp.__dict__["key_codes"] = (ukey, uniques)
+    cmp.__dict__["label_frames"] = label_frames
     # rows come level by level, so their depths are known too (no pass over parents)
     cmp.__dict__["depth"] = np.repeat(np.arange(len(level_sizes), dtype=np.int32),
                                       level_sizes)
@@ -852,19 +862,22 @@ def _flat_rounding(profiles, metrics, node_gkey, n_keys, keep) -> dict[str, np.n
 
 
 def _representative_labels(profiles, rep_run, rep_node):
-    n = len(rep_run)
-    name = np.empty(n, dtype=object)
-    module = np.empty(n, dtype=object)
-    src = np.empty(n, dtype=object)
+    """(name, module, src, label frames) of rows represented by node ``rep_node`` of run
+    ``rep_run``: one object gather per column from the runs' frame tables laid end to
+    end (:attr:`Comparison.label_frames`)."""
+    offs = np.cumsum([0] + [len(p.frames.name) for p in profiles])
+    gf = np.zeros(len(rep_run), dtype=np.int64)
     for r, p in enumerate(profiles):
         sel = np.flatnonzero(rep_run == r)
-        if sel.size == 0:
-            continue
-        f = p.frame[rep_node[sel]]
-        name[sel] = p.frames.name[f]
-        module[sel] = p.frames.module[f]
-        src[sel] = p.frames.src[f]
-    return name, module, src
+        if sel.size:
+            gf[sel] = p.frame[rep_node[sel]] + offs[r]
+
+    def laid(col: str) -> np.ndarray:
+        parts = [np.asarray(getattr(p.frames, col), dtype=object) for p in profiles]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=object)
+
+    names, modules = laid("name"), laid("module")
+    return names[gf], modules[gf], laid("src")[gf], (gf, names, modules)
 
 
 def _align_flat(profiles, baseline, node_gkey, uniques, current) -> Comparison:
@@ -905,13 +918,15 @@ def _align_flat(profiles, baseline, node_gkey, uniques, current) -> Comparison:
     # prefer the baseline as representative when present
     rep_run = np.where(node[:, baseline] >= 0, baseline, rep_run)
     rep_node = node[np.arange(len(keep)), rep_run]
-    name, module, src = _representative_labels(profiles, rep_run, rep_node)
-    return Comparison(
+    name, module, src, label_frames = _representative_labels(profiles, rep_run, rep_node)
+    cmp = Comparison(
         runs=profiles, baseline=baseline, mode="flat",
         parent=np.full(len(keep), -1, dtype=np.int32), node=node, name=name, module=module,
         src=src, keys=uniques[keep], values=values, metrics=metrics, current=current,
         rounding=_flat_rounding(profiles, metrics, node_gkey, n_keys, keep),
     )
+    cmp.__dict__["label_frames"] = label_frames
+    return cmp
 
 
 def comparable_metrics(cmp: Comparison) -> list[Metric]:

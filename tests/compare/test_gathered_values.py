@@ -163,3 +163,20 @@ def test_change_extremes_read_by_blocks_are_those_of_the_whole_columns(pair, mon
             d_rows, r_rows = cmp.change_extremes(m)
             assert d_rows.tolist() == column_extremes(cmp.delta(m)).tolist(), m
             assert r_rows.tolist() == column_extremes(cmp.rel(m)).tolist(), m
+
+
+@pytest.mark.parametrize("pair", sorted(PAIRS))
+@pytest.mark.parametrize("mode", ["tree", "flat"])
+def test_name_codes_from_the_frame_tables_name_every_rows_labels(pair, mode):
+    """The filter's codes, found over the runs' frame tables, give each row its own name
+    and module, and rows share a code exactly when they share the string."""
+    from profdiff.viewer.qt.layout import name_codes
+
+    base = _cmp(pair)
+    for b in (0, 1):
+        cmp = align(list(base.runs), baseline=b, mode=mode)
+        assert cmp.label_frames is not None
+        nc, nu, mc, mu = name_codes(cmp)
+        assert nu[nc].tolist() == cmp.name.tolist()
+        assert mu[mc].tolist() == cmp.module.tolist()
+        assert len(set(nu.tolist())) == len(nu) and len(set(mu.tolist())) == len(mu)

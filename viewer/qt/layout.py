@@ -42,11 +42,20 @@ only the root's on scrolling.  Flat lists are tables and show every row."""
 
 def name_codes(cmp: Comparison) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(name codes, distinct names, module codes, distinct modules) of a comparison, cached
-    per comparison so every view filtering it shares one factorisation."""
+    per comparison so every view filtering it shares one factorisation.  From an aligned
+    comparison's frame tables (:attr:`~viewer.compare.Comparison.label_frames`) the
+    distinct values may include names no row shows; a code always names its row's."""
     v = _NAME_CODES.get(cmp)
     if v is None:
-        nc, nu = pd.factorize(cmp.name)
-        mc, mu = pd.factorize(cmp.module)
+        frames = cmp.label_frames
+        if frames is not None:  # over the runs' frame tables, not every row
+            gf, names, modules = frames
+            fc, nu = pd.factorize(names)
+            fm, mu = pd.factorize(modules)
+            nc, mc = fc[gf], fm[gf]
+        else:
+            nc, nu = pd.factorize(cmp.name)
+            mc, mu = pd.factorize(cmp.module)
         v = (nc, np.asarray(nu, dtype=object), mc, np.asarray(mu, dtype=object))
         _NAME_CODES[cmp] = v
     return v

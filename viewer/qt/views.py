@@ -298,13 +298,15 @@ def column_widths(view: QTreeView) -> dict[tuple[str, str | None, str], int]:
 
 
 def fit_columns(view: QTreeView, name_width: int | None = None,
-                keep: dict[tuple[str, str | None, str], int] | None = None) -> None:
+                keep: dict[tuple[str, str | None, str], int] | None = None,
+                measure_now: bool = True) -> None:
     """Initial widths of new columns (:mod:`viewer.qt.column_sizing`): numbers to their
     widest value, labels to the widest root row, headers unclipped.
 
     ``keep`` (from :func:`column_widths`): widths the user set on columns that existed
     before the columns were rebuilt - they survive toggling metrics or the % mode.
     ``name_width`` is ignored (kept for callers; the name column is sized to content).
+    ``measure_now`` false: the widths are reset, the caller measures the roots later.
     """
     m = view.model()
     if not isinstance(m, ComparisonTreeModel):
@@ -318,7 +320,8 @@ def fit_columns(view: QTreeView, name_width: int | None = None,
         kept = keep.get(_width_key(c))
         if kept:
             view.set_user_width(i, kept)
-    view.grow_content(measure(view, m, m.layout.children(-1)))
+    if measure_now:
+        view.grow_content(measure(view, m, m.layout.children(-1)))
 
 
 def measure(view: TreePane | TablePane, m: ComparisonTreeModel, shown: np.ndarray,
@@ -818,8 +821,15 @@ class SideBySideView(QWidget, _TreeViewMixin):
                 pane.set_user_width(i, w)
             pane.grow_content(content)
             pane.grow_content(measure(pane, m, m.layout.children(-1)))
-        else:
+        elif self.isVisible():
             fit_columns(pane)
+        else:  # a hidden tab: its roots are measured when it is next shown
+            fit_columns(pane, measure_now=False)
+            roots = np.asarray(m.layout.children(-1), dtype=np.int64)
+            later = self._measure_later
+            if later is not None and later[0] is self.cmp:
+                roots = np.union1d(later[1], roots)
+            self._measure_later = (self.cmp, roots)
         pane.selectionModel().currentChanged.connect(
             lambda cur, _prev, p=pane: self._mirror_current(cur, p))
         m.sortApplied.connect(lambda c, o, d=self.panes[1 - slot]: self._mirror_sort(c, o, d))

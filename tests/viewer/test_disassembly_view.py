@@ -22,8 +22,8 @@ from profdiff.viewer.qt.disassembly_view import (
     DisassemblyView,
     InstructionPairsModel,
     open_disassembly,
-    perf_row_target,
 )
+from profdiff.viewer.qt.instructions_hook import perf_row_target
 
 CVM = Path(__file__).parent.parent / "data" / "perf" / "c-vm"
 V1, V2 = CVM / "v1" / "perf.data", CVM / "v2" / "perf.data"

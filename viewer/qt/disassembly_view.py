@@ -48,9 +48,6 @@ from profdiff.viewer.annotate import FunctionComparison, compare_function
 from profdiff.viewer.annotate.instructions import KIND_NAMES
 from profdiff.viewer.annotate.rows import AlignedRows, aligned_rows, side_lanes
 from profdiff.viewer.colors import ADDED, REMOVED, DivergingScale
-from profdiff.viewer.compare import Comparison
-
-from .models import ROW_ID_ROLE
 
 COLUMNS = ("", "A address", "A %", "", "A instruction", "A jumps",
            "B address", "B %", "", "B instruction", "B jumps", "Δ pp", "source")
@@ -386,47 +383,3 @@ def open_disassembly(window: QWidget, symbol: str, path_a: str, path_b: str,
         window.setCurrentWidget(view)  # type: ignore[attr-defined]
     view.start(path_a, path_b, rules)
     return view
-
-
-# ------------------------------------------------------------------------------------------
-# hook for the main window: "Compare instructions…" on perf rows
-# ------------------------------------------------------------------------------------------
-def perf_row_target(cmp: Comparison, row: int) -> tuple[str, str, str] | None:
-    """(symbol, baseline perf.data, current perf.data) for a row of a comparison of two
-    perf.data runs, None for any other row (other formats, kernel/unknown frames)."""
-    if cmp is None or cmp.n_runs < 2 or not 0 <= row < cmp.n_rows:
-        return None
-    a, b = cmp.runs[cmp.baseline], cmp.runs[cmp.current]
-    if a.format != "perf-data" or b.format != "perf-data" or not a.path or not b.path:
-        return None
-    name = str(cmp.name[row])
-    if not name or name.startswith("[") or str(cmp.module[row]).startswith("[kernel"):
-        return None
-    return name, str(a.path), str(b.path)
-
-
-def add_compare_instructions(window: QWidget, view: QAbstractItemView) -> None:
-    """Give ``view`` (a tree/table over a :class:`ComparisonTreeModel`) a context-menu
-    action "Compare instructions…" and open the Disassembly tab on double-click, for perf
-    rows.  ``window`` provides ``add_tab`` and, duck-typed, its rename ``rules``."""
-
-    def target(index: QModelIndex) -> tuple[str, str, str] | None:
-        model = index.model() if index.isValid() else None
-        cmp = getattr(model, "cmp", None)
-        row = index.data(ROW_ID_ROLE) if index.isValid() else None
-        return perf_row_target(cmp, int(row)) if cmp is not None and row is not None else None
-
-    def open_for(index: QModelIndex) -> None:
-        t = target(index)
-        if t is not None:
-            open_disassembly(window, *t, rules=getattr(window, "rules", ()))
-
-    def entries(index: QModelIndex) -> list:
-        t = target(index)
-        return [] if t is None else [(f"Compare instructions of {t[0]}…",
-                                      lambda: open_for(index))]
-
-    from .row_menu import RowMenu
-
-    RowMenu.of(view).add_extra(entries)  # an entry of the row's context menu
-    view.doubleClicked.connect(open_for)

@@ -287,7 +287,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         if self.flame is not None and hasattr(self.flame, "rowSelected"):
             self.flame.rowSelected.connect(lambda r: self._row_selected(r, self.flame))
         # issue 20 hook (Disassembly tab): "Compare instructions…" / double-click, perf rows
-        from .disassembly_view import add_compare_instructions
+        from .instructions_hook import add_compare_instructions
         for pane in (*self.side.panes, self.diff.tree, self.flat.table):
             add_compare_instructions(self, pane)
         install_row_menus(self)  # issue 19: copy, filter, show in, focus on every row

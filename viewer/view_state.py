@@ -73,13 +73,29 @@ def change_scale_factor(cmp: Comparison, metric: str) -> float:
     if met.unit is Unit.PERCENT:
         return 1.0
     for r in (cmp.baseline, cmp.current):
-        col = np.abs(cmp.present_values(metric, r))  # absent rows would add zeros
+        col = cmp.present_values(metric, r)  # absent rows would add zeros
         if not col.size:
             continue
-        den = np.nanmax(col) if met.kind is Kind.INCLUSIVE else np.nansum(col)
+        den = _largest_magnitude(col) if met.kind is Kind.INCLUSIVE else _summed_magnitude(col)
         if np.isfinite(den) and den > 0:
             return 100.0 / float(den)
     return 1.0
+
+
+def _plain(col: np.ndarray) -> bool:
+    """No NaN and nothing negative: then ``|col|`` is ``col`` and ``nansum`` its sum."""
+    return bool(np.fmin.reduce(col) >= 0) and not np.isnan(col).any()  # fmin: no warning
+
+
+def _largest_magnitude(col: np.ndarray) -> float:
+    """``nanmax(|col|)``; of plain costs read in place (no 10^6-value copies on the first
+    paint)."""
+    return float(col.max()) if _plain(col) else float(np.nanmax(np.abs(col)))
+
+
+def _summed_magnitude(col: np.ndarray) -> float:
+    """``nansum(|col|)``, the same bits: of plain costs ``col.sum()`` in place."""
+    return float(col.sum()) if _plain(col) else float(np.nansum(np.abs(col)))
 
 
 def colour_source(cmp: Comparison, metric: str, by_share: bool = False) -> str:

@@ -309,7 +309,7 @@ class Comparison:
         cache = self.__dict__.setdefault("_change_extremes", {})
         got = cache.get((metric, run))
         if got is None:
-            d_ext, r_ext = _Extremes(), _Extremes()
+            d_ext, r_ext = Extremes(), Extremes()
             for lo in range(0, self.n_rows, STATUS_BLOCK):
                 v = self.block(metric, slice(lo, lo + STATUS_BLOCK))
                 d = v[:, run] - v[:, self.baseline]
@@ -574,10 +574,12 @@ def _with_src_ordinal(p: Profile, keys: np.ndarray) -> np.ndarray:
     return out
 
 
-class _Extremes:
-    """:func:`column_extremes` of a column given a block at a time: the first row of the
-    largest finite magnitude, of the smallest non-zero one (or of everything when all are
-    zero or not finite, as ``argmax``/``argmin`` of the whole column) and of a NaN/inf."""
+class Extremes:
+    """Rows of a column whose value may print widest, given the column a block at a time:
+    the first row of the largest finite magnitude (most digits), of the smallest non-zero
+    one (``0.00091``; of everything when all are zero or not finite, as ``argmax``/
+    ``argmin`` of the whole column) and of a NaN/inf.  A few passes per block and no
+    partial sort (every numeric column of every view is measured on first paint)."""
 
     def __init__(self) -> None:
         self.big: tuple[float, int] | None = None

@@ -27,6 +27,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QStyle, QTreeView
 
+from profdiff.viewer.compare import Extremes
+
 from .cell_delegate import PLAIN_STYLE_OPTIONS, CellDelegate
 
 SAMPLE = 48
@@ -154,22 +156,11 @@ def bold_metrics(view: QTreeView) -> QFontMetrics:
 
 
 def column_extremes(a: np.ndarray) -> np.ndarray:
-    """Rows of a whole column whose value may print widest: the largest finite magnitude
-    (most digits), the smallest non-zero one (``0.00091``) and a NaN - a few passes over
-    the array and no partial sort (every column of every view is measured on first
-    paint, 10^6 rows each)."""
-    v = np.asarray(a, dtype=np.float64)
-    if v.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    mag = np.abs(v)
-    bad = ~np.isfinite(mag)
-    mag[bad] = -1.0
-    out = [int(np.argmax(mag))]
-    mag[mag <= 0] = np.inf
-    out.append(int(np.argmin(mag)))
-    if bad.any():
-        out.append(int(np.argmax(bad)))
-    return np.unique(np.asarray(out, dtype=np.int64))
+    """Rows of a whole column whose value may print widest (:class:`~viewer.compare.Extremes`
+    of the column as one block)."""
+    ext = Extremes()
+    ext.add(np.asarray(a, dtype=np.float64), 0)
+    return ext.rows()
 
 
 def value_candidates(a: np.ndarray, rows: np.ndarray | None = None, k: int = SAMPLE) -> np.ndarray:

@@ -135,6 +135,13 @@ class GatheredValues(Mapping[str, np.ndarray]):
                            else len(nodes), np.nan)
         return np.asarray(p.values[name][nodes], dtype=np.float64)
 
+    def of_nodes_or_zero(self, name: str, run: int, nodes: np.ndarray) -> np.ndarray:
+        """``run``'s values at its node ids ``nodes``, 0 where a node is -1 (the run lacks
+        that row), as float64; NaN when the run lacks the metric."""
+        if name not in self._known:
+            raise KeyError(name)
+        return self._column(self._profiles[run], name, nodes)
+
     def run_values(self, name: str, run: int) -> np.ndarray:
         """The values of ``run``'s rows: its own array as float64 (every node of a run is
         one row), all NaN when the run lacks the metric."""
@@ -147,6 +154,11 @@ class GatheredValues(Mapping[str, np.ndarray]):
 
     def rows_of(self, run: int, nodes: np.ndarray) -> np.ndarray:
         """The row of each of ``run``'s node ids ``nodes``."""
+        return self.row_of_nodes(run)[np.asarray(nodes, dtype=np.intp)]
+
+    def row_of_nodes(self, run: int) -> np.ndarray:
+        """The row of each of ``run``'s nodes, by node id (read-only; computed once):
+        the rows in the run's node order, which the blockwise readers walk."""
         with self._lock:
             inv = self._row_of.get(run)
             if inv is None:
@@ -154,8 +166,9 @@ class GatheredValues(Mapping[str, np.ndarray]):
                 has = np.flatnonzero(col >= 0)
                 inv = np.empty(self._profiles[run].n_nodes, dtype=np.int64)
                 inv[col[has]] = has
+                inv.flags.writeable = False
                 self._row_of[run] = inv
-        return inv[np.asarray(nodes, dtype=np.intp)]
+        return inv
 
     @staticmethod
     def _column(p: Profile, name: str, nodes: np.ndarray) -> np.ndarray:

@@ -165,6 +165,27 @@ def test_change_extremes_read_by_blocks_are_those_of_the_whole_columns(pair, mon
             assert r_rows.tolist() == column_extremes(cmp.rel(m)).tolist(), m
 
 
+def test_change_extremes_of_three_runs_count_rows_two_of_them_lack(monkeypatch):
+    """Three runs of two programs: many rows are absent from the baseline, from the run
+    compared, or from both (each counts as zero cost there).  Read in the baseline's node
+    order and then its missing rows, the extremes are still those of the whole columns,
+    for every baseline and every run."""
+    from profdiff.viewer import compare
+    from profdiff.viewer.qt.column_sizing import column_extremes
+
+    monkeypatch.setattr(compare, "STATUS_BLOCK", 7)
+    runs = [load(PAIRS["hs-ad"][0]), load(PAIRS["hcy2c"][0]), load(PAIRS["hs-ad"][1])]
+    for b in range(3):
+        cmp = align(runs, baseline=b)
+        both_absent = (cmp.node[:, b] < 0) & (cmp.node[:, (b + 1) % 3] < 0)
+        assert both_absent.any()
+        for m in cmp.values:
+            for r in range(3):
+                d_rows, r_rows = cmp.change_extremes(m, r)
+                assert d_rows.tolist() == column_extremes(cmp.delta(m, r)).tolist(), (m, r)
+                assert r_rows.tolist() == column_extremes(cmp.rel(m, r)).tolist(), (m, r)
+
+
 @pytest.mark.parametrize("pair", sorted(PAIRS))
 @pytest.mark.parametrize("mode", ["tree", "flat"])
 def test_name_codes_from_the_frame_tables_name_every_rows_labels(pair, mode):

@@ -6,12 +6,17 @@ window's own attributes).
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 from PySide6.QtWidgets import (
     QWidget,
 )
 
 from profdiff.viewer.view_state import change_scale_factor, inclusive_of
+
+_HOT_VALUES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""comparison -> {metric: :meth:`NavigationMixin.hot_key` by value}; gone with it."""
 
 
 class NavigationMixin:
@@ -181,7 +186,12 @@ class NavigationMixin:
             return None
         if by == "delta" and cmp.n_runs > 1:
             return cmp.delta(m)
-        return np.fmax(cmp.value(m, cmp.current), cmp.value(m, cmp.baseline))
+        per_cmp = _HOT_VALUES.setdefault(cmp, {})
+        key = per_cmp.get(m)
+        if key is None:  # asked for twice as a comparison opens (sort, then expand)
+            key = per_cmp[m] = np.fmax(cmp.value(m, cmp.current), cmp.value(m, cmp.baseline))
+            key.flags.writeable = False
+        return key
 
     def _row_selected(self, row: int, source) -> None:
         if self._selecting:

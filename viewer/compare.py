@@ -340,9 +340,8 @@ class Comparison:
         order = v.row_of_nodes(b)
         for lo in range(0, n_base, STATUS_BLOCK):
             rows = order[lo : lo + STATUS_BLOCK]
-            mine = np.arange(lo, lo + len(rows))
             yield (rows, v.of_nodes_or_zero(metric, run, self.node[rows, run]),
-                   v.of_nodes_or_zero(metric, b, mine))
+                   v.of_nodes(metric, b, slice(lo, lo + len(rows))))
         rest = np.flatnonzero(self.node[:, b] < 0)
         for lo in range(0, len(rest), STATUS_BLOCK):
             rows = rest[lo : lo + STATUS_BLOCK]

@@ -10,8 +10,8 @@ PySide6.QtWidgets``: 0.60 s against 0.47 s).  Imported first they are already in
 
 The list is what the first paint of a comparison imports: numpy and pandas, the readers
 (every format is detected), and the core the views read from (comparison, noise,
-ranking, summary, suggestions, flame layout, exporters).  ``tests/viewer/qt`` runs the
-app on a pair and fails naming any of them imported after Qt.
+ranking, summary, suggestions, flame layout, exporters).  ``tests/viewer/test_qt_free_first.py``
+runs the app on a pair and fails naming any of them imported after Qt.
 """
 
 from __future__ import annotations

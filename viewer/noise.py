@@ -138,8 +138,11 @@ def _sample_counts(cmp: Comparison, runs: Sequence[int]) -> np.ndarray:
 
 
 def metric_noise(cmp: Comparison, metric: str, base_runs: Sequence[int],
-                 new_runs: Sequence[int], alpha: float = DEFAULT_ALPHA) -> MetricNoise:
-    """Spread and significance of one metric's change, row by row."""
+                 new_runs: Sequence[int], alpha: float = DEFAULT_ALPHA,
+                 memo: dict | None = None) -> MetricNoise:
+    """Spread and significance of one metric's change, row by row.  ``memo``: shared by
+    the metrics of one estimate, so the self metric's speed factor and dispersion are
+    computed once for it and its inclusive counterpart."""
     m = cmp.metric_by_name[metric]
     vb, vn = _columns(cmp, metric, base_runs), _columns(cmp, metric, new_runs)
     stats = _spread(vb, vn)
@@ -155,13 +158,16 @@ def metric_noise(cmp: Comparison, metric: str, base_runs: Sequence[int],
     nb = _sample_counts(cmp, base_runs)
     nn = _sample_counts(cmp, new_runs)
     if m.sampled and np.isfinite(nb).all() and np.isfinite(nn).all():
-        return _count_noise(cmp, m, base_runs, new_runs, stats, beyond, alpha)
+        return _count_noise(cmp, m, base_runs, new_runs, stats, beyond, alpha,
+                            {} if memo is None else memo)
     return _share_noise(cmp, m, base_runs, new_runs, stats, beyond, alpha)
 
 
 def _row_mean(x: np.ndarray) -> np.ndarray:
-    """Mean over the runs of each row (one run: its column, without nanmean's cost)."""
-    return x[:, 0].copy() if x.shape[1] == 1 else np.nanmean(x, axis=1)
+    """Mean over the runs of each row (one run: its column, a view of ``x`` - every
+    caller passes an array of its own and only reads the mean - without nanmean's cost
+    or a copy: a 10^6-row copy is 8 MB of fresh memory to touch)."""
+    return x[:, 0] if x.shape[1] == 1 else np.nanmean(x, axis=1)
 
 
 def _columns(cmp: Comparison, metric: str, runs: Sequence[int]) -> np.ndarray:
@@ -197,20 +203,37 @@ def _spread(vb: np.ndarray, vn: np.ndarray) -> dict[str, np.ndarray]:
     return out
 
 
-def _rounding_of(cmp: Comparison, metric: str, runs: Sequence[int]) -> np.ndarray:
+def _rounding_of(cmp: Comparison, metric: str, runs: Sequence[int],
+                 rows: slice = slice(None)) -> np.ndarray:
     h = cmp.rounding.get(metric)
     if h is None:
-        return np.zeros(cmp.n_rows)
-    return np.max(h[:, list(runs)], axis=1)
+        return np.zeros(len(range(cmp.n_rows)[rows]))
+    return np.max(h[rows][:, list(runs)], axis=1)
 
 
 def _beyond_rounding(cmp: Comparison, metric: str, base_runs: Sequence[int],
                      new_runs: Sequence[int], stats: dict[str, np.ndarray]) -> np.ndarray:
-    """Rows whose change of the means exceeds what rounding of the printed values allows."""
-    h = _rounding_of(cmp, metric, base_runs) + _rounding_of(cmp, metric, new_runs)
-    d = np.abs(stats["new_mean"] - stats["base_mean"])
-    with np.errstate(invalid="ignore"):
-        return d > h * (1 + 1e-9)
+    """Rows whose change of the means exceeds what rounding of the printed values allows
+    (a block of rows at a time: only the mask is fresh memory)."""
+    n = len(stats["new_mean"])
+    out = np.empty(n, dtype=bool)
+    for sl in _row_blocks(n):
+        h = _rounding_of(cmp, metric, base_runs, sl) + _rounding_of(cmp, metric, new_runs, sl)
+        d = np.abs(stats["new_mean"][sl] - stats["base_mean"][sl])
+        with np.errstate(invalid="ignore"):
+            out[sl] = d > h * (1 + 1e-9)
+    return out
+
+
+NOISE_BLOCK = 1 << 15
+"""Rows per block of the element-wise parts of an estimate.  Why blocks: on 10^6 rows
+each whole-column temporary is 8 MB of memory touched for the first time (the kernel
+maps it page by page: the first estimate of a big pair spent 3/4 of its time there),
+while a block's temporaries are reused from one block to the next."""
+
+
+def _row_blocks(n: int) -> list[slice]:
+    return [slice(lo, min(n, lo + NOISE_BLOCK)) for lo in range(0, max(n, 1), NOISE_BLOCK)]
 
 
 def _as_counts(cmp: Comparison, metric: Metric, runs: Sequence[int],
@@ -219,7 +242,9 @@ def _as_counts(cmp: Comparison, metric: Metric, runs: Sequence[int],
     t = _run_totals(cmp, metric, runs)
     n = _sample_counts(cmp, runs)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return values / t * n
+        out = values / t
+        out *= n  # in place: one fresh array, the same numbers as ``values / t * n``
+        return out
 
 
 MIN_INFORMATIVE = 10
@@ -269,35 +294,60 @@ def overdispersion(z: np.ndarray, informative: np.ndarray) -> float:
 
 def _count_noise(cmp: Comparison, m: Metric, base_runs: Sequence[int],
                  new_runs: Sequence[int], stats: dict[str, np.ndarray], beyond: np.ndarray,
-                 alpha: float) -> MetricNoise:
+                 alpha: float, memo: dict) -> MetricNoise:
     """Sampled metric: compare sample counts after the run-level speed factor.
 
     The factor and the dispersion come from the self metric (for ``inherited_time`` from
     ``time``): self rows are disjoint samples, while inclusive rows overlap (MAIN holds
-    them all) and would understate how much rows move.
+    them all) and would understate how much rows move.  ``memo`` keeps them (and the
+    self metric's z) for the other metrics of the same estimate.
     """
     self_m = _self_counterpart(cmp, m)
-    sb, sn = _counts(cmp, self_m, base_runs), _counts(cmp, self_m, new_runs)
-    f = speed_factor(_row_mean(sb), _row_mean(sn)) if _disjoint_rows(cmp) \
-        else 1.0
-    z_self, ms_b, ms_n = _count_z(cmp, self_m, sb, sn, base_runs, new_runs, f)
-    phi = overdispersion(z_self, (ms_b >= MIN_INFORMATIVE) & (ms_n >= MIN_INFORMATIVE)) \
-        if _disjoint_rows(cmp) else 1.0
+    f, phi, z_self, ms_b, sb, sn = _self_part(cmp, self_m, base_runs, new_runs, memo)
     if self_m is m:
         cb, cn, z, mb = sb, sn, z_self, ms_b
     else:
         cb, cn = _counts(cmp, m, base_runs), _counts(cmp, m, new_runs)
         z, mb, _ = _count_z(cmp, m, cb, cn, base_runs, new_runs, f)
-    z = z / math.sqrt(phi)
-    pval = _erfc(np.nan_to_num(z, nan=0.0) / math.sqrt(2.0))
+    pval, mdr = _pvalues(z, mb, phi)
     sig = benjamini_hochberg(pval, alpha) & beyond
-    with np.errstate(divide="ignore"):
-        mdr = np.where(mb > 0, 2.0 * math.sqrt(phi) / np.sqrt(np.maximum(mb, 1e-300)), np.inf)
     spread = ", run-to-run spread" if max(cb.shape[1], cn.shape[1]) > 1 else ""
     method = (f"z test on sample counts after the run's speed factor x{f:.3f} (Poisson "
               f"sampling error{spread}, dispersion x{phi:.2f} estimated over the rows)")
     return MetricNoise(method, **stats, pvalue=pval, significant=sig, min_detectable_rel=mdr,
                        speed_factor=f, dispersion=phi)
+
+
+def _self_part(cmp: Comparison, self_m: Metric, base_runs: Sequence[int],
+               new_runs: Sequence[int], memo: dict) -> tuple:
+    """(speed factor, dispersion, z, mean base counts, base counts, new counts) of the
+    self metric ``self_m``, computed once per ``memo``."""
+    key = ("self", self_m.name, tuple(base_runs), tuple(new_runs))
+    got = memo.get(key)
+    if got is None:
+        sb, sn = _counts(cmp, self_m, base_runs), _counts(cmp, self_m, new_runs)
+        f = speed_factor(_row_mean(sb), _row_mean(sn)) if _disjoint_rows(cmp) \
+            else 1.0
+        z_self, ms_b, ms_n = _count_z(cmp, self_m, sb, sn, base_runs, new_runs, f)
+        phi = overdispersion(z_self, (ms_b >= MIN_INFORMATIVE) & (ms_n >= MIN_INFORMATIVE)) \
+            if _disjoint_rows(cmp) else 1.0
+        got = memo[key] = (f, phi, z_self, ms_b, sb, sn)
+    return got
+
+
+def _pvalues(z: np.ndarray, mb: np.ndarray, phi: float) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided p-values of ``z`` deflated by the dispersion ``phi``, and the smallest
+    relative change a row of ``mb`` mean base samples can show (block by block)."""
+    n = len(z)
+    zs = np.empty(n)
+    mdr = np.empty(n)
+    root = math.sqrt(phi)
+    for sl in _row_blocks(n):
+        zs[sl] = np.nan_to_num(z[sl] / root, nan=0.0) / math.sqrt(2.0)
+        b = mb[sl]
+        with np.errstate(divide="ignore"):
+            mdr[sl] = np.where(b > 0, 2.0 * root / np.sqrt(np.maximum(b, 1e-300)), np.inf)
+    return _erfc(zs), mdr
 
 
 def _disjoint_rows(cmp: Comparison) -> bool:
@@ -314,21 +364,31 @@ def _counts(cmp: Comparison, m: Metric, runs: Sequence[int]) -> np.ndarray:
 def _count_z(cmp: Comparison, m: Metric, cb: np.ndarray, cn: np.ndarray,
              base_runs: Sequence[int], new_runs: Sequence[int],
              f: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """|new - f * base| over its standard error, per row; and the mean counts."""
+    """|new - f * base| over its standard error, per row; and the mean counts (computed
+    a block of rows at a time: :data:`NOISE_BLOCK`)."""
     mb, mn_ = _row_mean(cb), _row_mean(cn)
+    z = np.empty(len(mb))
+    for sl in _row_blocks(len(mb)):
+        z[sl] = _block_z(cmp, m, cb[sl], cn[sl], mb[sl], mn_[sl], base_runs, new_runs, f, sl)
+    return z, mb, mn_
+
+
+def _block_z(cmp: Comparison, m: Metric, cb: np.ndarray, cn: np.ndarray, mb: np.ndarray,
+             mn_: np.ndarray, base_runs: Sequence[int], new_runs: Sequence[int], f: float,
+             rows: slice) -> np.ndarray:
+    """:func:`_count_z`'s z of one block of ``rows`` (``cb`` ... ``mn_`` are that block)."""
     var_b = np.maximum(mb, 0) / cb.shape[1]
     var_n = np.maximum(mn_, 0) / cn.shape[1]
     if cb.shape[1] > 1:
         var_b = np.maximum(var_b, np.nanvar(cb, axis=1, ddof=1) / cb.shape[1])
     if cn.shape[1] > 1:
         var_n = np.maximum(var_n, np.nanvar(cn, axis=1, ddof=1) / cn.shape[1])
-    var = f * f * var_b + var_n + _rounding_var(cmp, m, base_runs, new_runs, f)
+    var = f * f * var_b + var_n + _rounding_var(cmp, m, base_runs, new_runs, f, rows)
     diff = mn_ - f * mb
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.abs(diff) / np.sqrt(var)
     z = np.where((var == 0) & (diff == 0), 0.0, z)
-    z = np.where((var == 0) & (diff != 0), np.inf, z)
-    return z, mb, mn_
+    return np.where((var == 0) & (diff != 0), np.inf, z)
 
 
 def _self_counterpart(cmp: Comparison, m: Metric) -> Metric:
@@ -338,12 +398,13 @@ def _self_counterpart(cmp: Comparison, m: Metric) -> Metric:
 
 
 def _rounding_var(cmp: Comparison, m: Metric, base_runs: Sequence[int],
-                  new_runs: Sequence[int], f: float) -> np.ndarray:
-    """Variance (in counts) of uniform rounding errors of the printed values."""
+                  new_runs: Sequence[int], f: float, rows: slice = slice(None)) -> np.ndarray:
+    """Variance (in counts) of uniform rounding errors of the printed values of ``rows``."""
     if m.name not in cmp.rounding:
-        return np.zeros(cmp.n_rows)
-    hb = _as_counts(cmp, m, base_runs, np.asarray(cmp.rounding[m.name])[:, list(base_runs)])
-    hn = _as_counts(cmp, m, new_runs, np.asarray(cmp.rounding[m.name])[:, list(new_runs)])
+        return np.zeros(len(range(cmp.n_rows)[rows]))
+    h = np.asarray(cmp.rounding[m.name])[rows]
+    hb = _as_counts(cmp, m, base_runs, h[:, list(base_runs)])
+    hn = _as_counts(cmp, m, new_runs, h[:, list(new_runs)])
     return (f * f * _row_mean(hb) ** 2 + _row_mean(hn) ** 2) / 3.0
 
 
@@ -374,11 +435,12 @@ def _share_noise(cmp: Comparison, m: Metric, base_runs: Sequence[int],
 def compute_noise(cmp: Comparison, base_runs: Sequence[int], new_runs: Sequence[int],
                   alpha: float = DEFAULT_ALPHA, metrics: Sequence[str] | None = None) -> Noise:
     noise = Noise(len(base_runs), len(new_runs), alpha)
+    memo: dict = {}
     for m in cmp.metrics:
         if metrics is not None and m.name not in metrics:
             continue
         if all(cmp.runs[r].has_metric(m.name) for r in [*base_runs, *new_runs]):
-            noise.metrics[m.name] = metric_noise(cmp, m.name, base_runs, new_runs, alpha)
+            noise.metrics[m.name] = metric_noise(cmp, m.name, base_runs, new_runs, alpha, memo)
     return noise
 
 

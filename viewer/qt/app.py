@@ -278,6 +278,9 @@ def prepare_screenshot(app, win, args, spec, view) -> int:
         return 2
     if not (args.files or args.base):
         _apply_options(win, args)
+    # laid out and shown (show events, deferred tab work) but not painted until grab():
+    # the picture is painted once, as the window the user opens is
+    win.setUpdatesEnabled(False)
     win.show()
     app.processEvents()
     if win.comparison is not None:
@@ -306,6 +309,7 @@ def _screenshot(app, win, args, spec, view, settings_path: str) -> int:
     ok = False
     if rc == 0:
         out.parent.mkdir(parents=True, exist_ok=True)
+        win.setUpdatesEnabled(True)
         ok = win.grab().save(str(out), "PNG", PNG_QUALITY)
     win.close()
     try:

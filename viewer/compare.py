@@ -336,17 +336,33 @@ class Comparison:
         nearly in order, as :meth:`_changed_in_node_order`), then the rows it lacks.
         Level order would read both runs' arrays at random: 3x the time on 10^6 rows."""
         b = self.baseline
-        n_base = self.runs[b].n_nodes
-        order = v.row_of_nodes(b)
-        for lo in range(0, n_base, STATUS_BLOCK):
-            rows = order[lo : lo + STATUS_BLOCK]
-            yield (rows, v.of_nodes_or_zero(metric, run, self.node[rows, run]),
-                   v.of_nodes(metric, b, slice(lo, lo + len(rows))))
-        rest = np.flatnonzero(self.node[:, b] < 0)
+        order, nodes, rest, rest_nodes = self._base_order(run, v)
+        for lo in range(0, len(order), STATUS_BLOCK):
+            blk = slice(lo, lo + STATUS_BLOCK)
+            yield (order[blk], v.of_nodes_or_zero(metric, run, nodes[blk]),
+                   v.of_nodes(metric, b, blk))
         for lo in range(0, len(rest), STATUS_BLOCK):
-            rows = rest[lo : lo + STATUS_BLOCK]
-            yield (rows, v.of_nodes_or_zero(metric, run, self.node[rows, run]),
-                   v.of_nodes_or_zero(metric, b, self.node[rows, b]))
+            blk = slice(lo, lo + STATUS_BLOCK)
+            yield (rest[blk], v.of_nodes_or_zero(metric, run, rest_nodes[blk, 0]),
+                   v.of_nodes_or_zero(metric, b, rest_nodes[blk, 1]))
+
+    def _base_order(self, run: int, v: GatheredValues
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(every row of the baseline in its node order, ``run``'s node of each; the rows
+        the baseline lacks, their nodes of ``run`` and of the baseline), computed once
+        per run (read-only): each metric's node-order pass reads the same rows, and
+        gathering a column of the ``[row, run]`` node table costs as much as the pass."""
+        cache = self.__dict__.setdefault("_base_orders", {})
+        got = cache.get(run)
+        if got is None:
+            b = self.baseline
+            order = v.row_of_nodes(b)
+            rest = np.flatnonzero(self.node[:, b] < 0)
+            got = (order, self.node[order, run], rest, self.node[rest][:, [run, b]])
+            for a in got:
+                a.flags.writeable = False
+            cache[run] = got
+        return got
 
     def rel(self, metric: str, run: int | None = None) -> np.ndarray:
         """Relative change ``delta / |base|``; +inf when the base is 0 and the value grew."""
@@ -420,11 +436,10 @@ class Comparison:
         arrays and the other run's nearly in order (its tree is mostly the same), where
         the rows' level order would jump across both (3x the time on 10^6 rows)."""
         changed = np.zeros(self.n_rows, dtype=bool)
-        n_base = self.runs[self.baseline].n_nodes
-        order = v.row_of_nodes(self.baseline)
-        for lo in range(0, n_base, STATUS_BLOCK):
+        order, run_nodes = self._base_order(run, v)[:2]
+        for lo in range(0, len(order), STATUS_BLOCK):
             rows = order[lo : lo + STATUS_BLOCK]
-            nodes = self.node[rows, run]
+            nodes = run_nodes[lo : lo + STATUS_BLOCK]
             both = nodes >= 0
             if not both.any():
                 continue
@@ -625,14 +640,18 @@ class Extremes:
         if v.size == 0:
             return
         mag = np.abs(v)
-        bad = ~np.isfinite(mag)
-        mag[bad] = -1.0
-        self.big = _better(self.big, _first_of(mag, rows, np.argmax), larger=True)
-        mag[mag <= 0] = np.inf
-        self.small = _better(self.small, _first_of(mag, rows, np.argmin), larger=False)
-        if bad.any():
-            r = _first_of(bad, rows, np.argmax)[1]
+        top = mag.max()  # NaN or inf when the block holds a bad value
+        fin = None if np.isfinite(top) else np.isfinite(mag)
+        if fin is not None:
+            top = mag.max(where=fin, initial=-1.0)  # -1: none finite (a bad value's rank)
+            r = _first_row(~fin, rows)
             self.bad = r if self.bad is None else min(self.bad, r)
+        self.big = _keep(self.big, mag, top, -1.0, rows, larger=True)
+        low = mag.min() if fin is None else mag.min(where=fin, initial=np.inf)
+        if not low > 0:  # zeros: the smallest of the others
+            keep = mag > 0 if fin is None else (mag > 0) & fin
+            low = mag.min(where=keep, initial=np.inf)
+        self.small = _keep(self.small, mag, low, np.inf, rows, larger=False)
 
     def rows(self) -> np.ndarray:
         out = [x[1] for x in (self.big, self.small) if x is not None]
@@ -641,13 +660,28 @@ class Extremes:
         return np.unique(np.asarray(out, dtype=np.int64))
 
 
-def _first_of(a: np.ndarray, rows: int | np.ndarray, arg: Callable) -> tuple[float, int]:
-    """(the extreme ``arg`` finds in ``a``, the smallest row holding it); ``rows``: the
+def _keep(kept: tuple[float, int] | None, mag: np.ndarray, got: float, none: float,
+          rows: int | np.ndarray, larger: bool) -> tuple[float, int]:
+    """The extreme of ``kept`` and the block's ``got`` with its first row; ``none``:
+    the block has no candidate, so its first row stands for it (as ``argmax``/``argmin``
+    of a column of equal stand-ins).  The block's row is sought only when it can win:
+    one pass fewer on most blocks, and these run on every numeric column at first paint."""
+    got = float(got)
+    if kept is not None and (got < kept[0] if larger else got > kept[0]):
+        return kept
+    if got == none:
+        first = rows if isinstance(rows, int) else int(rows.min())
+    else:
+        first = _first_row(mag == got, rows)
+    return _better(kept, (got, first), larger)
+
+
+def _first_row(hit: np.ndarray, rows: int | np.ndarray) -> int:
+    """The smallest row of the true entries of ``hit`` (one at least); ``rows``: the
     first row of consecutive rows, or the row id of each entry."""
-    i = int(arg(a))
     if isinstance(rows, int):
-        return float(a[i]), rows + i  # argmax/argmin: the first of equal entries
-    return float(a[i]), int(rows[a == a[i]].min())
+        return rows + int(np.argmax(hit))
+    return int(rows[hit].min())
 
 
 def _better(kept: tuple[float, int] | None, got: tuple[float, int], larger: bool

@@ -260,7 +260,8 @@ class ComparisonTreeModel(QAbstractItemModel):
         self._brushes: dict[tuple[int, int, int], QBrush] = {}
         self._arrays: dict[int, np.ndarray] = {}
         self._candidates: dict[int, np.ndarray] = {}  # rows measured for a column's width
-        self._colors: dict[tuple[str, int], np.ndarray] = {}
+        self._colors: dict[tuple, np.ndarray] = {}
+        self._colour_blocks: dict[tuple, dict[int, np.ndarray]] = {}  # :meth:`_changes_at`
         self._factors: dict[str, float] = {}
         self._scales: dict[str, Scale | None] = {}
         self._persist_ids: list[tuple[int, int]] = []
@@ -307,6 +308,7 @@ class ComparisonTreeModel(QAbstractItemModel):
     def colour_basis_changed(self) -> None:
         """The colour basis (share of run or of the baseline) changed: drop the colours."""
         self._colors.clear()
+        self._colour_blocks.clear()
         self._reset_cells()
 
     def _check_cells(self) -> None:
@@ -367,6 +369,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         """Change the Δ colour scale; views repaint their viewport (no row changes)."""
         self.scale = scale
         self._colors.clear()
+        self._colour_blocks.clear()
         self._reset_cells()
         self.appearanceChanged.emit()
 
@@ -542,29 +545,30 @@ class ComparisonTreeModel(QAbstractItemModel):
         """``change_pp(metric, run)[r]``, computed for the block of rows around ``r`` only:
         the first paint of a tab would otherwise compute whole 10^6-row columns (nan_to_num,
         changed_mask: ~40 ms each) to colour the few hundred cells it shows."""
-        return float(self._changes(metric, run, (r,))[r])
+        return float(self._changes_at(metric, run, np.array([r]))[0])
 
-    def _changes(self, metric: str, run: int | None, rows) -> np.ndarray:
-        """An array whose entries at ``rows`` equal ``change_pp(metric, run)`` there: the
-        whole column when computed, else the blocks of :data:`_BLOCK` rows holding
-        ``rows`` (computed now when missing)."""
+    def _changes_at(self, metric: str, run: int | None, rows: np.ndarray) -> np.ndarray:
+        """``change_pp(metric, run)[rows]``: from the whole column when computed, else from
+        the blocks of :data:`_BLOCK` rows holding ``rows`` (computed now when missing).
+
+        Each block is an array of its own: one row-long array, first touched at a few
+        blocks spread over the tree, cost ~1 ms per metric (numpy asks the kernel for
+        huge pages, and each first touch clears a 2 MB page)."""
         key = ("pp", metric, -1 if run is None else run, self.colour_by_share)
         whole = self._colors.get(key)
         if whole is not None:
-            return whole
-        bkey = ("blocks", *key[1:])
-        got = self._colors.get(bkey)
-        if got is None:
-            n = self.cmp.n_rows
-            got = self._colors[bkey] = (np.zeros(n), np.zeros(-(-n // _BLOCK), dtype=bool))
-        vals, done = got
-        blocks = {r // _BLOCK for r in (rows if isinstance(rows, tuple) else rows.tolist())}
-        for b in blocks:
-            if not done[b]:
+            return whole[rows]
+        blocks = self._colour_blocks.setdefault(key, {})
+        which = rows // _BLOCK
+        out = np.empty(len(rows))
+        for b in np.unique(which).tolist():
+            got = blocks.get(b)
+            if got is None:
                 sl = slice(b * _BLOCK, min(self.cmp.n_rows, (b + 1) * _BLOCK))
-                vals[sl] = self._change_block(metric, run, sl)
-                done[b] = True
-        return vals
+                got = blocks[b] = self._change_block(metric, run, sl)
+            here = which == b
+            out[here] = got[rows[here] - b * _BLOCK]
+        return out
 
     def _change_block(self, metric: str, run: int | None, rows: slice) -> np.ndarray:
         """:meth:`change_pp` over ``rows`` (the same arithmetic, element by element)."""
@@ -935,7 +939,7 @@ class ComparisonTreeModel(QAbstractItemModel):
     def _rgbs_of(self, c: Column, rows: np.ndarray) -> list[tuple[int, int, int]]:
         """:meth:`_cell_rgb` of a Δ column for each of ``rows``."""
         assert c.metric is not None
-        ch = self._changes(c.metric, c.run, rows)[rows].tolist()
+        ch = self._changes_at(c.metric, c.run, rows).tolist()
         scale = self.scale
         return [scalar_color(scale, d if d == d else 0.0) for d in ch]
 

@@ -25,8 +25,9 @@ def _textbook(a: np.ndarray) -> list[int]:
 
 
 def _column(rng: np.random.Generator, n: int) -> np.ndarray:
-    """Few distinct values (ties everywhere), zeros, negatives, NaN and inf mixed in."""
-    pool = np.array([0.0, 0.0, 0.1, -0.1, 2.5, -2.5, 1e-3, 40.0, -40.0,
+    """Few distinct values (ties everywhere), both zeros, negatives, the smallest
+    subnormal and the largest float, NaN and inf mixed in."""
+    pool = np.array([0.0, -0.0, 0.1, -0.1, 2.5, -2.5, 5e-324, 1.7976931348623157e308, -40.0,
                      np.nan, np.inf, -np.inf])
     kinds = rng.choice(4)
     if kinds == 0:
@@ -55,3 +56,14 @@ def test_rows_found_by_blocks_in_any_order_are_the_textbook_ones():
             shuffled.add(a[rows], rows)
         for ext in (whole, consecutive, shuffled):
             assert ext.rows().tolist() == want, (a.tolist(), size)
+
+
+def test_a_whole_column_read_in_blocks_gives_the_textbook_rows(monkeypatch):
+    """``column_extremes`` (the value columns' widths) reads a column a block at a time."""
+    from profdiff.viewer.qt import column_sizing
+
+    monkeypatch.setattr(column_sizing, "STATUS_BLOCK", 5)
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        a = _column(rng, int(rng.integers(1, 40)))
+        assert column_sizing.column_extremes(a).tolist() == _textbook(a), a.tolist()

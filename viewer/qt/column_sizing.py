@@ -27,7 +27,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QStyle, QTreeView
 
-from profdiff.viewer.compare import Extremes
+from profdiff.viewer.compare import STATUS_BLOCK, Extremes
 
 from .cell_delegate import PLAIN_STYLE_OPTIONS, CellDelegate
 
@@ -157,9 +157,10 @@ def bold_metrics(view: QTreeView) -> QFontMetrics:
 
 def column_extremes(a: np.ndarray) -> np.ndarray:
     """Rows of a whole column whose value may print widest (:class:`~viewer.compare.Extremes`
-    of the column as one block)."""
+    of the column, a block of rows at a time)."""
     ext = Extremes()
-    ext.add(np.asarray(a, dtype=np.float64), 0)
+    for lo in range(0, len(a), STATUS_BLOCK):  # blocks: the scratch memory is reused
+        ext.add(np.asarray(a[lo : lo + STATUS_BLOCK], dtype=np.float64), lo)
     return ext.rows()
 
 

@@ -26,15 +26,15 @@ import os
 import re
 import shutil
 import signal
-import struct
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import ExternalToolError, ParseError
+from .perf_header import HEADER_SIZE_V2, recorded_dsos, sample_time_span
 from .process_group import ProcessGroup, distinct_stderr
 from .reader import usable_cores
 
@@ -45,12 +45,9 @@ FORMAT = "perf-data"
 DESCRIPTION = "Linux perf.data recording (read with perf script)"
 
 MAGICS = (b"PERFILE2", b"PERFFILE", b"2ELIFREP")
-HEADER_SIZE_V2 = 104  # struct perf_file_header: magic, size, attr_size, 3 sections
 FIELDS = ["comm", "pid", "tid", "time", "period", "event", "ip", "sym", "dso"]
 DEFAULT_TIMEOUT_S = 600.0
 MAX_BESIDE = 64  # binaries beside the recording that are offered to perf
-FEAT_BUILD_ID = 2  # perf.data header feature bits: recorded DSOs and their build-ids,
-FEAT_SAMPLE_TIME = 21  # and the first and last sample time
 MAX_SLICES = 4  # perf script runs at once over disjoint time ranges (one per core)
 SLICE_MIN_BYTES = 16 << 20  # smaller recordings: one run (a perf start costs ~0.1 s)
 INSTALL_HINT = (
@@ -188,29 +185,14 @@ def _needed_beside(recording: Path, beside: list[Path]) -> list[Path]:
     return kept
 
 
-def recorded_dsos(path: Path) -> list[str]:
-    """File names in the recording's ``BUILD_ID`` header feature (the DSOs perf recorded
-    build-ids for); [] when there is none or it cannot be read."""
-    sec = _feature_section(path, FEAT_BUILD_ID)
-    if sec is None:
-        return []
-    off, size = sec
-    try:
-        with open(path, "rb") as f:
-            f.seek(off)
-            raw = f.read(min(size, 1 << 24))
-    except OSError:
-        return []
-    out = []
-    pos = 0
-    while pos + 36 <= len(raw):
-        _type, _misc, rec_size = struct.unpack_from("<IHH", raw, pos)
-        if rec_size < 36 or pos + rec_size > len(raw):
-            break
-        name = raw[pos + 36 : pos + rec_size].split(b"\0", 1)[0]
-        out.append(os.fsdecode(name))
-        pos += rec_size
-    return out
+def kernel_symbol_args(recording: Path, env: dict[str, str]) -> list[str]:
+    """perf's options naming the kernel symbols it would read anyway
+    (:func:`parsers.perf_kallsyms.script_args`), for the HOME of ``env``."""
+    from . import perf_kallsyms
+    from .perf_header import os_release, recorded_build_ids
+
+    return perf_kallsyms.script_args(recorded_build_ids(recording), os_release(recording),
+                                     Path(env["HOME"]))
 
 
 def elf_beside(path: Path) -> list[Path]:
@@ -252,14 +234,15 @@ def read(
     with tempfile.TemporaryDirectory(prefix="profdiff-perf-") as tmpdir:
         tmp = Path(tmpdir)
         env = recording_env(perf, p, tmp, warnings)
+        kernel = kernel_symbol_args(p, env)
         fields = list(FIELDS)
         opts = dict(lenient=lenient, progress=progress, event=event, group_by=group_by,
                     split_by=split_by, demangle=demangle)
-        reader, tables = _read_tables(perf, p, env, tmp, timeout, warnings, opts, cores)
-        sliced = tables or _read_sliced(perf, p, env, timeout, warnings, opts, cores)
+        reader, tables = _read_tables(perf, p, env, tmp, timeout, warnings, opts, cores, kernel)
+        sliced = tables or _read_sliced(perf, p, env, timeout, warnings, opts, cores, kernel)
         prof, rc, err = sliced if sliced is not None else (None, 0, "")
         for _attempt in range(0 if sliced is not None else len(FIELDS)):
-            cmd = [perf, "script", "--header", "-i", str(p), "-F", ",".join(fields)]
+            cmd = [perf, "script", "--header", *kernel, "-i", str(p), "-F", ",".join(fields)]
             try:
                 prof, rc, err = _stream(cmd, env, p, timeout, warnings, **opts)
             except subprocess.TimeoutExpired:
@@ -290,6 +273,7 @@ def read(
     meta["perf_binary"] = perf
     meta["perf_fields"] = ",".join(fields)
     meta["perf_reader"] = reader
+    meta["perf_kallsyms"] = "the build-id cache's copy" if kernel else "perf's own search"
     extra: list[str] = []
     incomplete, reason = prof.incomplete, prof.incomplete_reason
     if rc != 0:
@@ -321,8 +305,8 @@ def read(
 
 
 def _read_tables(perf: str, p: Path, env: dict[str, str], tmp: Path, timeout: float,
-                 warnings: list[str], opts: dict[str, object], cores: int | None
-                 ) -> tuple[str, tuple[Profile | None, int, str] | None]:
+                 warnings: list[str], opts: dict[str, object], cores: int | None,
+                 kernel: list[str]) -> tuple[str, tuple[Profile | None, int, str] | None]:
     """Load ``p`` through perf's tables (:mod:`parsers.perf_dlfilter`): (which reader
     ran or why the text is read, the result or None to read the text).
 
@@ -344,7 +328,8 @@ def _read_tables(perf: str, p: Path, env: dict[str, str], tmp: Path, timeout: fl
         return f"{text} (no C compiler for the perf filter)", None
     ranges = _slice_ranges(p, cores) or [""]
     try:
-        prefixes, header, err = agg.run_parts(perf, p, env, timeout, so, layout, ranges)
+        prefixes, header, err = agg.run_parts(perf, p, env, timeout, so, layout, ranges,
+                                                kernel)
         parts = [agg.read_part(pre) for pre in prefixes]
         dsos = sorted({d for part in parts for d in part.dsos})
         if perf_inlines.expands_inlines(
@@ -408,46 +393,6 @@ def _stream(
     return prof, rc, err
 
 
-def _feature_section(path: Path, bit: int) -> tuple[int, int] | None:
-    """(offset, size) of header feature ``bit`` of a little-endian v2 perf.data, or None
-    (feature absent, another byte order, pipe-mode file, unreadable)."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(HEADER_SIZE_V2)
-            if len(head) < HEADER_SIZE_V2 or head[:8] != b"PERFILE2":
-                return None
-            size, = struct.unpack_from("<Q", head, 8)
-            data_off, data_size = struct.unpack_from("<QQ", head, 40)
-            bits = int.from_bytes(head[72:104], "little")
-            if size != HEADER_SIZE_V2 or not bits >> bit & 1:
-                return None
-            index = bin(bits & ((1 << bit) - 1)).count("1")
-            f.seek(data_off + data_size + 16 * index)
-            off, sec_size = struct.unpack("<QQ", f.read(16))
-    except (OSError, struct.error):
-        return None
-    return off, sec_size
-
-
-def sample_time_span(path: Path) -> tuple[int, int] | None:
-    """(first, last) sample time in ns from the recording's ``SAMPLE_TIME`` header feature,
-    or None.
-
-    Read from the file itself (a few bytes) so deciding how to split the work costs no
-    perf start.
-    """
-    sec = _feature_section(path, FEAT_SAMPLE_TIME)
-    if sec is None or sec[1] < 16:
-        return None
-    try:
-        with open(path, "rb") as f:
-            f.seek(sec[0])
-            first, last = struct.unpack("<QQ", f.read(16))
-    except (OSError, struct.error):
-        return None
-    return (first, last) if 0 < first < last else None
-
-
 def slice_count(cores: int | None = None) -> int:
     """How many perf script runs a big recording is split into: ``cores`` (this read's
     share of the cores, given when other files are read at the same time) or the usable
@@ -491,7 +436,8 @@ class _SliceFailed(Exception):
 
 
 def _start_slices(perf: str, p: Path, ranges: list[str], env: dict[str, str],
-                  errs: list, procs: list[subprocess.Popen]) -> list[Path]:
+                  errs: list, procs: list[subprocess.Popen], kernel: Sequence[str] = ()
+                  ) -> list[Path]:
     """Start one ``perf script --time RANGE`` per range (appended to ``procs``), each
     writing to its own file in the temporary HOME; returns the files in order.
 
@@ -502,7 +448,7 @@ def _start_slices(perf: str, p: Path, ranges: list[str], env: dict[str, str],
     """
     files = [Path(env["HOME"]) / f"slice{i}.txt" for i in range(len(ranges))]
     for i, rng in enumerate(ranges):
-        cmd = [perf, "script", *(["--header"] if i == 0 else []), "-i", str(p),
+        cmd = [perf, "script", *(["--header"] if i == 0 else []), *kernel, "-i", str(p),
                "-F", ",".join(FIELDS), "--time", rng]
         with open(files[i], "wb") as out:
             procs.append(subprocess.Popen(cmd, env=env, stdout=out, stderr=errs[i],
@@ -511,8 +457,8 @@ def _start_slices(perf: str, p: Path, ranges: list[str], env: dict[str, str],
 
 
 def _read_sliced(perf: str, p: Path, env: dict[str, str], timeout: float,
-                 warnings: list[str], opts: dict[str, object], cores: int | None = None
-                 ) -> tuple[Profile | None, int, str] | None:
+                 warnings: list[str], opts: dict[str, object], cores: int | None = None,
+                 kernel: Sequence[str] = ()) -> tuple[Profile | None, int, str] | None:
     """Load ``p`` from several ``perf script --time`` runs at once; None to run it whole.
 
     Each slice writes to a file in the (private, temporary) HOME, and the files are
@@ -528,7 +474,7 @@ def _read_sliced(perf: str, p: Path, env: dict[str, str], timeout: float,
     errs = [tempfile.TemporaryFile() for _ in ranges]
     prof: Profile | None = None
     try:
-        files = _start_slices(perf, p, ranges, env, errs, group.procs)
+        files = _start_slices(perf, p, ranges, env, errs, group.procs, kernel)
         group.start_clock()
         text = _SlicesText(group.procs, files)
         from . import perf_script  # with numpy: imported while perf starts

@@ -31,6 +31,7 @@ import shutil
 import struct
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -153,8 +154,10 @@ def compiled_filter(workdir: Path) -> Path | None:
 
 
 def command(perf: str, p: Path, so: Path, prefix: Path, layout: Layout, rng: str,
-            header: bool) -> list[str]:
-    cmd = [perf, "script", *(["--header"] if header else []), "-i", str(p),
+            header: bool, extra: Sequence[str] = ()) -> list[str]:
+    """The filter's ``perf script`` run; ``extra``: options for perf's symbol search
+    (:func:`parsers.perf_kallsyms.script_args`)."""
+    cmd = [perf, "script", *(["--header"] if header else []), *extra, "-i", str(p),
            "--dlfilter", str(so), "--dlarg", str(prefix),
            "--dlarg", "1" if layout.callchain else "0", "--dlarg", str(MAX_STACK)]
     if rng:  # perf calls the filter before it applies --time: the filter cuts the slice
@@ -177,7 +180,8 @@ def time_bounds(rng: str) -> tuple[int, int]:
 
 
 def run_parts(perf: str, p: Path, env: dict[str, str], timeout: float, so: Path,
-              layout: Layout, ranges: list[str]) -> tuple[list[Path], str, str]:
+              layout: Layout, ranges: list[str], extra: Sequence[str] = ()
+              ) -> tuple[list[Path], str, str]:
     """Run one filter per time range at once; (output prefixes, header text, stderr).
 
     Raises :class:`NotComplete` when a run fails or leaves incomplete tables, and
@@ -190,7 +194,7 @@ def run_parts(perf: str, p: Path, env: dict[str, str], timeout: float, so: Path,
         try:
             for i, rng in enumerate(ranges):
                 group.procs.append(subprocess.Popen(
-                    command(perf, p, so, prefixes[i], layout, rng, header=i == 0), env=env,
+                    command(perf, p, so, prefixes[i], layout, rng, header=i == 0, extra=extra), env=env,
                     stdout=out if i == 0 else subprocess.DEVNULL, stderr=errs[i],
                     stdin=subprocess.DEVNULL))
             group.start_clock()

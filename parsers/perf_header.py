@@ -1,0 +1,108 @@
+"""What a perf.data says about itself in its header features, read without perf.
+
+Why without perf: each perf start costs ~0.1 s, most of the time of a small recording.
+These few bytes decide how perf is run (how to split the work, which binaries to
+offer, which kernel symbols to name), so they are read straight from the file.
+
+Every reader returns an empty answer (None or []) for a file that lacks the feature,
+is of another byte order, is a pipe-mode file or cannot be read: the caller then runs
+perf as it would without the hint.  This is not a format reader (no ``FORMAT``).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+from typing import NamedTuple
+
+HEADER_SIZE_V2 = 104  # struct perf_file_header: magic, size, attr_size, 3 sections
+FEAT_BUILD_ID = 2  # header feature bits (perf's HEADER_*): recorded DSOs and build-ids,
+FEAT_OSRELEASE = 4  # the recording kernel's release,
+FEAT_SAMPLE_TIME = 21  # the first and last sample time
+MISC_CPUMODE_MASK = 7  # perf_event_header.misc: where the DSO ran
+MISC_KERNEL, MISC_USER = 1, 2
+MISC_BUILD_ID_SIZE = 1 << 15  # the build-id's length is in the record (else 20 bytes)
+MAX_SECTION = 1 << 24
+
+
+class BuildId(NamedTuple):
+    """One row of the recording's build-id table, as ``perf buildid-list`` prints it."""
+
+    build_id: str  # lower-case hex
+    name: str  # the DSO's path, or [kernel.kallsyms], [vdso], a module's name
+    cpumode: int  # MISC_KERNEL, MISC_USER, or a guest's or hypervisor's mode
+
+
+def feature_section(path: Path, bit: int) -> tuple[int, int] | None:
+    """(offset, size) of header feature ``bit`` of a little-endian v2 perf.data, or None."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(HEADER_SIZE_V2)
+            if len(head) < HEADER_SIZE_V2 or head[:8] != b"PERFILE2":
+                return None
+            size, = struct.unpack_from("<Q", head, 8)
+            data_off, data_size = struct.unpack_from("<QQ", head, 40)
+            bits = int.from_bytes(head[72:104], "little")
+            if size != HEADER_SIZE_V2 or not bits >> bit & 1:
+                return None
+            index = bin(bits & ((1 << bit) - 1)).count("1")
+            f.seek(data_off + data_size + 16 * index)
+            off, sec_size = struct.unpack("<QQ", f.read(16))
+    except (OSError, struct.error):
+        return None
+    return off, sec_size
+
+
+def _section_bytes(path: Path, bit: int) -> bytes:
+    sec = feature_section(path, bit)
+    if sec is None:
+        return b""
+    try:
+        with open(path, "rb") as f:
+            f.seek(sec[0])
+            return f.read(min(sec[1], MAX_SECTION))
+    except OSError:
+        return b""
+
+
+def recorded_build_ids(path: Path) -> list[BuildId]:
+    """The recording's ``BUILD_ID`` table: the DSOs perf recorded build-ids for (those
+    that samples hit), in file order; [] when there is none or it cannot be read."""
+    raw = _section_bytes(path, FEAT_BUILD_ID)
+    out = []
+    pos = 0
+    while pos + 36 <= len(raw):  # header (8), pid (4), build-id (24), name
+        _type, misc, rec_size = struct.unpack_from("<IHH", raw, pos)
+        if rec_size < 36 or pos + rec_size > len(raw):
+            break
+        n = raw[pos + 32] if misc & MISC_BUILD_ID_SIZE else 20
+        bid = raw[pos + 12 : pos + 12 + min(n, 20)].hex()
+        name = raw[pos + 36 : pos + rec_size].split(b"\0", 1)[0]
+        out.append(BuildId(bid, os.fsdecode(name), misc & MISC_CPUMODE_MASK))
+        pos += rec_size
+    return out
+
+
+def recorded_dsos(path: Path) -> list[str]:
+    """File names in the recording's build-id table (see :func:`recorded_build_ids`)."""
+    return [b.name for b in recorded_build_ids(path)]
+
+
+def os_release(path: Path) -> str | None:
+    """The recording kernel's release (``uname -r`` where it was recorded), or None."""
+    raw = _section_bytes(path, FEAT_OSRELEASE)
+    if len(raw) < 4:
+        return None
+    n, = struct.unpack_from("<I", raw)
+    text = raw[4 : 4 + n].split(b"\0", 1)[0]
+    return os.fsdecode(text) or None
+
+
+def sample_time_span(path: Path) -> tuple[int, int] | None:
+    """(first, last) sample time in ns from the ``SAMPLE_TIME`` feature, or None."""
+    raw = _section_bytes(path, FEAT_SAMPLE_TIME)
+    if len(raw) < 16:
+        return None
+    first, last = struct.unpack_from("<QQ", raw)
+    return (first, last) if 0 < first < last else None

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import ExternalToolError, ParseError
-from .perf_header import HEADER_SIZE_V2, recorded_dsos, sample_time_span
+from .perf_header import HEADER_SIZE_V2, recorded_build_ids, recorded_dsos, sample_time_span
 from .process_group import ProcessGroup, distinct_stderr
 from .reader import usable_cores
 
@@ -101,13 +101,15 @@ def _elf_beside(path: Path) -> list[Path]:
     return out
 
 
-def _private_home(tmp: Path) -> dict[str, str]:
+def _private_home(tmp: Path, build_ids: Sequence[str] = ()) -> dict[str, str]:
     """Environment with HOME=tmp whose ``.debug`` mirrors the user's build-id cache.
 
     perf writes ``buildid-cache --add`` results under ``$HOME/.debug``; pointing HOME at a
-    temporary folder keeps the user's cache clean.  Each of the user's build-id links is
-    linked (by absolute path) so binaries cached by earlier ``perf record`` runs still
-    resolve.
+    temporary folder keeps the user's cache clean.  The user's build-id links are linked
+    (by absolute path) so binaries cached by earlier ``perf record`` runs still resolve:
+    those of ``build_ids`` (the recording's table: perf looks up no others) when given,
+    else all of them.  Why not all of them always: a developer's cache holds thousands,
+    one symlink each, for a recording that names five.
     """
     env = dict(os.environ)
     user_home = Path(os.path.expanduser("~"))
@@ -118,17 +120,23 @@ def _private_home(tmp: Path) -> dict[str, str]:
     mine.mkdir(parents=True)
     if user_ids.is_dir():
         try:
-            for d in user_ids.iterdir():
-                if d.is_dir():
-                    (mine / d.name).mkdir(exist_ok=True)
-                    for e in d.iterdir():
-                        os.symlink(e.absolute(), mine / d.name / e.name)
+            for d, name in _cache_links(user_ids, build_ids):
+                (mine / d).mkdir(exist_ok=True)
+                os.symlink(user_ids.absolute() / d / name, mine / d / name)
         except OSError:
             pass
     cfg = user_home / ".perfconfig"
     if cfg.exists():
         os.symlink(cfg, tmp / ".perfconfig")
     return env
+
+
+def _cache_links(user_ids: Path, build_ids: Sequence[str]) -> list[tuple[str, str]]:
+    """(first two hex digits, the rest) of the user's build-id links to mirror."""
+    if not build_ids:
+        return [(d.name, e.name) for d in user_ids.iterdir() if d.is_dir() for e in d.iterdir()]
+    wanted = sorted({(b[:2], b[2:]) for b in build_ids if len(b) > 2})
+    return [(d, e) for d, e in wanted if os.path.lexists(user_ids / d / e)]
 
 
 def _cache_beside(perf: str, beside: list[Path], env: dict[str, str],
@@ -152,7 +160,7 @@ def recording_env(perf: str, recording: Path, tmp: Path, warnings: list[str]) ->
     user's and also holds the ELF files beside the recording, so perf resolves symbols of
     binaries copied next to a perf.data.  Also used by :mod:`viewer.annotate`.
     """
-    env = _private_home(tmp)
+    env = _private_home(tmp, [b.build_id for b in recorded_build_ids(recording)])
     env["LC_ALL"] = "C"
     env.pop("PAGER", None)
     _cache_beside(perf, _needed_beside(recording, _elf_beside(recording)), env, warnings)

@@ -13,7 +13,7 @@ import pytest
 from tool_requirements import require, require_tool
 
 from profdiff import parsers
-from profdiff.parsers import perf_data, perf_script
+from profdiff.parsers import perf_data, perf_header, perf_script
 from profdiff.parsers.errors import ExternalToolError, ParseError
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "perf"
@@ -112,8 +112,9 @@ int main(void) { long t = 0; for (int k = 0; k < 100; k++) t += middle(2000000);
 """
 
 
-def _record_spin(tmp_path: Path) -> tuple[Path, Path]:
-    """Build ``spin`` in ``tmp_path/build`` and record it; (binary, perf.data)."""
+def _record_spin(tmp_path: Path, cache: bool = False) -> tuple[Path, Path]:
+    """Build ``spin`` in ``tmp_path/build`` and record it; (binary, perf.data).
+    ``cache``: perf record fills the build-id cache in ``tmp_path/.debug``."""
     perf = _perf()
     gcc = require_tool("gcc", "apt-get install gcc")
     build = tmp_path / "build"
@@ -123,8 +124,8 @@ def _record_spin(tmp_path: Path) -> tuple[Path, Path]:
                     str(build / "spin.c")], check=True)
     data = build / "perf.data"
     env = dict(os.environ, HOME=str(tmp_path))  # keep perf record's build-id copy out of ~
-    r = subprocess.run([perf, "record", "-N", "-e", "cpu-clock", "-g", "-F", "999", "-o",
-                        str(data), str(build / "spin")],
+    r = subprocess.run([perf, "record", *([] if cache else ["-N"]), "-e", "cpu-clock", "-g",
+                        "-F", "999", "-o", str(data), str(build / "spin")],
                        capture_output=True, text=True, env=env, timeout=120)
     paranoid = Path("/proc/sys/kernel/perf_event_paranoid")
     level = paranoid.read_text().strip() if paranoid.exists() else "?"
@@ -148,6 +149,30 @@ def test_binaries_gone_gives_unknown_frames_and_a_warning(tmp_path: Path) -> Non
     assert prof.meta["missing_binaries"] == [str(binary)]
     assert any("not found" in w and "[unknown]" in w for w in prof.warnings)
     assert prof.meta["unresolved_pct"] > 50
+
+
+def test_binary_gone_resolves_from_the_users_cache(tmp_path: Path, monkeypatch) -> None:
+    """perf record cached the binary in the user's ``~/.debug``; deleted from its path, it
+    still resolves through the private HOME, which links the recording's build-ids and
+    no others."""
+    binary, data = _record_spin(tmp_path, cache=True)  # the cache: tmp_path/.debug
+    binary.unlink()
+    user_ids = tmp_path / ".debug" / ".build-id"
+    stray = user_ids / "ff" / ("0" * 38)
+    stray.parent.mkdir(exist_ok=True)
+    stray.symlink_to(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    prof = perf_data.read(data)
+    assert _flat_pct(prof).get("leaf_work", 0) > 50
+    assert "missing_binaries" not in prof.meta
+    recorded = [b.build_id for b in perf_header.recorded_build_ids(data)]
+    linked = perf_data._private_home(tmp_path / "h1", recorded)
+    mine = Path(linked["HOME"]) / ".debug" / ".build-id"
+    got = sorted(p.parent.name + p.name for p in mine.glob("*/*"))
+    assert got == sorted(b for b in set(recorded) if (user_ids / b[:2] / b[2:]).exists())
+    assert len(got) >= 2  # the binary and the kernel at least
+    everything = Path(perf_data._private_home(tmp_path / "h2")["HOME"]) / ".debug" / ".build-id"
+    assert (everything / "ff" / ("0" * 38)).is_symlink() and not (mine / "ff").exists()
 
 
 @needs_perf

@@ -11,10 +11,10 @@ perf's tables (:mod:`parsers.perf_dlfilter`) and its text.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import struct
 import subprocess
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -105,8 +105,8 @@ def expands_inlines(perf: str, probe_env: Callable[[Path, Path], dict[str, str]]
         st = Path(os.path.realpath(perf)).stat()
     except OSError:
         return True
-    key = hashlib.sha256(f"{os.path.realpath(perf)}\0{st.st_size}\0{st.st_mtime_ns}"
-                         .encode()).hexdigest()[:16]
+    ident = f"{os.path.realpath(perf)}\0{st.st_size}\0{st.st_mtime_ns}".encode()
+    key = f"{zlib.crc32(ident):08x}{zlib.adler32(ident):08x}"  # no hashlib import: 3.5 ms
     cached = cache_dir() / f"perf-inlines-{key}"
     try:
         return cached.read_text().strip() != "0"

@@ -279,12 +279,23 @@ def resolve_mode(args: argparse.Namespace, default: str) -> str:
 
 def rules_from_args(args: argparse.Namespace, paths: list[str]) -> tuple[list, str | None]:
     """Rename rules from the rules file (first) and the command line (after it), and the
-    rules file they came from (None when none was read)."""
+    rules file they came from (None when none was read).
+
+    Without a rules file or a rule option, the rules module is not imported at all."""
     from pathlib import Path
 
+    from .rules_file import find_rules_file
+
+    source = None
+    path = getattr(args, "rules", None)
+    if path:
+        source = Path(path)
+    elif not getattr(args, "no_rules_file", False):
+        source = find_rules_file(paths)
+    if source is None and not explicit_rules(args):
+        return [], None
     from .rules import (
         ModuleRename,
-        find_rules_file,
         load_rules_file,
         name_rule,
         parse_pair,
@@ -292,15 +303,7 @@ def rules_from_args(args: argparse.Namespace, paths: list[str]) -> tuple[list, s
         regex_rule,
     )
 
-    rules: list = []
-    source = None
-    path = getattr(args, "rules", None)
-    if path:
-        source = Path(path)
-    elif not getattr(args, "no_rules_file", False):
-        source = find_rules_file(paths)
-    if source is not None:
-        rules += load_rules_file(source)
+    rules: list = load_rules_file(source) if source is not None else []
     rules += [ModuleRename(*parse_pair(t, "--rename-module"))
               for t in getattr(args, "rename_module", None) or []]
     rules += [name_rule(t) for t in getattr(args, "rename", None) or []]

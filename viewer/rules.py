@@ -24,7 +24,6 @@ through TOML; each is a vectorised callable over an object array of keys.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,11 +31,12 @@ from typing import TYPE_CHECKING
 
 from profdiff.parsers.errors import ProfdiffError
 
+from .rules_file import RULES_FILE, find_rules_file  # noqa: F401  (re-exported)
+
 if TYPE_CHECKING:  # the rules are parsed at start-up, before anything needs numpy
     import numpy as np
 
 SEP = "\x1f"
-RULES_FILE = ".profdiff.toml"
 
 
 class RuleError(ProfdiffError):
@@ -213,6 +213,8 @@ def load_rules_file(path: Path) -> list[Rule]:
         old = "AD.Dual.sigmoidD"
         new = "AD.Dual.logisticD"
     """
+    import tomllib
+
     try:
         doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as e:
@@ -278,11 +280,3 @@ def save_rules_file(path: Path, rules: Sequence[Rule], presets: Sequence[str] = 
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def find_rules_file(paths: Iterable[str | Path]) -> Path | None:
-    """The first ``.profdiff.toml`` in the folders of the given runs (baseline first)."""
-    for p in paths:
-        folder = Path(p) if Path(p).is_dir() else Path(p).parent
-        cand = folder / RULES_FILE
-        if cand.is_file():
-            return cand
-    return None

@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -198,6 +197,8 @@ def _read_all(read: Callable[[int], Profile], todo: list[int]
     if workers == 1:
         got = {i: guarded(i) for i in todo}
     else:
+        from concurrent.futures import ThreadPoolExecutor  # only for several files
+
         with ThreadPoolExecutor(workers, thread_name_prefix="profdiff-read") as ex:
             got = dict(zip(todo, ex.map(guarded, todo), strict=True))
     if any(isinstance(r, Cancelled) for r in got.values()):

@@ -48,15 +48,23 @@ def _report(path: Path, *extra: str) -> list[str]:
     return ["perf", "report", "-i", str(path), "--stdio", "--no-children", *extra]
 
 
+def _kernel_args(rec: Path) -> list[str]:
+    """The kernel-symbol options profdiff gives perf for ``rec`` (through the user's
+    build-id cache, which profdiff's private HOME links)."""
+    return perf_data.kernel_symbol_args(rec, {"HOME": str(Path.home())})
+
+
 def _tables_alone(rec: Path) -> list[str] | None:
-    """perf running the table filter over the whole recording, nothing read after it:
-    the floor of the tables path (one perf, no slices)."""
+    """perf running the table filter over the whole recording, nothing read after it,
+    with the kernel symbols profdiff names: the floor of the tables path (one perf, no
+    slices)."""
     work = Path(tempfile.mkdtemp(prefix="profdiff-bench-"))
     so = perf_dlfilter.compiled_filter(work)
     layout = perf_dlfilter.sample_layout(rec)
     if so is None or layout is None:
         return None
-    return perf_dlfilter.command("perf", rec, so, work / "t", layout, "", header=True)
+    return perf_dlfilter.command("perf", rec, so, work / "t", layout, "", header=True,
+                                 extra=_kernel_args(rec))
 
 
 def bench_show(cache: Path, n: int, rounds: int, peers: bool) -> None:
@@ -106,6 +114,8 @@ def bench_small(cache: Path, rounds: int) -> None:
                       "perf", "script", "--header", "-i", str(rec), "-F", ",".join(perf_data.FIELDS)]}
     if (tables := _tables_alone(rec)) is not None:
         cmds["perf with the table filter alone"] = tables
+    if kernel := _kernel_args(rec):  # how much of perf report is reading /proc/kallsyms
+        cmds["perf report, kallsyms named"] = _report(rec, *kernel)
     cmds["python3 -c pass"] = [sys.executable, "-c", "pass"]
     if BASELINE:
         cmds["baseline show"] = [*BASELINE, "show", str(rec)]
@@ -114,7 +124,9 @@ def bench_small(cache: Path, rounds: int) -> None:
     print(f"perf.data, ~2.5k samples: profdiff show {t:.3f} s (target <= 0.25 s);")
     print("   ", summary(res, "profdiff show", "perf report"))
     print("   ", summary(res, "profdiff show", "perf script (our fields)"))
-    for peer in ("perf with the table filter alone", "python3 -c pass"):
+    print(f"    kernel symbols named to perf: {' '.join(_kernel_args(rec)) or 'none'}")
+    for peer in ("perf with the table filter alone", "perf report, kallsyms named",
+                 "python3 -c pass"):
         if peer in cmds:
             print("   ", summary(res, peer, "perf report"))
     if BASELINE:

@@ -75,7 +75,6 @@ def run(args: argparse.Namespace) -> int:
     args.files, args.no_rules_file = [args.file], True  # one run: nothing to match
     spec = spec_from_args(args, "tree")
     run_ = load_run(spec, args.file)  # first: a perf.data's perf runs while we import
-    from .report import profile_json, write_json
     from .table import render_profile, use_color
 
     p = transform_runs(spec, [run_])[0]
@@ -86,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
     rows = dfs_rows(p, sort, args.top, args.depth)
     label = dict(spec.labels).get(args.file)  # --label: the user's name for the run
     if args.json:
+        from .report import profile_json, write_json  # json: only for --json
+
         write_json(profile_json(p, rows, label), sys.stdout)
     else:
         print(render_profile(p, rows, metrics, color=use_color(), label=label))

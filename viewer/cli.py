@@ -78,33 +78,20 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The ``profdiff`` program (``argv`` None: ``sys.argv``, and a command's exit skips
-    the interpreter's teardown, see :func:`_exit_now`) or one command line (a list)."""
+    """The ``profdiff`` program (``argv`` None: ``sys.argv``; the process then ends as
+    soon as the command or the window is done, :func:`viewer.options.exit_now`) or one
+    command line (a list: returns its exit code)."""
     program = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):
-        return _run_gui(argv)
-    code = _command(argv)
+        code = _run_gui(argv)
+    else:
+        code = _command(argv)
     if program:
-        _exit_now(code)
+        from .options import exit_now
+
+        exit_now(code)
     return code
-
-
-def _exit_now(code: int) -> None:
-    """End the process once a command is done: output flushed, then ``os._exit``.
-
-    Why: by then every file the command wrote is closed and its output is written;
-    what is left is the interpreter's teardown (freeing numpy and every loaded module),
-    15-30 ms of a 0.25 s ``profdiff show``.  Only for subcommands run as the program;
-    the desktop app and callers of ``main([...])`` (tests) end as usual."""
-    import os
-
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (BrokenPipeError, ValueError):  # a reader that left (| head), a closed stream
-        pass
-    os._exit(code)
 
 
 def _command(argv: list[str]) -> int:

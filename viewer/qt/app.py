@@ -20,6 +20,7 @@ from profdiff.viewer.bundled import resource
 from profdiff.viewer.options import (
     auto_match_value,
     build_app_parser,
+    exit_now,
     spec_from_args,
     view_from_args,
 )
@@ -50,6 +51,15 @@ def _stylesheet() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The app (``argv`` None: ``sys.argv``, and the process ends as soon as the window
+    has closed, :func:`viewer.options.exit_now`) or one command line (a list)."""
+    code = _main(argv)
+    if argv is None:
+        exit_now(code)
+    return code
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(auto_match_value(list(sys.argv[1:] if argv is None else argv)))
     try:

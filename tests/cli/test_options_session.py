@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -188,3 +189,46 @@ def test_subcommand_registry_lists_every_command():
     assert list(sub.choices) == [name for name, _m, _h in COMMANDS]
     for name, _m, _h in COMMANDS:
         assert sub.choices[name].get_default("func") is not None, name
+
+
+def _program(*args: str, **kw) -> subprocess.CompletedProcess:
+    """``python -m profdiff.viewer.cli ARGS``: the program, which ends with exit_now."""
+    return subprocess.run([sys.executable, "-m", "profdiff.viewer.cli", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, **kw)
+
+
+def test_program_exit_keeps_every_line_and_the_exit_code(capsys):
+    """The program ends with os._exit after flushing: its output is main([...])'s, line
+    for line, and its exit codes are the command's (0, 1 for a crossed gate, 2 for a
+    bad file), with no traceback."""
+    pair = [str(ROOT / "samples/hs-ad-v1.prof"), str(ROOT / "samples/hs-ad-v2.prof")]
+    prog = _program("diff", *pair, "--top", "1000")
+    assert prog.returncode == 0, prog.stderr
+    assert main(["diff", *pair, "--top", "1000"]) == 0
+    assert prog.stdout == capsys.readouterr().out and prog.stdout.count("\n") > 100
+    gate = _program("diff", *pair, "--fail-if", "total.total_alloc_bytes>+1%")
+    assert gate.returncode == 1
+    bad = _program("show", str(ROOT / "no-such.prof"))
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert bad.stderr.startswith("profdiff: error:")
+
+
+@pytest.mark.parametrize("command", ["show", "diff"])
+def test_program_exit_when_the_reader_left(command):
+    """``profdiff ... | true``: the reader is gone before anything is written (all of it
+    still buffered when the command returns, or more than a pipe holds); the program
+    ends quietly, with the command's exit code."""
+    if command == "show":
+        args = ["show", str(ROOT / "samples/hs-ad-v1.prof")]  # ~3 KB: flushed at the exit
+    else:
+        data = ROOT / "tests/data/ghc-prof"
+        args = ["diff", str(data / "ghc-7.x-cfd-large-2015-06-15-0843.prof"),
+                str(data / "ghc-7.x-cfd-large-2015-06-15-1603.prof"), "--top", "100000"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # buffered
+    proc = subprocess.Popen([sys.executable, "-m", "profdiff.viewer.cli", *args], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # long before the interpreter has started
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0
+    assert "Traceback" not in err and "BrokenPipe" not in err and "Exception" not in err

@@ -232,3 +232,13 @@ def test_program_exit_when_the_reader_left(command):
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 0
     assert "Traceback" not in err and "BrokenPipe" not in err and "Exception" not in err
+
+
+def test_program_under_a_profiler_exits_as_usual(tmp_path):
+    """cProfile writes its results at the exit: the program does not skip it."""
+    out = tmp_path / "show.prof"
+    done = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), "-m",
+                           "profdiff.viewer.cli", "show", str(ROOT / "samples/hs-ad-v1.prof")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "hs-ad-v1.prof" in done.stdout and out.stat().st_size > 1000

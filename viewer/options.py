@@ -259,7 +259,7 @@ def exit_now(code: int) -> None:
     Why: by then every file it wrote is closed (the window saved its settings when it
     closed) and its output is written; what is left is the interpreter's teardown,
     freeing numpy's arrays and every loaded module: 15-30 ms of a 0.25 s ``profdiff
-    show``, 0.2 s after diffing two 100 MB files.  Only for the program itself
+    show``, ~0.1 s after diffing two 100 MB files.  Only for the program itself
     (``profdiff``, ``python -m profdiff.viewer.qt.app``); ``main([...])`` returns.  Under
     a profiler or a tracer (cProfile, coverage), which write their results at the exit,
     the program exits as usual."""

@@ -23,8 +23,13 @@ perf would read, following perf's own search (``dso__load_kernel_sym`` and
    was written since this boot, so kernel text addresses are those ``/proc/kallsyms``
    shows now, and no kernel module was hit (one loaded after the copy is not in it).
 
-In every other case the answer is ``[]`` and perf searches as it always does.  This is
-not a format reader (no ``FORMAT``).
+In every other case the answer is ``[]`` and perf searches as it always does.
+
+Away from the recording host, perf run by the user reads the copy itself (by its path
+``~/.debug/[kernel.kallsyms]/<build-id>/kallsyms``); in profdiff's private HOME, which
+links only ``.build-id``, it would look there in vain and print the kernel frames as
+``[unknown]``, so naming the copy gives the names ``perf report`` gives the user.  This
+is not a format reader (no ``FORMAT``).
 """
 
 from __future__ import annotations

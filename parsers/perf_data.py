@@ -160,14 +160,17 @@ def recording_env(perf: str, recording: Path, tmp: Path, warnings: list[str]) ->
     user's and also holds the ELF files beside the recording, so perf resolves symbols of
     binaries copied next to a perf.data.  Also used by :mod:`viewer.annotate`.
     """
-    env = _private_home(tmp, [b.build_id for b in recorded_build_ids(recording)])
+    recorded = recorded_build_ids(recording)  # the header's table, read once
+    env = _private_home(tmp, [b.build_id for b in recorded])
     env["LC_ALL"] = "C"
     env.pop("PAGER", None)
-    _cache_beside(perf, _needed_beside(recording, _elf_beside(recording)), env, warnings)
+    needed = _needed_beside(recording, _elf_beside(recording), [b.name for b in recorded])
+    _cache_beside(perf, needed, env, warnings)
     return env
 
 
-def _needed_beside(recording: Path, beside: list[Path]) -> list[Path]:
+def _needed_beside(recording: Path, beside: list[Path],
+                   dsos: list[str] | None = None) -> list[Path]:
     """The binaries beside the recording perf would not find anyway: those that are not
     the very file recorded (same inode as a path in the recording's build-id table).
 
@@ -175,7 +178,9 @@ def _needed_beside(recording: Path, beside: list[Path]) -> list[Path]:
     same build-id either way), and the ``perf buildid-cache`` start it saves was a third
     of the time of loading a small recording.
     """
-    recorded = [r for r in recorded_dsos(recording) if r.startswith("/")]  # not [vdso]
+    if dsos is None:
+        dsos = recorded_dsos(recording)
+    recorded = [r for r in dsos if r.startswith("/")]  # not [vdso]
     if not recorded:
         return beside
     kept = []

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import struct
 from pathlib import Path
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple
 
 HEADER_SIZE_V2 = 104  # struct perf_file_header: magic, size, attr_size, 3 sections
 FEAT_BUILD_ID = 2  # header feature bits (perf's HEADER_*): recorded DSOs and build-ids,
@@ -34,35 +34,34 @@ class BuildId(NamedTuple):
     cpumode: int  # MISC_KERNEL, MISC_USER, or a guest's or hypervisor's mode
 
 
-def feature_section(path: Path, bit: int) -> tuple[int, int] | None:
-    """(offset, size) of header feature ``bit`` of a little-endian v2 perf.data, or None."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(HEADER_SIZE_V2)
-            if len(head) < HEADER_SIZE_V2 or head[:8] != b"PERFILE2":
-                return None
-            size, = struct.unpack_from("<Q", head, 8)
-            data_off, data_size = struct.unpack_from("<QQ", head, 40)
-            bits = int.from_bytes(head[72:104], "little")
-            if size != HEADER_SIZE_V2 or not bits >> bit & 1:
-                return None
-            index = bin(bits & ((1 << bit) - 1)).count("1")
-            f.seek(data_off + data_size + 16 * index)
-            off, sec_size = struct.unpack("<QQ", f.read(16))
-    except (OSError, struct.error):
+def feature_section(f: BinaryIO, bit: int) -> tuple[int, int] | None:
+    """(offset, size) of header feature ``bit`` of the open little-endian v2 perf.data
+    ``f``, or None."""
+    f.seek(0)
+    head = f.read(HEADER_SIZE_V2)
+    if len(head) < HEADER_SIZE_V2 or head[:8] != b"PERFILE2":
         return None
+    size, = struct.unpack_from("<Q", head, 8)
+    data_off, data_size = struct.unpack_from("<QQ", head, 40)
+    bits = int.from_bytes(head[72:104], "little")
+    if size != HEADER_SIZE_V2 or not bits >> bit & 1:
+        return None
+    index = bin(bits & ((1 << bit) - 1)).count("1")
+    f.seek(data_off + data_size + 16 * index)
+    off, sec_size = struct.unpack("<QQ", f.read(16))
     return off, sec_size
 
 
 def _section_bytes(path: Path, bit: int) -> bytes:
-    sec = feature_section(path, bit)
-    if sec is None:
-        return b""
+    """The bytes of feature ``bit`` (at most MAX_SECTION), b"" when absent: one open."""
     try:
         with open(path, "rb") as f:
+            sec = feature_section(f, bit)
+            if sec is None:
+                return b""
             f.seek(sec[0])
             return f.read(min(sec[1], MAX_SECTION))
-    except OSError:
+    except (OSError, struct.error, ValueError):
         return b""
 
 

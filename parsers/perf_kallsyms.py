@@ -35,14 +35,13 @@ is not a format reader (no ``FORMAT``).
 from __future__ import annotations
 
 import os
-import struct
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from .elf_notes import gnu_build_id
 from .perf_header import MISC_KERNEL, MISC_USER, BuildId
 
 KERNEL_DSO = "[kernel.kallsyms]"
-NT_GNU_BUILD_ID = 3
 VMLINUX_PATHS = ("vmlinux", "/boot/vmlinux")  # perf's vmlinux_paths, then per release:
 VMLINUX_RELEASE_PATHS = (
     "/boot/vmlinux-{}",
@@ -119,18 +118,7 @@ def running_build_id(root: Path = Path("/")) -> str | None:
         raw = (root / "sys" / "kernel" / "notes").read_bytes()
     except OSError:
         return None
-    pos = 0
-    while pos + 12 <= len(raw):
-        namesz, descsz, kind = struct.unpack_from("=III", raw, pos)
-        name_at = pos + 12
-        desc_at = name_at + (namesz + 3) // 4 * 4
-        end = desc_at + (descsz + 3) // 4 * 4
-        if end > len(raw):
-            return None
-        if kind == NT_GNU_BUILD_ID and raw[name_at : name_at + namesz] == b"GNU\0":
-            return raw[desc_at : desc_at + descsz].hex()
-        pos = end
-    return None
+    return gnu_build_id(raw)
 
 
 def boot_time(root: Path = Path("/")) -> int | None:

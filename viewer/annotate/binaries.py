@@ -15,10 +15,10 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from profdiff.parsers.elf_notes import gnu_build_id
 from profdiff.parsers.errors import ProfdiffError
 
 PT_NOTE = 4
-NT_GNU_BUILD_ID = 3
 BUILD_ID_RE = re.compile(r"[0-9a-f]{32,64}")
 
 
@@ -58,23 +58,11 @@ def elf_build_id(path: Path) -> str | None:
                     ptype, off, _va, _pa, size = struct.unpack_from(end + "IIIII", ph)
                 if ptype == PT_NOTE:
                     f.seek(off)
-                    bid = _build_id_in_notes(f.read(min(size, 1 << 16)), end)
+                    bid = gnu_build_id(f.read(min(size, 1 << 16)), end)
                     if bid:
                         return bid
     except (OSError, struct.error):
         return None
-    return None
-
-
-def _build_id_in_notes(data: bytes, end: str) -> str | None:
-    pos = 0
-    while pos + 12 <= len(data):
-        namesz, descsz, ntype = struct.unpack_from(end + "III", data, pos)
-        name_at = pos + 12
-        desc_at = name_at + ((namesz + 3) & ~3)
-        if ntype == NT_GNU_BUILD_ID and data[name_at:name_at + namesz].rstrip(b"\0") == b"GNU":
-            return data[desc_at:desc_at + descsz].hex()
-        pos = desc_at + ((descsz + 3) & ~3)
     return None
 
 

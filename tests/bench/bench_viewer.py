@@ -4,7 +4,9 @@
     python tests/bench/bench_viewer.py --prof           # also write + open a GHC .prof pair
     python tests/bench/bench_viewer.py --nodes 200000
 
-Prints: time from start to the first painted frame (load + align + models + paint), peak
+The synthetic pair: a random recursive tree with a tenth of its nodes in deep recursive
+chains (60-150 frames) and 4 % of its names non-ASCII (:func:`random_tree`,
+:func:`frame_names`).  Prints: time from start to the first painted frame (load + align + models + paint), peak
 memory, and the time of expand-to-depth-5, sort (tree and flat), filter and select,
 and of the "By cost centre" table's own actions (first show, sort, filter, clicks, keys).
 Targets: open + paint a 100 MB ``.prof`` pair <= 4 s; each interaction <= 100 ms.
@@ -40,22 +42,50 @@ METRICS = [
 ]
 
 
+DEEP_SHARE = 0.1
+"""The share of nodes in deep recursive chains (:func:`random_tree`)."""
+RECURSIVE = ["eval", "evalλ", "apply", "force", "step⊕", "unwind"]
+"""Mutually recursive functions the deep chains pick from at random."""
+
+
 def random_tree(n: int, seed: int) -> np.ndarray:
-    """Random recursive tree: parent of node i uniform in [0, i) -> depth ~ ln n (realistic)."""
+    """A tree as profilers write them: a random recursive tree (parent of node i uniform
+    in [0, i), depth ~ ln n) for most nodes, and the last :data:`DEEP_SHARE` of them in
+    chains of 60-150 frames hanging off random nodes (the deep recursive stacks of an
+    interpreter or a parser, where expanding, selecting and fitting walk long paths)."""
     rng = np.random.default_rng(seed)
     parent = np.empty(n, dtype=np.int32)
     parent[0] = -1
-    i = np.arange(1, n)
-    parent[1:] = (rng.random(n - 1) * i).astype(np.int32)
+    n_rand = n - int(n * DEEP_SHARE)
+    i = np.arange(1, n_rand)
+    parent[1:n_rand] = (rng.random(n_rand - 1) * i).astype(np.int32)
+    if n_rand < n:
+        parent[n_rand:] = np.arange(n_rand - 1, n - 1)  # each chain node under the last
+        lengths = rng.integers(60, 151, size=(n - n_rand) // 60 + 1)
+        starts = n_rand + np.concatenate(([0], np.cumsum(lengths)))
+        starts = starts[starts < n]
+        parent[starts] = (rng.random(len(starts)) * n_rand).astype(np.int32)
     return parent
 
 
+def frame_names(n_names: int) -> list[str]:
+    """``fn<i>``, with 4 % of the names non-ASCII as in real Haskell and Julia code
+    (λ, ⊕, öß): they take the slow paths of text measuring and matching."""
+    odd = ("mλin.lööp", "⊕fold", "größe.öß")
+    return [f"{odd[i // 25 % 3]}{i}" if i % 25 == 0 else f"fn{i}" for i in range(n_names)]
+
+
 def synthetic(n: int, parent: np.ndarray, seed: int, path: str, n_names: int = 20000):
+    """A GHC-like profile over the tree ``parent``: the same frames in every run (the
+    deep chains' from :data:`RECURSIVE`, picked by node), the values drawn from ``seed``."""
     rng = np.random.default_rng(seed)
     frame = (np.arange(n) * 7919 % n_names).astype(np.int32)  # same frames in both runs
-    names = [f"fn{i}" for i in range(n_names)]
-    mods = [f"Mod{i % 211}" for i in range(n_names)]
-    frames = make_frame_table(names, mods, [f"Mod{i % 211}.hs:{i}:1-20" for i in range(n_names)])
+    n_rand = n - int(n * DEEP_SHARE)
+    deep = np.arange(n_rand, n, dtype=np.int64)
+    frame[n_rand:] = n_names + (deep * 2654435761 >> 13) % len(RECURSIVE)
+    names = frame_names(n_names) + RECURSIVE
+    mods = [f"Mod{i % 211}" for i in range(len(names))]
+    frames = make_frame_table(names, mods, [f"Mod{i % 211}.hs:{i}:1-20" for i in range(len(names))])
     t = rng.exponential(1.0, n)
     t *= 100 / t.sum()
     a = rng.exponential(1.0, n)
@@ -331,10 +361,11 @@ def main() -> int:
                                                         win.regex_box.blockSignals(False),
                                                         filt("^fn1[0-9]$")), results)
     win.regex_box.setChecked(False)
+    timed("filter 'λ' (3 tabs; 4 % of the names are non-ASCII)", lambda: filt("λ"), results)
     timed("clear filter", lambda: filt(""), results)
     deep = int(np.argmax(win.comparison.depth))
     timed(f"select deepest row (depth {int(win.comparison.depth[deep])}) everywhere",
-          lambda: (win._row_selected(deep, None), paint()), results)
+          lambda: (win.reveal_row(deep), paint()), results)
     timed("expand hottest path", lambda: (win.expand_hottest("value"), paint()), results)
     timed("fit name columns (every tree view)", lambda: (
         [v.fit_name_column() for v in win.tree_views()], paint()), results)

@@ -500,6 +500,19 @@ class Comparison:
             judge.append((name, sig))
         return judge
 
+    def status_metrics(self, sampled_only: bool = False) -> list[str]:
+        """The metrics a row's status compares (``sampled_only``: those whose changes need
+        a noise estimate to be judged: without one, any change beyond precision counts).
+
+        Why public: every place that shows statuses (the CLI table, the window's icons
+        and counts, the Summary) estimates the noise of these same metrics first, so the
+        same pair never reads "41 changed" in one and "15 changed" in another."""
+        names = [name for name, _ in self._status_judge(None)]
+        if not sampled_only:
+            return names
+        by_name = self.metric_by_name
+        return [n for n in names if n in by_name and by_name[n].sampled]
+
     @cached_property
     def status(self) -> np.ndarray:
         return self.status_for(self.current)

@@ -300,7 +300,8 @@ def _count_noise(cmp: Comparison, m: Metric, base_runs: Sequence[int],
     The factor and the dispersion come from the self metric (for ``inherited_time`` from
     ``time``): self rows are disjoint samples, while inclusive rows overlap (MAIN holds
     them all) and would understate how much rows move.  ``memo`` keeps them (and the
-    self metric's z) for the other metrics of the same estimate.
+    self metric's z) for the other metrics of the same estimate, and the tests of metrics
+    that hold the same samples (:func:`_same_samples`).
     """
     self_m = _self_counterpart(cmp, m)
     f, phi, z_self, ms_b, sb, sn = _self_part(cmp, self_m, base_runs, new_runs, memo)
@@ -308,9 +309,15 @@ def _count_noise(cmp: Comparison, m: Metric, base_runs: Sequence[int],
         cb, cn, z, mb = sb, sn, z_self, ms_b
     else:
         cb, cn = _counts(cmp, m, base_runs), _counts(cmp, m, new_runs)
-        z, mb, _ = _count_z(cmp, m, cb, cn, base_runs, new_runs, f)
-    pval, mdr = _pvalues(z, mb, phi)
-    sig = benjamini_hochberg(pval, alpha) & beyond
+        kind = ("inclusive", f, tuple(base_runs), tuple(new_runs))
+        samples = _Samples(cmp, m, cb, cn, base_runs, new_runs)
+        got = _same_samples(memo, kind, samples)
+        if got is None:
+            z, mb, _ = _count_z(cmp, m, cb, cn, base_runs, new_runs, f)
+            got = _remember(memo, kind, samples, (z, mb))
+        z, mb = got
+    pval, mdr, discovered = _tested(memo, z, mb, phi, alpha)
+    sig = discovered & beyond
     spread = ", run-to-run spread" if max(cb.shape[1], cn.shape[1]) > 1 else ""
     method = (f"z test on sample counts after the run's speed factor x{f:.3f} (Poisson "
               f"sampling error{spread}, dispersion x{phi:.2f} estimated over the rows)")
@@ -321,18 +328,115 @@ def _count_noise(cmp: Comparison, m: Metric, base_runs: Sequence[int],
 def _self_part(cmp: Comparison, self_m: Metric, base_runs: Sequence[int],
                new_runs: Sequence[int], memo: dict) -> tuple:
     """(speed factor, dispersion, z, mean base counts, base counts, new counts) of the
-    self metric ``self_m``, computed once per ``memo``."""
+    self metric ``self_m``, computed once per ``memo`` (and once for the self metrics
+    that hold the same samples: ``ticks``, ``time_s`` and ``%time`` of a ``-P`` report)."""
     key = ("self", self_m.name, tuple(base_runs), tuple(new_runs))
     got = memo.get(key)
     if got is None:
         sb, sn = _counts(cmp, self_m, base_runs), _counts(cmp, self_m, new_runs)
-        f = speed_factor(_row_mean(sb), _row_mean(sn)) if _disjoint_rows(cmp) \
-            else 1.0
-        z_self, ms_b, ms_n = _count_z(cmp, self_m, sb, sn, base_runs, new_runs, f)
-        phi = overdispersion(z_self, (ms_b >= MIN_INFORMATIVE) & (ms_n >= MIN_INFORMATIVE)) \
-            if _disjoint_rows(cmp) else 1.0
-        got = memo[key] = (f, phi, z_self, ms_b, sb, sn)
+        kind = ("self", tuple(base_runs), tuple(new_runs))
+        samples = _Samples(cmp, self_m, sb, sn, base_runs, new_runs)
+        got = _same_samples(memo, kind, samples)
+        if got is None:
+            f = speed_factor(_row_mean(sb), _row_mean(sn)) if _disjoint_rows(cmp) \
+                else 1.0
+            z_self, ms_b, ms_n = _count_z(cmp, self_m, sb, sn, base_runs, new_runs, f)
+            phi = overdispersion(z_self, (ms_b >= MIN_INFORMATIVE) & (ms_n >= MIN_INFORMATIVE)) \
+                if _disjoint_rows(cmp) else 1.0
+            got = _remember(memo, kind, samples, (f, phi, z_self, ms_b, sb, sn))
+        memo[key] = got
     return got
+
+
+SAME_SAMPLES_RTOL = 1e-12
+"""Sample counts this close (relative) are the same samples: ``ticks``, ``time_s`` (ticks
+x interval) and ``%time`` (ticks / total) of a ``-P`` report differ only in the last bits
+of their floating-point counts."""
+
+
+def _rounding_counts(cmp: Comparison, m: Metric, base_runs: Sequence[int],
+                     new_runs: Sequence[int]) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The rounding half-widths of ``m``'s printed values in sample counts (None when
+    its values are exact): part of what makes two metrics' tests the same test."""
+    if m.name not in cmp.rounding:
+        return None, None
+    h = np.asarray(cmp.rounding[m.name])
+    return (_as_counts(cmp, m, base_runs, h[:, list(base_runs)]),
+            _as_counts(cmp, m, new_runs, h[:, list(new_runs)]))
+
+
+class _Samples:
+    """One metric's sample counts of both sides, and (computed when first compared) the
+    rounding of its values in counts: the data its test is a function of."""
+
+    def __init__(self, cmp: Comparison, m: Metric, cb: np.ndarray, cn: np.ndarray,
+                 base_runs: Sequence[int], new_runs: Sequence[int]) -> None:
+        self.cb, self.cn = cb, cn
+        self._rounding_of = lambda: _rounding_counts(cmp, m, base_runs, new_runs)
+        self._rounding: tuple | None = None
+
+    def rounding(self) -> tuple:
+        if self._rounding is None:
+            self._rounding = self._rounding_of()
+        return self._rounding
+
+    def same_as(self, other: _Samples) -> bool:
+        return (_close(self.cb, other.cb) and _close(self.cn, other.cn)
+                and all(_close(a, b) for a, b in zip(self.rounding(), other.rounding(),
+                                                      strict=True)))
+
+
+def _same_samples(memo: dict, kind: tuple, samples: _Samples) -> tuple | None:
+    """What an earlier metric of this estimate computed from the same samples for a test
+    of ``kind``, or None.
+
+    Why: metrics that are exact scalings of one column (a ``-P`` report's ticks and
+    seconds) are one test: estimating each again made the noise estimate of a 10^6-row
+    tree, which the window waits for before its statuses are final, cost 1.3x."""
+    for known, value in memo.get(("samples", kind), ()):
+        if samples.same_as(known):
+            return value
+    return None
+
+
+def _remember(memo: dict, kind: tuple, samples: _Samples, value: tuple) -> tuple:
+    memo.setdefault(("samples", kind), []).append((samples, value))
+    return value
+
+
+def _close(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Equal arrays, but for the last bits of their floating-point values
+    (:data:`SAME_SAMPLES_RTOL`); NaN equals NaN.  A strided sample of the rows is
+    compared first: most pairs of metrics differ almost everywhere."""
+    if a is None or b is None:
+        return a is None and b is None
+    if a.shape != b.shape:
+        return False
+    a, b = a.ravel(), b.ravel()
+    step = max(1, a.size // 4096)
+    return _close_part(a[::step], b[::step]) and (step == 1 or _close_part(a, b))
+
+
+def _close_part(a: np.ndarray, b: np.ndarray) -> bool:
+    differ = np.flatnonzero(a != b)  # NaN != NaN: looked at below
+    if not differ.size:
+        return True
+    x, y = a[differ], b[differ]
+    with np.errstate(invalid="ignore"):
+        ok = (np.abs(x - y) <= SAME_SAMPLES_RTOL * np.abs(y)) | (np.isnan(x) & np.isnan(y))
+    return bool(ok.all())
+
+
+def _tested(memo: dict, z: np.ndarray, mb: np.ndarray, phi: float, alpha: float
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(p-values, smallest detectable change, discoveries at ``alpha``) of the z-values
+    ``z``, computed once per ``memo`` for metrics that share them (:func:`_same_samples`)."""
+    key = ("tested", id(z), id(mb), phi, alpha)
+    got = memo.get(key)
+    if got is None:
+        pval, mdr = _pvalues(z, mb, phi)
+        got = memo[key] = (pval, mdr, benjamini_hochberg(pval, alpha), z, mb)  # z, mb: ids
+    return got[0], got[1], got[2]
 
 
 def _pvalues(z: np.ndarray, mb: np.ndarray, phi: float) -> tuple[np.ndarray, np.ndarray]:

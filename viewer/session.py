@@ -465,6 +465,13 @@ class Session:
 
         return ensure_noise(cmp, metrics, self.spec.alpha)
 
+    def judge_statuses(self, cmp: Comparison) -> Comparison:
+        """``cmp`` with the noise of every sampled metric its statuses compare estimated
+        (:meth:`Comparison.status_metrics`): a row whose only change is within sampling
+        error is then "same" wherever it is counted or marked.  Returns ``cmp``."""
+        self.noise(cmp, cmp.status_metrics(sampled_only=True))
+        return cmp
+
     def culprits(self, cmp: Comparison | None = None) -> Ranking:
         """Rows of ``cmp`` (default: the main comparison) culprit first: own change against
         the baseline's total over the format's main metrics, beyond precision and noise

@@ -158,7 +158,7 @@ class Summary:
 
 def build_summary(session: Session, top: int = 5) -> Summary:
     """The Summary page of ``session`` (its flat comparison ranks; tree rows link)."""
-    flat, tree = session.flat, session.tree
+    flat, tree = session.judge_statuses(session.flat), session.tree
     runs = run_infos(flat)
     changes: tuple[MetricChanges, ...] = ()
     renames: tuple[RenameOffer, ...] = ()

@@ -149,3 +149,57 @@ def test_regression_stays_significant_against_every_identical_run(base):
     i = row(cmp, "addGrad")
     for metric in ("time_s", "time_pct", "alloc_bytes", "alloc_pct"):
         assert noise.metrics[metric].significant[i], metric
+
+
+def _estimates(cmp, metrics):
+    together = single_run_noise(cmp, metrics=metrics).metrics
+    apart = {m: single_run_noise(cmp, metrics=[m]).metrics[m] for m in metrics}
+    return together, apart
+
+
+@pytest.mark.parametrize("mode", ["flat", "tree"])
+def test_metrics_of_the_same_samples_are_tested_once(mode):
+    """A ``-P`` report's ticks, seconds and %time are one column scaled (its rows add up
+    to the header's 2,646 and 3,728 ticks): one estimate tests them once (the same
+    arrays), and each gets the result it gets alone; the inclusive ones are another
+    test.  A ``-p`` report's %time and seconds come from rounded percentages that do not
+    add up to 100: two tests."""
+    v1, v2 = (load(HS / v / "ad.P.prof") for v in ("v1", "v2"))
+    assert [np.nansum(p.values["ticks"]) for p in (v1, v2)] == \
+        [p.totals["total_ticks"] for p in (v1, v2)] == [2646, 3728]
+    cmp = align([v1, v2], mode=mode)
+    metrics = ["time_pct", "ticks", "time_s", "inherited_time_pct", "inherited_time_s"]
+    together, apart = _estimates(cmp, metrics)
+    assert together["time_s"].pvalue is together["ticks"].pvalue is together["time_pct"].pvalue
+    assert together["inherited_time_s"].pvalue is together["inherited_time_pct"].pvalue
+    assert together["inherited_time_s"].pvalue is not together["time_s"].pvalue
+    for m in metrics:
+        assert np.array_equal(together[m].significant, apart[m].significant), m
+        np.testing.assert_allclose(together[m].pvalue, apart[m].pvalue, rtol=1e-9, atol=0)
+        assert together[m].speed_factor == pytest.approx(apart[m].speed_factor, rel=1e-12)
+    assert together["ticks"].significant.any()  # a real change is in there (addGrad)
+
+    rounded = align([prof("v1"), prof("v2")], mode=mode)
+    pair = ["time_pct", "time_s"]
+    together, apart = _estimates(rounded, pair)
+    assert together["time_pct"].pvalue is not together["time_s"].pvalue
+    assert not np.allclose(together["time_pct"].pvalue, together["time_s"].pvalue)
+    for m in pair:
+        assert np.array_equal(together[m].significant, apart[m].significant), m
+
+
+def test_samples_equal_but_for_the_last_bits():
+    from profdiff.viewer.noise import SAME_SAMPLES_RTOL, _close
+
+    rng = np.random.default_rng(7)
+    ticks = rng.integers(0, 50, 100_000).astype(np.float64)[:, None]
+    ticks[::97] = np.nan  # rows one run lacks
+    total, n = np.nansum(ticks), 2646.0
+    a = ticks / total * n  # ticks as counts
+    scaled = (ticks * 0.0013) / (total * 0.0013) * n  # seconds (ticks x interval) as counts
+    assert not np.array_equal(scaled, a, equal_nan=True) and _close(a, scaled)
+    off = a.copy()
+    off[12_345] += 1.0  # one row's count differs, away from the strided sample
+    assert not _close(a, off)
+    assert not _close(a, a * (1 + 100 * SAME_SAMPLES_RTOL))
+    assert _close(None, None) and not _close(a, None)

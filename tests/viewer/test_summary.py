@@ -265,3 +265,20 @@ def test_one_run_lists_its_top_costs_as_perf_report_does():
         assert c.tree_rows
     shares = [c.share for c in hot.changes]
     assert shares == sorted(shares, reverse=True)
+
+
+def test_summary_counts_the_changes_the_cli_table_counts(hs, capsys):
+    """The Summary's "N changed" is the CLI's: both judge the sampled metrics the
+    statuses compare by their noise (:meth:`Session.judge_statuses`); judged by precision
+    alone, the pair's within-noise time changes made 41 "changed" of 126."""
+    import json
+
+    from profdiff.viewer.cli import main
+
+    assert main(["diff", "--json", "--top", "0", str(HS1), str(HS2)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    _, sm = hs
+    assert sm.status_counts == doc["status_counts"]
+    unjudged = _session(HS1, HS2).flat  # no noise estimate: precision alone
+    assert sm.status_counts["changed"] < unjudged.status_counts()["changed"]
+    assert sm.status_counts["added"] == unjudged.status_counts()["added"]

@@ -207,3 +207,41 @@ def test_heap_pair_summary_links_to_the_band(win):
     # the Summary and the heap tab agree on the band's change
     assert link.target.verdict == "real" and link.target.delta == pytest.approx(
         heap.cmp.delta(link.target.metric)[heap.highlighted])
+
+
+def _cli_counts(capsys, *args) -> dict[str, int]:
+    import json
+
+    from profdiff.viewer.cli import main
+
+    assert main(["diff", "--json", "--top", "0", *args, str(HS1), str(HS2)]) == 0
+    return json.loads(capsys.readouterr().out)["status_counts"]
+
+
+@pytest.mark.parametrize("big", [False, True], ids=["noise at once", "noise in a worker"])
+def test_window_counts_the_changes_the_cli_counts(win, capsys, monkeypatch, big):
+    """The status bar, the diff tree's statuses and the Summary say as many rows changed
+    as ``profdiff diff`` does: every sampled metric the statuses compare is judged by
+    its noise in both.  Before, the window estimated only the shown metrics, so a row
+    whose only change was a within-noise time read "changed" (65 of the pair's tree rows
+    and 41 of its cost centres, against the CLI's 15 and 15)."""
+    from profdiff.viewer.qt import window_noise
+
+    if big:  # the estimate lands after the views are built
+        monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10)
+    tree, flat = _cli_counts(capsys, "--tree"), _cli_counts(capsys)
+    win.load_paths([str(HS1), str(HS2)])
+    win.wait_for_noise()
+    assert win.comparison.status_counts() == tree
+    c = tree
+    assert f"{c['same'] + c['changed']:,} matched ({c['changed']:,} changed)" \
+        in win.status_label.text()
+    win.show_view("summary")
+    win.flush_pending()
+    assert win.summary_view.summary.status_counts == flat
+    assert 0 < flat["changed"] < flat["same"]
+    # and the judgement is not vacuous: a cost centre whose time moved 18 % within the
+    # sampling error (alloc within rounding) is "same" in both
+    cmp = win.flat_comparison
+    row = int(np.flatnonzero(cmp.keys == "AD.Dual\x1fdotD")[0])
+    assert cmp.changed_at("time_s", row) and cmp.status[row] == Status.SAME

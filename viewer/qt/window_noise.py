@@ -31,9 +31,11 @@ class NoiseMixin:
         return self.view_state.sig_metric(self.comparison)
 
     def _noise_todo(self, cmp: Comparison, metrics: Sequence[str] | None = None) -> list[str]:
-        if metrics is None:  # fading needs the sampled metrics; deterministic ones are exact
+        if metrics is None:  # fading needs the sampled metrics; deterministic ones are
+            # exact; the statuses (icons, counts) are judged by theirs, as in the CLI
             metrics = [*(m for m in self.metrics if m in cmp.values
-                         and cmp.metric_by_name[m].sampled), self.sig_metric()]
+                         and cmp.metric_by_name[m].sampled), self.sig_metric(),
+                       *cmp.status_metrics(sampled_only=True)]
         want = list(metrics)
         have = cmp.noise.metrics if cmp.noise is not None else {}
         return [m for m in dict.fromkeys(want) if m and m in cmp.values and m not in have]
@@ -69,9 +71,17 @@ class NoiseMixin:
                 self._start_noise_task(cmp, todo)
 
     def _start_noise_task(self, cmp: Comparison, todo: list[str]) -> None:
-        if any(t.cmp is cmp and set(todo) <= set(t.metrics) for t in self._noise_tasks):
+        """Estimate ``todo`` (less what is in flight) in workers: the shown metrics in one,
+        the metrics only the statuses compare in another, so that both cores work once
+        the window is built (the window's first paint waits for both)."""
+        flying = {m for t in self._noise_tasks if t.cmp is cmp for m in t.metrics}
+        todo = [m for m in todo if m not in flying]
+        if not todo:
             return
-        self._start_task(_NoiseTask(cmp, todo, alpha=self._alpha()))
+        judged = set(cmp.status_metrics(sampled_only=True)) - set(self.metrics)
+        for part in ([m for m in todo if m not in judged], [m for m in todo if m in judged]):
+            if part:
+                self._start_task(_NoiseTask(cmp, part, alpha=self._alpha()))
 
     def _schedule_ranking(self, cmp: Comparison | None) -> None:
         """Rank the culprits a hidden tree view owes a big comparison in a worker, judged
@@ -148,8 +158,10 @@ class NoiseMixin:
         self._noise_shown(cmp)
 
     def _noise_shown(self, cmp: Comparison) -> None:
-        """Views over ``cmp`` repaint with its (new) noise estimate."""
+        """Views over ``cmp`` repaint with its (new) noise estimate, and the status bar
+        counts the rows it now judges changed (a worker's estimate lands after it)."""
         if cmp is self.comparison:
+            self._update_status()
             self.diff.noise_changed()
             cur = self.diff.current_row()
             if cur >= 0:

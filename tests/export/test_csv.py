@@ -136,3 +136,23 @@ def test_single_run_csv_ranked_by_cost(tmp_path, capsys):
     col = hdr.index("alloc[hs-ad-v1.ticky.txt]")
     allocs = np.array([int(ln[col]) for ln in lines[1:]])
     assert (np.diff(allocs) <= 0).all() and allocs.sum() == load(TICKY_V1).totals["table_alloc"]
+
+
+@pytest.mark.parametrize("mode", [[], ["--tree"]], ids=["flat", "tree"])
+def test_csv_statuses_are_the_cli_tables(tmp_path, capsys, mode):
+    """The CSV's status column says "changed" for the rows ``profdiff diff`` says
+    changed: both judge the sampled metrics by their noise (before, the CSV counted the
+    hs-ad pair's within-noise time changes: 41 "changed" cost centres against 15)."""
+    import json
+
+    hs = Path(__file__).resolve().parents[1] / "data" / "hs-ad"
+    pair = [str(hs / "v1" / "ad.prof"), str(hs / "v2" / "ad.prof")]
+    assert main(["diff", "--json", "--top", "0", *mode, *pair]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    out = tmp_path / "t.csv"
+    assert main(["export", *pair, *mode, "--csv", str(out)]) == 0
+    with open(out, encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == len(doc["rows"])
+    counts = {s: sum(1 for r in rows if r["status"] == s) for s in doc["status_counts"]}
+    assert counts == doc["status_counts"] and 0 < counts["changed"] < counts["same"]

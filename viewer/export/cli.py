@@ -112,7 +112,7 @@ def _write_csv(session: Session, args: argparse.Namespace) -> None:
     from ..session import RANKING
     from .csv_export import export_csv
 
-    cmp = session.comparison(_mode(args, session, "flat"))
+    cmp = session.judge_statuses(session.comparison(_mode(args, session, "flat")))
     metric, how, desc = parse_sort(args.sort, cmp)
     if cmp.n_runs == 1 and not args.sort:
         how = "base"  # one run: no change to rank by, rank by cost

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -31,9 +32,45 @@ SOURCE = ROOT / "tests" / "data" / "hs-ad" / "v1" / "ad.P.prof"
 sys.path.insert(0, str(ROOT))
 
 
-def build_large(dst: Path, target_mb: float) -> int:
-    """Write a report whose tree repeats MAIN's children until ``target_mb``; returns rows."""
-    lines = SOURCE.read_text(encoding="utf-8").split("\n")
+_TOTAL_TIME = re.compile(r"(total time\s*=\s*)([\d.]+)( secs\s*\()(\d+)( ticks)")
+_TOTAL_ALLOC = re.compile(r"(total alloc\s*=\s*)([\d,]+)( bytes)")
+_TOP_ROW = re.compile(r"^(.*\S)(\s+)(\d+)(\s+)(\d+)$")
+
+
+def scaled_header(head: str, reps: int) -> str:
+    """``head`` (a ``-P`` report's lines up to its MAIN row) for a tree whose subtrees
+    under MAIN are repeated ``reps`` times: the header's total ticks, time and bytes and
+    the top table's ticks and bytes scaled to match (MAIN's own costs are not repeated),
+    so the report adds up as GHC's own do (MAIN holds 100 % of the ticks)."""
+    lines = head.rstrip("\n").split("\n")
+    main = lines[-1].split()
+    main_ticks, main_bytes = int(main[-2]), int(main[-1])
+
+    def grown(total: int, own: int) -> int:
+        return own + (total - own) * reps
+
+    def time(m: re.Match) -> str:
+        ticks = grown(int(m[4]), main_ticks)
+        return f"{m[1]}{float(m[2]) * ticks / int(m[4]):.2f}{m[3]}{ticks}{m[5]}"
+
+    def alloc(m: re.Match) -> str:
+        return f"{m[1]}{grown(int(m[2].replace(',', '')), main_bytes):,}{m[3]}"
+
+    top = next(i for i, ln in enumerate(lines) if ln.startswith("COST CENTRE"))
+    tree = next(i for i in range(top + 1, len(lines)) if lines[i].startswith("COST CENTRE"))
+    for i, ln in enumerate(lines):
+        ln = _TOTAL_ALLOC.sub(alloc, _TOTAL_TIME.sub(time, ln))
+        m = _TOP_ROW.match(ln) if top < i < tree else None
+        if m:  # a top-table row of a -P report: ... ticks bytes
+            ln = f"{m[1]}{m[2]}{int(m[3]) * reps}{m[4]}{int(m[5]) * reps}"
+        lines[i] = ln
+    return "\n".join(lines) + "\n"
+
+
+def build_large(dst: Path, target_mb: float, src: Path = SOURCE) -> int:
+    """Write ``src`` with the subtrees under MAIN repeated until ``target_mb``, and its
+    totals scaled to match (:func:`scaled_header`); returns the number of tree rows."""
+    lines = src.read_text(encoding="utf-8").split("\n")
     hi = next(i for i, ln in enumerate(lines) if "no." in ln and "entries" in ln)
     main_at = next(i for i in range(hi + 1, len(lines)) if lines[i].startswith("MAIN"))
     head = "\n".join(lines[: main_at + 1]) + "\n"
@@ -42,7 +79,7 @@ def build_large(dst: Path, target_mb: float) -> int:
     target = int(target_mb * 1_000_000)
     reps = max(1, (target - len(head)) // len(block))
     with open(dst, "w", encoding="utf-8") as f:
-        f.write(head)
+        f.write(scaled_header(head, reps))
         for _ in range(reps):
             f.write(block)
     return 1 + reps * per_block

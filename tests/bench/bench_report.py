@@ -27,23 +27,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_ghc_prof import build_large  # noqa: E402
+
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-def build_large(src: Path, dst: Path, target_mb: float) -> None:
-    """``src`` with MAIN's children repeated until the file is ``target_mb`` MB."""
-    lines = src.read_text(encoding="utf-8").split("\n")
-    hi = next(i for i, ln in enumerate(lines) if "no." in ln and "entries" in ln)
-    main_at = next(i for i in range(hi + 1, len(lines)) if lines[i].startswith("MAIN"))
-    head = "\n".join(lines[: main_at + 1]) + "\n"
-    block = "\n".join(ln for ln in lines[main_at + 1:] if ln.strip()) + "\n"
-    reps = max(1, (int(target_mb * 1_000_000) - len(head)) // len(block))
-    with open(dst, "w", encoding="utf-8") as f:
-        f.write(head)
-        for _ in range(reps):
-            f.write(block)
 
 
 def time_report(a: Path, b: Path, out: Path) -> dict:
@@ -112,8 +102,8 @@ def main() -> int:
                              t / "small.html") for _ in range(args.runs)]
         show("bundled pair", small, time_to_interactive(t / "small.html", args.runs))
         a, b = t / "a.prof", t / "b.prof"
-        build_large(ROOT / "tests/data/hs-ad/v1/ad.P.prof", a, args.mb)
-        build_large(ROOT / "tests/data/hs-ad/v2/ad.P.prof", b, args.mb)
+        build_large(a, args.mb, ROOT / "tests/data/hs-ad/v1/ad.P.prof")
+        build_large(b, args.mb, ROOT / "tests/data/hs-ad/v2/ad.P.prof")
         big = [time_report(a, b, t / "big.html") for _ in range(max(1, args.runs - 1))]
         show(f"{args.mb:g} MB pair", big, time_to_interactive(t / "big.html", args.runs))
     return 0

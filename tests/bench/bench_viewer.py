@@ -25,8 +25,10 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
+from bench_ghc_prof import build_large  # noqa: E402
 
 from profdiff.parsers.builder import profile_from_arrays  # noqa: E402
 from profdiff.parsers.model import Kind, Metric, Unit, make_frame_table  # noqa: E402
@@ -144,22 +146,6 @@ def timed(label: str, fn, results: dict, target_ms: float | None = 100.0):
     return out
 
 
-def scaled_prof(src: Path, dst: Path, target_mb: float) -> int:
-    """Write ``src`` (a real GHC report) with the subtrees under MAIN repeated until
-    ``target_mb``, like ``bench_ghc_prof.py``; returns the number of tree rows."""
-    lines = src.read_text(encoding="utf-8").split("\n")
-    hi = next(i for i, ln in enumerate(lines) if "no." in ln and "entries" in ln)
-    main_at = next(i for i in range(hi + 1, len(lines)) if lines[i].startswith("MAIN"))
-    head = "\n".join(lines[: main_at + 1]) + "\n"
-    block = "\n".join(ln for ln in lines[main_at + 1:] if ln.strip()) + "\n"
-    reps = max(1, (int(target_mb * 1_000_000) - len(head)) // len(block))
-    with open(dst, "w", encoding="utf-8") as f:
-        f.write(head)
-        for _ in range(reps):
-            f.write(block)
-    return 1 + reps * block.count("\n")
-
-
 def bench_prof_pair(app, d: Path, mb: float, results: dict) -> None:
     """Open the hs-ad v1/v2 ``-P`` reports scaled to ``mb`` each: end to end (a fresh
     window, ``load_paths`` + first paint) and the split parse / align / views / paint."""
@@ -173,8 +159,8 @@ def bench_prof_pair(app, d: Path, mb: float, results: dict) -> None:
     data = ROOT / "tests" / "data" / "hs-ad"
     t0 = time.perf_counter()
     a, b = d / "v1-large.prof", d / "v2-large.prof"
-    rows = scaled_prof(data / "v1" / "ad.P.prof", a, mb)
-    scaled_prof(data / "v2" / "ad.P.prof", b, mb)
+    rows = build_large(a, mb, data / "v1" / "ad.P.prof")
+    build_large(b, mb, data / "v2" / "ad.P.prof")
     print(f"{'write scaled real .prof pair (not viewer)':44s} "
           f"{(time.perf_counter() - t0) * 1000:9.1f} ms  ({a.stat().st_size / 1e6:.0f} + "
           f"{b.stat().st_size / 1e6:.0f} MB, ~{rows:,} rows each), {os.cpu_count()} cores")

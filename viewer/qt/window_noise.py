@@ -71,17 +71,15 @@ class NoiseMixin:
                 self._start_noise_task(cmp, todo)
 
     def _start_noise_task(self, cmp: Comparison, todo: list[str]) -> None:
-        """Estimate ``todo`` (less what is in flight) in workers: the shown metrics in one,
-        the metrics only the statuses compare in another, so that both cores work once
-        the window is built (the window's first paint waits for both)."""
+        """Estimate ``todo`` (less what is in flight) in one worker: one estimate tests
+        the metrics that hold the same samples once (a ``-P`` report's %time, ticks and
+        seconds; its inherited %time and seconds).  Two workers (shown and judged
+        metrics, or self and inclusive ones) slowed the window's own building on two
+        cores as much as they gained."""
         flying = {m for t in self._noise_tasks if t.cmp is cmp for m in t.metrics}
         todo = [m for m in todo if m not in flying]
-        if not todo:
-            return
-        judged = set(cmp.status_metrics(sampled_only=True)) - set(self.metrics)
-        for part in ([m for m in todo if m not in judged], [m for m in todo if m in judged]):
-            if part:
-                self._start_task(_NoiseTask(cmp, part, alpha=self._alpha()))
+        if todo:
+            self._start_task(_NoiseTask(cmp, todo, alpha=self._alpha()))
 
     def _schedule_ranking(self, cmp: Comparison | None) -> None:
         """Rank the culprits a hidden tree view owes a big comparison in a worker, judged

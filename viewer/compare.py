@@ -427,27 +427,48 @@ class Comparison:
         b = self.present[:, self.baseline]
         c = self.present[:, run]
         st = np.full(self.n_rows, Status.SAME, dtype=np.int8)
-        changed = np.zeros(self.n_rows, dtype=bool)
-        judge = [(name, sig if run == self.current else None)
-                 for name, sig in self._status_judge(noise)]
         # Only rows both runs have can be CHANGED (the others are ADDED or REMOVED, or
-        # absent from both).  They are compared a block of rows at a time.
-        if isinstance(self.values, GatheredValues):
-            changed = self._changed_in_node_order(run, judge, self.values)
-        else:
-            changed = self._changed_in_row_order(run, judge)
+        # absent from both): their masks are false elsewhere.
+        moved = self._moved_rows(run)
+        changed = np.zeros(self.n_rows, dtype=bool)
+        for name, sig in self._status_judge(noise):
+            if run != self.current or sig is None:
+                changed |= moved[name]
+            else:
+                changed |= moved[name] & sig
         st[changed] = Status.CHANGED
         st[~b & c] = Status.ADDED
         st[b & ~c] = Status.REMOVED
         return st
 
-    def _changed_in_node_order(self, run: int, judge: list[tuple[str, np.ndarray | None]],
-                               v: GatheredValues) -> np.ndarray:
-        """The rows CHANGED of a tree comparison read from its runs: taken in the
+    def _moved_rows(self, run: int) -> dict[str, np.ndarray]:
+        """Per metric the statuses compare, the rows both runs have whose value moved
+        beyond precision from the baseline to ``run`` (computed once per run, read-only).
+
+        Why kept: a status under another noise estimate is then these masks combined
+        with its significance, not every value of every judged metric read again (the
+        window judges a 10^6-row tree when it opens and again when the sampled metrics'
+        estimate lands: 40 ms each)."""
+        cache = self.__dict__.setdefault("_moved_masks", {})
+        got = cache.get(run)
+        if got is None:
+            names = [name for name, _ in self._status_judge(None)]
+            if isinstance(self.values, GatheredValues):
+                got = self._moved_in_node_order(run, names, self.values)
+            else:
+                got = self._moved_in_row_order(run, names)
+            for mask in got.values():
+                mask.flags.writeable = False
+            cache[run] = got
+        return got
+
+    def _moved_in_node_order(self, run: int, names: list[str], v: GatheredValues
+                             ) -> dict[str, np.ndarray]:
+        """:meth:`_moved_rows` of a tree comparison read from its runs: taken in the
         baseline's node order, so that the baseline's values are read as slices of its
         arrays and the other run's nearly in order (its tree is mostly the same), where
         the rows' level order would jump across both (3x the time on 10^6 rows)."""
-        changed = np.zeros(self.n_rows, dtype=bool)
+        out = {name: np.zeros(self.n_rows, dtype=bool) for name in names}
         order, run_nodes = self._base_order(run, v)[:2]
         for lo in range(0, len(order), STATUS_BLOCK):
             rows = order[lo : lo + STATUS_BLOCK]
@@ -457,32 +478,25 @@ class Comparison:
                 continue
             nodes = np.maximum(nodes, 0)  # where the run lacks the row: any node (masked)
             mine = slice(lo, lo + len(rows))  # the baseline's nodes of these rows
-            acc = np.zeros(len(rows), dtype=bool)
-            for name, sig in judge:
+            for name in names:
                 new, base = v.of_nodes(name, run, nodes), v.of_nodes(name, self.baseline, mine)
-                moved = self._moved(name, new, base, run, rows)
-                acc |= moved if sig is None else moved & sig[rows]
-            changed[rows] = acc & both
-        return changed
+                out[name][rows] = self._moved(name, new, base, run, rows) & both
+        return out
 
-    def _changed_in_row_order(self, run: int, judge: list[tuple[str, np.ndarray | None]]
-                              ) -> np.ndarray:
-        """The rows CHANGED, a block of rows at a time (a flat or group comparison)."""
-        changed = np.zeros(self.n_rows, dtype=bool)
+    def _moved_in_row_order(self, run: int, names: list[str]) -> dict[str, np.ndarray]:
+        """:meth:`_moved_rows` a block of rows at a time (a flat or group comparison)."""
+        out = {name: np.zeros(self.n_rows, dtype=bool) for name in names}
         for lo in range(0, self.n_rows, STATUS_BLOCK):
             rows = slice(lo, lo + STATUS_BLOCK)
             nodes = self.node[rows]
             both = (nodes[:, run] >= 0) & (nodes[:, self.baseline] >= 0)
             if not both.any():
                 continue
-            nodes = np.maximum(nodes, 0)  # where a run lacks the row: any node (masked)
-            acc = np.zeros(len(both), dtype=bool)
-            for name, sig in judge:
+            for name in names:
                 a = self.values[name][rows]
-                moved = self._moved(name, a[:, run], a[:, self.baseline], run, rows)
-                acc |= moved if sig is None else moved & sig[rows]
-            changed[rows] = acc & both
-        return changed
+                out[name][rows] = self._moved(name, a[:, run], a[:, self.baseline], run,
+                                              rows) & both
+        return out
 
     def _status_judge(self, noise: Noise | None) -> list[tuple[str, np.ndarray | None]]:
         """The metrics a row's status compares, each with the significance mask ``noise``

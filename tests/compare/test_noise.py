@@ -203,3 +203,26 @@ def test_samples_equal_but_for_the_last_bits():
     assert not _close(a, off)
     assert not _close(a, a * (1 + 100 * SAME_SAMPLES_RTOL))
     assert _close(None, None) and not _close(a, None)
+
+
+def test_a_new_estimate_rejudges_statuses_from_the_kept_masks(monkeypatch):
+    """The statuses under a new noise estimate combine each judged metric's "moved
+    beyond precision" rows (read once per run) with the estimate's significance: the
+    same statuses as judging every value again, without reading them again."""
+    from profdiff.viewer.compare import Comparison, Status
+
+    cmp = align([prof("v1"), prof("v2")], mode="tree")
+    before = cmp.status.copy()
+    reads = []
+    original = Comparison._moved
+    monkeypatch.setattr(Comparison, "_moved", lambda self, *a: reads.append(a[0]) or
+                        original(self, *a))
+    cmp.add_noise(single_run_noise(cmp, metrics=cmp.status_metrics(sampled_only=True)))
+    after = cmp.status
+    assert reads == []  # nothing read again
+    fresh = align([prof("v1"), prof("v2")], mode="tree")
+    fresh.add_noise(single_run_noise(fresh, metrics=fresh.status_metrics(sampled_only=True)))
+    assert np.array_equal(after, fresh.status) and reads  # that one read its values
+    assert (after == Status.CHANGED).sum() < (before == Status.CHANGED).sum()
+    assert np.array_equal(after != Status.CHANGED, (before != Status.CHANGED) | (
+        (before == Status.CHANGED) & (after == Status.SAME)))

@@ -527,6 +527,15 @@ class Comparison:
         by_name = self.metric_by_name
         return [n for n in names if n in by_name and by_name[n].sampled]
 
+    def statuses_final(self) -> bool:
+        """Whether the statuses are judged by every noise estimate they can get: a
+        1-vs-1 comparison's by its sampled status metrics' (:meth:`status_metrics`),
+        groups by the estimate they carry, 3+ runs by precision (no estimate applies)."""
+        if self.n_runs != 2 or self.groups is not None:
+            return True
+        have = self.noise.metrics if self.noise is not None else {}
+        return all(m in have for m in self.status_metrics(sampled_only=True))
+
     @cached_property
     def status(self) -> np.ndarray:
         return self.status_for(self.current)

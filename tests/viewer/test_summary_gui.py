@@ -225,16 +225,27 @@ def test_window_counts_the_changes_the_cli_counts(win, capsys, monkeypatch, big)
     its noise in both.  Before, the window estimated only the shown metrics, so a row
     whose only change was a within-noise time read "changed" (65 of the pair's tree rows
     and 41 of its cost centres, against the CLI's 15 and 15)."""
+    import threading
+
     from profdiff.viewer.qt import window_noise
 
-    if big:  # the estimate lands after the views are built
+    release = threading.Event()
+    if big:  # the estimate lands after the views are built: held until released
         monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10)
+        run = window_noise._NoiseTask.run
+        monkeypatch.setattr(window_noise._NoiseTask, "run",
+                            lambda task: (release.wait(30), run(task)))
     tree, flat = _cli_counts(capsys, "--tree"), _cli_counts(capsys)
     win.load_paths([str(HS1), str(HS2)])
+    if big:  # no count of changes by precision alone while the estimate is out
+        text = win.status_label.text()
+        assert "matched (changes: judging against sampling error…)" in text
+        assert f"{tree['added']:,} added, {tree['removed']:,} removed" in text
+        release.set()
     win.wait_for_noise()
     assert win.comparison.status_counts() == tree
     c = tree
-    assert f"{c['same'] + c['changed']:,} matched ({c['changed']:,} changed)" \
+    assert f"{c['same'] + c['changed']:,} matched ({c['changed']:,} changed), " \
         in win.status_label.text()
     win.show_view("summary")
     win.flush_pending()

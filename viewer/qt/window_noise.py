@@ -70,6 +70,10 @@ class NoiseMixin:
             if todo:
                 self._start_noise_task(cmp, todo)
 
+    def noise_pending(self, cmp: Comparison) -> bool:
+        """Whether a worker is estimating ``cmp``'s noise (or ranking it) right now."""
+        return any(t.cmp is cmp for t in self._noise_tasks)
+
     def _start_noise_task(self, cmp: Comparison, todo: list[str]) -> None:
         """Estimate ``todo`` (less what is in flight) in one worker: one estimate tests
         the metrics that hold the same samples once (a ``-P`` report's %time, ticks and
@@ -112,6 +116,8 @@ class NoiseMixin:
             self._noise_tasks.remove(task)
         if nz is not None and task.cmp in (self.comparison, self.flat_if_aligned()):
             self._attach_noise(task.cmp, nz)
+        elif task.cmp is self.comparison:  # no estimate: the count by precision, said so
+            self._update_status()
         if not task.rank:
             self._schedule_ranking(task.cmp)
 

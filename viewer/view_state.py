@@ -266,18 +266,16 @@ class ViewState:
         sig_only = self.significant_only and cmp.n_runs == 2
         if cmp.n_runs < 2 or (not self.changed_only and self.threshold <= 0 and not sig_only):
             return None
+        estimate = noise if noise is not None else _ensure_noise
         keep = np.ones(cmp.n_rows, dtype=bool)
-        if self.changed_only:
+        if self.changed_only:  # a change within noise is no change: judged first
+            if cmp.n_runs == 2:
+                estimate(cmp, cmp.status_metrics(sampled_only=True))
             keep &= cmp.status != Status.SAME
         if sig_only:
             m = self.main_metric(cmp) if sig_metric is None else sig_metric
             if m is not None and m in cmp.values:
-                if noise is None:
-                    from .noise import ensure_noise
-
-                    ensure_noise(cmp, [m])
-                else:
-                    noise(cmp, [m])
+                estimate(cmp, [m])
                 if cmp.noise is not None and m in cmp.noise.metrics:
                     keep &= cmp.noise.metrics[m].significant
         if self.threshold > 0:
@@ -289,3 +287,10 @@ class ViewState:
             big |= (cmp.status == Status.ADDED) | (cmp.status == Status.REMOVED)
             keep &= big
         return keep
+
+
+def _ensure_noise(cmp: Comparison, metrics: list[str]) -> object:
+    """:func:`viewer.noise.ensure_noise` (imported when a view first needs an estimate)."""
+    from .noise import ensure_noise
+
+    return ensure_noise(cmp, metrics)

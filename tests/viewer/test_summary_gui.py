@@ -256,3 +256,28 @@ def test_window_counts_the_changes_the_cli_counts(win, capsys, monkeypatch, big)
     cmp = win.flat_comparison
     row = int(np.flatnonzero(cmp.keys == "AD.Dual\x1fdotD")[0])
     assert cmp.changed_at("time_s", row) and cmp.status[row] == Status.SAME
+
+
+def test_changed_only_hides_changes_within_noise(win, capsys, monkeypatch):
+    """"changed only" judges the statuses before it filters, also while a worker's
+    estimate is out: the rows the diff tree keeps are the rows ``profdiff diff --tree``
+    calls changed, added or removed (by precision alone it kept 50 more)."""
+    import json
+
+    from profdiff.viewer.cli import main
+    from profdiff.viewer.noise import Noise
+    from profdiff.viewer.qt import window_noise
+
+    monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10)
+    assert main(["diff", "--json", "--top", "0", "--tree", str(HS1), str(HS2)]) == 0
+    counts = json.loads(capsys.readouterr().out)["status_counts"]
+    win.changed_box.setChecked(True)
+    win.load_paths([str(HS1), str(HS2)])
+    cmp = win.comparison
+    keep = win.keep_mask(cmp)
+    assert keep is not None
+    assert int(keep.sum()) == counts["changed"] + counts["added"] + counts["removed"]
+    unjudged = cmp.status_for(noise=Noise(1, 1, 0.05))  # no estimate: precision alone
+    assert int((unjudged != Status.SAME).sum()) == int(keep.sum()) + 50
+    win.wait_for_noise()
+    assert np.array_equal(win.keep_mask(win.comparison), keep)

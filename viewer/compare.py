@@ -130,7 +130,7 @@ class Comparison:
         estimates that only fade cells (shares, while absolute costs decide) leave the
         10^6 statuses as they are."""
         have = self.noise.metrics if self.noise is not None else {}
-        judged = {name for name, _ in self._status_judge(noise)}
+        judged = set(self.status_metrics())
         if any(k not in have for k in noise.metrics if k in judged):
             self.__dict__.pop("status", None)
         if self.noise is None:
@@ -452,7 +452,7 @@ class Comparison:
         cache = self.__dict__.setdefault("_moved_masks", {})
         got = cache.get(run)
         if got is None:
-            names = [name for name, _ in self._status_judge(None)]
+            names = self.status_metrics()
             if isinstance(self.values, GatheredValues):
                 got = self._moved_in_node_order(run, names, self.values)
             else:

@@ -738,16 +738,17 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
     # status and exports
     # ----------------------------------------------------------------------------------
     def _status_counts_text(self, cmp: Comparison) -> str:
-        """"N matched (M changed), A added, R removed"; while the noise estimate the
+        """``N matched (M changed), A added, R removed``; while the noise estimate the
         statuses are judged by is still being computed, the matched rows without a
         count of changes (the count by precision alone would say ~6x too many rows of a
         big tree changed, for the half second until the estimate lands)."""
-        if not cmp.statuses_final() and self.noise_pending(cmp):
+        final = cmp.statuses_final()
+        if not final and self.noise_pending(cmp):
             b, c = cmp.present[:, cmp.baseline], cmp.present[:, cmp.current]
             return (f"{int((b & c).sum()):,} matched (changes: judging against sampling "
                     f"error…), {int((c & ~b).sum()):,} added, {int((b & ~c).sum()):,} removed")
         c = cmp.status_counts()
-        how = "" if cmp.statuses_final() else "; by precision alone: no noise estimate"
+        how = "" if final else "; by precision alone: no noise estimate"
         return (f"{c['same'] + c['changed']:,} matched ({c['changed']:,} changed{how}), "
                 f"{c['added']:,} added, {c['removed']:,} removed")
 

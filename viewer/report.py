@@ -204,8 +204,8 @@ def _noise_json(mn, i: int) -> dict[str, Any]:
         "p": _num(mn.pvalue[i]),
         "significant": bool(mn.significant[i]),
     }
-    if mn.min_detectable_rel is not None:
-        d["min_detectable_rel"] = _num(mn.min_detectable_rel[i])
+    if mn.detectable is not None:
+        d["min_detectable_rel"] = _num(mn.min_detectable_at(i))
     return d
 
 

@@ -210,6 +210,17 @@ class ViewState:
 
     sig_metric = main_metric
 
+    def noise_metrics(self, cmp: Comparison) -> list[str]:
+        """The metrics whose noise estimate the views of ``cmp`` read: the shown sampled
+        ones (a change within noise fades), the main metric (the 'sig.' column) and the
+        sampled metrics the statuses are judged by (icons, counts:
+        :meth:`Comparison.status_metrics`); deterministic ones are exact.  One list, so
+        the loader can start the estimate the window will want before the window has
+        the comparison (:class:`viewer.noise_job.NoiseJob`)."""
+        shown = [m for m in self.metrics if m in cmp.values and cmp.metric_by_name[m].sampled]
+        want = [*shown, self.sig_metric(cmp), *cmp.status_metrics(sampled_only=True)]
+        return [m for m in dict.fromkeys(want) if m and m in cmp.values]
+
     def main_self_metric(self, cmp: Comparison | None) -> str | None:
         """The node's own cost of the main metric (flat ranking, Δ paths), in unit mode."""
         if cmp is None:

@@ -226,3 +226,46 @@ def test_a_new_estimate_rejudges_statuses_from_the_kept_masks(monkeypatch):
     assert (after == Status.CHANGED).sum() < (before == Status.CHANGED).sum()
     assert np.array_equal(after != Status.CHANGED, (before != Status.CHANGED) | (
         (before == Status.CHANGED) & (after == Status.SAME)))
+
+
+def test_erfc_in_place_and_run_totals_without_copies():
+    """The estimate's p-values written over their z array, and run totals summed without
+    nansum's copy: the same numbers as before."""
+    import math
+
+    from profdiff.viewer.noise import _column_total, _erfc
+
+    z = np.array([0.0, 0.5, np.inf, 3.0, 0.5, 0.0, 1e-9])
+    expect = np.array([math.erfc(v) for v in z])
+    assert np.array_equal(_erfc(z.copy()), expect)
+    same = z.copy()
+    assert _erfc(same, out=same) is same and np.array_equal(same, expect)
+    col = np.array([1.5, 2.25, 0.0, 7.0])
+    assert _column_total(col) == float(np.nansum(col)) == 10.75
+    col[2] = np.nan
+    assert _column_total(col) == float(np.nansum(col)) == 10.75
+    assert _column_total(np.arange(5)) == 10.0
+
+
+def test_metrics_of_known_samples_build_no_counts(monkeypatch):
+    """Of the five sampled metrics of a ``-P`` report, only the first of each test
+    (self, inclusive) gets its counts built; the others are told to hold the same
+    samples a block of rows at a time."""
+    import profdiff.viewer.noise as noise
+
+    cmp = align([load(HS / v / "ad.P.prof") for v in ("v1", "v2")], mode="tree")
+    built = []
+    original = noise._counts
+    monkeypatch.setattr(noise, "_counts", lambda c, m, runs: built.append(m.name) or
+                        original(c, m, runs))
+    metrics = ["time_pct", "ticks", "time_s", "inherited_time_pct", "inherited_time_s"]
+    got = single_run_noise(cmp, metrics=metrics)
+    assert sorted(set(built)) == ["inherited_time_pct", "time_pct"] and len(built) == 4
+    assert got.metrics["ticks"].pvalue is got.metrics["time_pct"].pvalue
+    # the smallest detectable change is built only when read whole, row by row the same
+    mn = got.metrics["inherited_time_s"]
+    assert mn.detectable is got.metrics["inherited_time_pct"].detectable
+    whole = mn.min_detectable_rel
+    rows = [0, *np.flatnonzero(np.isinf(whole))[:3], *np.flatnonzero(np.isfinite(whole))[:50]]
+    assert len(rows) > 40 and np.isinf(whole).any()
+    assert [mn.min_detectable_at(int(r)) for r in rows] == whole[rows].tolist()

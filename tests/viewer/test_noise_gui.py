@@ -211,6 +211,56 @@ def test_a_big_comparisons_noise_starts_before_its_views_are_built(win, monkeypa
     assert win.diff.legend.noise_text == "faded: within sampling error"
 
 
+def test_the_loader_starts_the_estimate_the_window_takes_over(win, monkeypatch):
+    """A big comparison's estimate starts in the loader the moment the tree is aligned,
+    of exactly the metrics the window then wants (its columns, the 'sig.' metric, the
+    metrics statuses are judged by), and the window waits for it instead of estimating
+    them again: one estimate, the same statuses and faded cells as an estimate made by
+    the window."""
+    from profdiff.viewer import noise_job
+    from profdiff.viewer.noise import single_run_noise as estimate
+
+    monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10)
+    calls = []
+
+    def counted(where):
+        def run(cmp, alpha, metrics):
+            calls.append((where, list(metrics)))
+            return estimate(cmp, alpha, metrics)
+        return run
+
+    monkeypatch.setattr(noise_job, "single_run_noise", counted("loader"))
+    monkeypatch.setattr(window_noise, "single_run_noise", counted("window"))
+    win.load_paths([str(V1), str(V2)])
+    win.wait_for_noise()
+    cmp = win.comparison
+    wanted = win.view_state.noise_metrics(cmp)
+    assert calls == [("loader", wanted)]
+    assert {"time_pct", "inherited_time_pct", "time_s", "inherited_time_s"} <= set(wanted)
+    assert win._noise_todo(cmp) == []  # nothing left to estimate
+    alone = cmp.status_for(noise=estimate(cmp, 0.05, wanted))
+    assert np.array_equal(cmp.status, alone)
+    assert (cmp.status == 1).any()  # some rows did change (addGrad)
+
+
+def test_the_loader_estimates_the_saved_columns(win, monkeypatch):
+    """The columns saved for the format (allocation here, not %time) are the ones the
+    loader's estimate covers: what the window will show, read from the settings before
+    the loading thread starts."""
+    monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10)
+    win.settings.setValue("metrics/ghc-prof", ["alloc_pct", "entries"])
+    wanted = win.noise_wanted()
+    win.load_paths([str(V1), str(V2)])
+    win.wait_for_noise()
+    cmp = win.comparison
+    assert win.metrics[:2] == ["alloc_pct", "entries"]
+    assert wanted(cmp) == win.view_state.noise_metrics(cmp)
+    assert "time_pct" not in wanted(cmp)  # not shown, and not what statuses are judged by
+    assert {"inherited_time_pct", "time_s"} <= set(wanted(cmp))  # the 'sig.' one, statuses
+    monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10**9)  # small: estimated at once
+    assert wanted(cmp) == []
+
+
 def test_app_command_line_groups(tmp_path, capsys):
     from profdiff.viewer.qt.app import main
 

@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject, QRunnable, Signal
 from profdiff.parsers.errors import ProfdiffError
 from profdiff.parsers.model import Profile
 from profdiff.viewer.compare import Comparison
+from profdiff.viewer.noise_job import NoiseJob
 from profdiff.viewer.session import (  # noqa: F401 - Slot, Cancelled, describe_error re-exported
     Cancelled,
     Session,
@@ -42,6 +43,7 @@ class LoadResult:
     groups: tuple[list[Profile], list[Profile]] | None = None  # repeated-run groups
     group_paths: tuple[list[str], list[str]] | None = None  # their paths (read successfully)
     session: Session | None = None  # what tree and flat came from
+    noise_job: NoiseJob | None = None  # the tree's estimate, started once it was aligned
 
     @property
     def flat(self) -> Comparison | None:
@@ -70,6 +72,7 @@ def load_and_align(
     loader: Callable[..., Profile] | None = None,
     n_base: int | None = None,
     flat: bool = False,
+    judge: Callable[[Comparison], list[str]] | None = None,
 ) -> LoadResult:
     """Load the slots' paths with ``spec``'s reading options, keep previous profiles where
     loading fails, and build the :class:`~viewer.session.Session` (the tree comparison with
@@ -87,6 +90,8 @@ def load_and_align(
     try:
         session = Session.from_slots(spec, out, n_base)
         tree = session.tree
+        wanted = judge(tree) if judge is not None else []
+        job = NoiseJob(tree, wanted, spec.alpha) if wanted else None
         precompute(tree)
         if flat:
             flat_of(session)
@@ -99,13 +104,14 @@ def load_and_align(
     if progress is not None:
         progress(1.0)
     if n_base is None:
-        return LoadResult(session.runs, tree, out.errors, out.loaded, session=session)
+        return LoadResult(session.runs, tree, out.errors, out.loaded, session=session,
+                          noise_job=job)
     paths: tuple[list[str], list[str]] = ([], [])
     for i, (s, p) in enumerate(zip(slots, out.slot_runs, strict=True)):
         if p is not None:
             paths[0 if i < n_base else 1].append(s.path or p.path)
     return LoadResult(list(tree.runs), tree, out.errors, out.loaded, session.groups,
-                      paths, session=session)
+                      paths, session=session, noise_job=job)
 
 
 class _Signals(QObject):
@@ -120,9 +126,11 @@ class LoadTask(QRunnable):
     progress report of the reader."""
 
     def __init__(self, slots: list[Slot], spec: SessionSpec, n_base: int | None = None,
-                 flat: bool = False) -> None:
+                 flat: bool = False,
+                 judge: Callable[[Comparison], list[str]] | None = None) -> None:
         super().__init__()
         self.flat = flat
+        self.judge = judge
         self.slots = slots
         self.spec = spec
         self.n_base = n_base
@@ -143,7 +151,7 @@ class LoadTask(QRunnable):
                 res = load_and_align(self.slots, self.spec,
                                      progress=self.signals.progress.emit,
                                      cancelled=self._cancel.is_set, n_base=self.n_base,
-                                     flat=self.flat)
+                                     flat=self.flat, judge=self.judge)
             except Cancelled:
                 self.signals.cancelled.emit()
                 return

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from profdiff.parsers.model import Profile
 from profdiff.viewer.colors import DivergingScale
 from profdiff.viewer.compare import Comparison, Status
+from profdiff.viewer.noise_job import NoiseJob
 from profdiff.viewer.run_labels import labels_of
 from profdiff.viewer.session import Session, SessionSpec
 from profdiff.viewer.view_state import ViewState, available_metrics, change_scale_factor
@@ -354,8 +355,10 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
             if self.flat.model is not None else None
         return st
 
-    def _apply(self, session: Session, paths: list[str | None], keep_state: bool) -> None:
-        """Show ``session`` (its tree and flat comparisons) in every view."""
+    def _apply(self, session: Session, paths: list[str | None], keep_state: bool,
+               noise_job: NoiseJob | None = None) -> None:
+        """Show ``session`` (its tree and flat comparisons) in every view (``noise_job``:
+        the tree's estimate the loader started, taken over: :meth:`adopt_noise_job`)."""
         old_tree = self.comparison
         state = self._capture_state() if keep_state else None
         widths = self._capture_columns()
@@ -366,6 +369,8 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.comparison = tree
         self._flat_widths = widths  # for the flat table, given its comparison when shown
         self._choose_metrics()
+        if noise_job is not None:
+            self.adopt_noise_job(noise_job)
         self.start_noise_early()
         self._rebuild_metrics_menu()
         self._rebuild_baseline_menu()
@@ -508,10 +513,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         return available_metrics(self.comparison) if self.comparison is not None else []
 
     def _choose_metrics(self) -> None:
-        saved = self.settings.value(f"metrics/{self._format_key()}")
-        if isinstance(saved, str):
-            saved = [saved]
-        self.view_state.choose_metrics(self.comparison, saved)
+        self.view_state.choose_metrics(self.comparison, self.saved_metrics(self._format_key()))
 
     def _convert_units(self, metrics: list[str]) -> list[str]:
         """Swap each metric for its percent/absolute partner according to the toggle."""

@@ -27,6 +27,7 @@ MODULES = (
     "profdiff.viewer.compare",
     "profdiff.viewer.session",
     "profdiff.viewer.noise",
+    "profdiff.viewer.noise_job",
     "profdiff.viewer.ranking",
     "profdiff.viewer.summary",
     "profdiff.viewer.suggest",

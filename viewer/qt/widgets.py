@@ -345,10 +345,9 @@ def noise_html(cmp: Comparison, row: int) -> str:
                    f"</td><td align=right>"
                    f"{e(spread(mn.new_mean, mn.new_std, mn.new_min, mn.new_max))}</td>")
         else:
-            mdr = mn.min_detectable_rel
+            mdr = mn.min_detectable_at(row)
             txt = "exact" if det else (
-                f"±{100 * float(mdr[row]):.0f}%" if mdr is not None and np.isfinite(mdr[row])
-                else "—")
+                f"±{100 * mdr:.0f}%" if mdr is not None and np.isfinite(mdr) else "—")
             tr += f"<td align=right>{e(txt)}</td>"
         p = "—" if det else e(format_pvalue(float(mn.pvalue[row])))
         tr += f"<td align=right>{p}</td><td>{verdict}</td></tr>"

@@ -135,16 +135,17 @@ class LoadingMixin:
         self.load_errors = []
         self._pick_up_rules([*new_paths, *[p for p in paths if p]])
         spec = self.load_spec()
+        judge = self.noise_wanted()
         if self.synchronous:
             try:
-                res = load_and_align(slots, spec, n_base=n_base)
+                res = load_and_align(slots, spec, n_base=n_base, judge=judge)
             except Exception as e:  # noqa: BLE001
                 self.load_errors = [f"Loading failed: {e}"]
                 self.message_bar.show_message(self.load_errors[0])
                 return
             self._loaded(res, paths, slots)
             return
-        task = LoadTask(slots, spec, n_base=n_base, flat=self._flat_shown_next())
+        task = LoadTask(slots, spec, n_base=n_base, flat=self._flat_shown_next(), judge=judge)
         self._task = task
         self.progress.setValue(0)
         self.progress_label.setText("Loading " + ", ".join(
@@ -233,11 +234,11 @@ class LoadingMixin:
             if not self.show_sig:
                 self.act_sig.setChecked(True)
             rep = [res.group_paths[0][0], res.group_paths[1][0]]
-            self._apply(res.session, rep, keep_state=False)
+            self._apply(res.session, rep, keep_state=False, noise_job=res.noise_job)
             return
         self.groups = None
         self.group_paths = None
-        self._apply(res.session, shown, keep_state=True)
+        self._apply(res.session, shown, keep_state=True, noise_job=res.noise_job)
 
     def set_runs(self, profiles: Sequence[Profile], keep_state: bool = True,
                  paths: Sequence[str | None] | None = None) -> None:

@@ -6,13 +6,15 @@ window's own attributes).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from profdiff.viewer.compare import Comparison
 from profdiff.viewer.defaults import DEFAULT_ALPHA
 from profdiff.viewer.noise import ensure_noise, single_run_noise
+from profdiff.viewer.noise_job import NoiseJob
 from profdiff.viewer.ranking import main_metrics, rank_changes
 
 from .layout import path_key_max
@@ -33,9 +35,7 @@ class NoiseMixin:
     def _noise_todo(self, cmp: Comparison, metrics: Sequence[str] | None = None) -> list[str]:
         if metrics is None:  # fading needs the sampled metrics; deterministic ones are
             # exact; the statuses (icons, counts) are judged by theirs, as in the CLI
-            metrics = [*(m for m in self.metrics if m in cmp.values
-                         and cmp.metric_by_name[m].sampled), self.sig_metric(),
-                       *cmp.status_metrics(sampled_only=True)]
+            metrics = self.view_state.noise_metrics(cmp)
         want = list(metrics)
         have = cmp.noise.metrics if cmp.noise is not None else {}
         return [m for m in dict.fromkeys(want) if m and m in cmp.values and m not in have]
@@ -69,6 +69,35 @@ class NoiseMixin:
             todo = self._noise_todo(cmp)
             if todo:
                 self._start_noise_task(cmp, todo)
+
+    def noise_wanted(self) -> Callable[[Comparison], list[str]]:
+        """What the loader starts estimating the moment it has aligned a tree
+        (:class:`viewer.noise_job.NoiseJob`): the metrics this window's views will want
+        of it (:meth:`_noise_todo`), chosen in the loading thread from a copy of the view
+        state and of the saved column choices.  None of a comparison the window
+        estimates at once or that carries its own (small ones, groups, 3+ runs).
+
+        Why: on the 100 MB hs-ad pair the first paint waited ~0.1 s for this estimate
+        when it started with the views' building instead of before the layout caches."""
+        state = copy.copy(self.view_state)
+        saved = self.saved_metrics_by_format()
+
+        def wanted(cmp: Comparison) -> list[str]:
+            if cmp.n_runs != 2 or cmp.groups is not None or cmp.n_rows <= NOISE_SYNC_ROWS:
+                return []
+            view = copy.copy(state)  # choose_metrics sets the columns it picks
+            view.choose_metrics(cmp, saved.get(cmp.runs[0].format) if cmp.runs else None)
+            return view.noise_metrics(cmp)
+
+        return wanted
+
+    def adopt_noise_job(self, job: NoiseJob) -> None:
+        """Take over the estimate the loader started of the comparison just shown: a
+        worker waits for it and attaches it as its own estimate would be
+        (:meth:`_noise_done`), and :meth:`_noise_todo`'s other metrics, if any, go to
+        another (:meth:`_start_noise_task` leaves out those in flight)."""
+        if job.cmp is self.comparison and job.metrics:
+            self._start_task(_NoiseTask(job.cmp, job.metrics, alpha=job.alpha, job=job))
 
     def noise_pending(self, cmp: Comparison) -> bool:
         """Whether a worker is estimating ``cmp``'s noise (or ranking it) right now."""
@@ -153,6 +182,12 @@ class NoiseMixin:
 
     def _ensure_noise(self, cmp: Comparison, metrics: Sequence[str]) -> None:
         todo = self._noise_todo(cmp, metrics)
+        for task in list(self._noise_tasks):  # the loader's estimate: waited for, not redone
+            if task.cmp is cmp and task.job is not None and set(todo) & set(task.metrics):
+                nz = task.job.result()
+                if nz is not None:
+                    cmp.add_noise(nz)
+                todo = self._noise_todo(cmp, metrics)
         if todo and cmp.n_runs == 2:
             ensure_noise(cmp, todo)
             self._noise_shown(cmp)
@@ -222,9 +257,10 @@ class _NoiseTask(QRunnable):
     culprit ranking judged by that estimate (:func:`viewer.ranking.rank_changes`)."""
 
     def __init__(self, cmp: Comparison, metrics: list[str], rank: bool = False,
-                 alpha: float = DEFAULT_ALPHA) -> None:
+                 alpha: float = DEFAULT_ALPHA, job: NoiseJob | None = None) -> None:
         super().__init__()
         self.cmp = cmp
+        self.job = job  # the loader's estimate of ``metrics``: waited for, not computed
         self.metrics = list(metrics)
         self.rank = rank
         self.alpha = alpha
@@ -235,7 +271,8 @@ class _NoiseTask(QRunnable):
         nz = None
         if self.metrics:
             try:
-                nz = single_run_noise(self.cmp, self.alpha, self.metrics)
+                nz = self.job.result() if self.job is not None else \
+                    single_run_noise(self.cmp, self.alpha, self.metrics)
             except Exception:  # noqa: BLE001 - the estimate is optional; views work without it
                 nz = None
             if not self._emit(self.signals.done, nz):

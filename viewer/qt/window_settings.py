@@ -116,6 +116,22 @@ class SettingsMixin:
     def _format_key(self) -> str:
         return self.runs[0].format if self.runs else "none"
 
+    def saved_metrics(self, fmt: str) -> list[str] | None:
+        """The metric columns saved for format ``fmt`` (None: none saved)."""
+        saved = self.settings.value(f"metrics/{fmt}")
+        if saved is None:
+            return None
+        return [saved] if isinstance(saved, str) else [str(m) for m in saved]
+
+    def saved_metrics_by_format(self) -> dict[str, list[str]]:
+        """Every format's saved metric columns, read now: for a thread that may not read
+        the settings (the loader choosing what to estimate, NoiseMixin.noise_wanted)."""
+        s = self.settings
+        s.beginGroup("metrics")
+        fmts = s.childKeys()
+        s.endGroup()
+        return {f: m for f in fmts if (m := self.saved_metrics(f)) is not None}
+
     def _remember(self, paths: Sequence[str]) -> None:
         rec = [str(x) for x in (self.settings.value("recentFiles") or []) if x]
         if isinstance(self.settings.value("recentFiles"), str):

@@ -1,0 +1,62 @@
+"""The loader's background noise estimate (viewer.noise_job) and the loader starting it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from profdiff.parsers import load
+from profdiff.viewer import noise_job
+from profdiff.viewer.compare import align
+from profdiff.viewer.noise import single_run_noise
+from profdiff.viewer.noise_job import NoiseJob
+
+HS = Path(__file__).parents[1] / "data/hs-ad"
+METRICS = ["time_pct", "inherited_time_pct", "ticks", "time_s", "inherited_time_s"]
+
+
+def _tree():
+    return align([load(HS / v / "ad.P.prof") for v in ("v1", "v2")], mode="tree")
+
+
+def test_the_job_gives_the_estimate_of_its_metrics():
+    cmp = _tree()
+    job = NoiseJob(cmp, METRICS, 0.05)
+    got = job.result(timeout=60)
+    assert job.done() and got is not None and list(got.metrics) == [
+        m.name for m in cmp.metrics if m.name in METRICS]
+    alone = single_run_noise(cmp, 0.05, METRICS)
+    for m in METRICS:
+        assert np.array_equal(got.metrics[m].pvalue, alone.metrics[m].pvalue), m
+        assert np.array_equal(got.metrics[m].significant, alone.metrics[m].significant), m
+    assert got.metrics["ticks"].significant.any()
+
+
+def test_a_failed_job_gives_no_estimate(monkeypatch):
+    def broken(*_a, **_k):
+        raise MemoryError("no room")
+
+    monkeypatch.setattr(noise_job, "single_run_noise", broken)
+    job = NoiseJob(_tree(), METRICS, 0.05)
+    assert job.result(timeout=60) is None and job.done()
+
+
+def test_the_loader_starts_the_job_when_asked():
+    from profdiff.viewer.qt.loader import load_and_align
+    from profdiff.viewer.session import SessionSpec, Slot
+
+    paths = [str(HS / v / "ad.P.prof") for v in ("v1", "v2")]
+    spec = SessionSpec(files=tuple(paths))
+    asked = []
+
+    def judge(cmp):
+        asked.append(cmp)
+        return ["ticks"]
+
+    res = load_and_align([Slot(p) for p in paths], spec, judge=judge)
+    assert asked == [res.tree] and res.noise_job is not None
+    assert res.noise_job.cmp is res.tree and res.noise_job.metrics == ["ticks"]
+    assert list(res.noise_job.result(timeout=60).metrics) == ["ticks"]
+    assert load_and_align([Slot(p) for p in paths], spec, judge=lambda c: []).noise_job is None
+    assert load_and_align([Slot(p) for p in paths], spec).noise_job is None

@@ -1,0 +1,49 @@
+"""A sampling-error estimate computed in a background thread from the moment a big
+comparison is aligned (Qt-free).
+
+Why: a window judges a 1-vs-1 comparison's row statuses and fades its cells by the
+estimate (:func:`viewer.noise.single_run_noise`), and on a 10^6-row tree that estimate
+was the last thing the first paint waited for.  Started by the loader right after the
+alignment, it runs beside the layout caches and the building of the views instead of
+after them; the window takes it over (:meth:`viewer.qt.window_noise.NoiseMixin.adopt_noise_job`)
+rather than estimating the same metrics again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from .compare import Comparison
+from .noise import Noise, single_run_noise
+
+
+class NoiseJob:
+    """:func:`single_run_noise` of ``metrics`` of ``cmp`` in a daemon thread, started at
+    once; :meth:`result` waits for it.  A failed estimate gives None (the statuses are
+    then judged by precision alone, said so), never an exception in the reader of it."""
+
+    def __init__(self, cmp: Comparison, metrics: Sequence[str], alpha: float) -> None:
+        self.cmp = cmp
+        self.metrics = list(metrics)
+        self.alpha = alpha
+        self._noise: Noise | None = None
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="profdiff-noise", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._noise = single_run_noise(self.cmp, self.alpha, self.metrics)
+        except Exception:  # noqa: BLE001 - the estimate is optional; views work without it
+            self._noise = None
+        finally:
+            self._done.set()
+
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def result(self, timeout: float | None = None) -> Noise | None:
+        """The estimate (None if it failed, or is not in after ``timeout`` seconds)."""
+        self._done.wait(timeout)
+        return self._noise

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -226,11 +227,7 @@ class Comparison:
         """``values[metric][:, run]``.  Of a metric whose whole array is not built, read
         from the run without building (or keeping) the array of every run: a view's
         column reads one run, and kept arrays are memory the first paint pays for."""
-        run = self.current if run is None else run
-        v = self.values
-        if isinstance(v, GatheredValues) and not v.is_built(metric):
-            return v.column(metric, run)
-        return v[metric][:, run]
+        return value_column(self.values, metric, self.current if run is None else run)
 
     def values_at(self, metric: str, run: int, rows: np.ndarray | Sequence[int]
                   ) -> np.ndarray:
@@ -310,17 +307,22 @@ class Comparison:
         got = cache.get((metric, run))
         if got is None:
             d_ext, r_ext = Extremes(), Extremes()
-            blocks: Iterator[tuple[int | np.ndarray, np.ndarray, np.ndarray]]
-            if isinstance(self.values, GatheredValues):
-                blocks = self._node_order_blocks(metric, run, self.values)
-            else:
-                blocks = self._row_order_blocks(metric, run)
-            for rows, new, base in blocks:
+            for rows, new, base in self.value_blocks(metric, run):
                 d = new - base
                 d_ext.add(d, rows)
                 r_ext.add(_rel(d, base), rows)
             got = cache[(metric, run)] = (d_ext.rows(), r_ext.rows())
         return got
+
+    def value_blocks(self, metric: str, run: int
+                     ) -> Iterator[tuple[int | np.ndarray, np.ndarray, np.ndarray]]:
+        """(rows, ``run``'s values of ``metric``, the baseline's) of every row once, a
+        block at a time: ``rows`` is the first of consecutive rows, or (a tree read from
+        its runs) the row ids of the block, in the baseline's node order.  For a pass
+        over a whole metric that builds no column of it (widths, noise)."""
+        if isinstance(self.values, GatheredValues):
+            return self._node_order_blocks(metric, run, self.values)
+        return self._row_order_blocks(metric, run)
 
     def _row_order_blocks(self, metric: str, run: int
                           ) -> Iterator[tuple[int | np.ndarray, np.ndarray, np.ndarray]]:
@@ -452,15 +454,27 @@ class Comparison:
         cache = self.__dict__.setdefault("_moved_masks", {})
         got = cache.get(run)
         if got is None:
-            names = self.status_metrics()
-            if isinstance(self.values, GatheredValues):
-                got = self._moved_in_node_order(run, names, self.values)
-            else:
-                got = self._moved_in_row_order(run, names)
-            for mask in got.values():
-                mask.flags.writeable = False
-            cache[run] = got
+            # once, whichever thread asks first (the loader's noise job prepares them
+            # while the GUI thread builds the views: prepare_statuses)
+            with self.__dict__.setdefault("_moved_lock", threading.Lock()):
+                got = cache.get(run)
+                if got is None:
+                    names = self.status_metrics()
+                    if isinstance(self.values, GatheredValues):
+                        got = self._moved_in_node_order(run, names, self.values)
+                    else:
+                        got = self._moved_in_row_order(run, names)
+                    for mask in got.values():
+                        mask.flags.writeable = False
+                    cache[run] = got
         return got
+
+    def prepare_statuses(self) -> None:
+        """Read what the current run's statuses are judged from (each judged metric's
+        rows that moved beyond precision), so that :attr:`status`, with or without a
+        noise estimate, is then only those masks combined: for a thread other than the
+        one that will paint them."""
+        self._moved_rows(self.current)
 
     def _moved_in_node_order(self, run: int, names: list[str], v: GatheredValues
                              ) -> dict[str, np.ndarray]:
@@ -665,6 +679,14 @@ def _with_src_ordinal(p: Profile, keys: np.ndarray) -> np.ndarray:
         if ranks is not None and s in ranks and (r := ranks.index(s)) > 0:
             out[i] = f"{k}#{r + 1}"
     return out
+
+
+def value_column(values: Mapping[str, np.ndarray], metric: str, run: int) -> np.ndarray:
+    """``values[metric][:, run]`` of a comparison's values (:meth:`Comparison.value`):
+    of a :class:`GatheredValues` metric not built whole, read from the run alone."""
+    if isinstance(values, GatheredValues) and not values.is_built(metric):
+        return values.column(metric, run)
+    return values[metric][:, run]
 
 
 class Extremes:

@@ -33,15 +33,59 @@ from __future__ import annotations
 import math
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from profdiff.parsers.model import Kind, Metric, Profile, Unit
 
-from .compare import Comparison, KeyRule, align
+from .compare import Comparison, KeyRule, align, value_column
 from .defaults import DEFAULT_ALPHA  # noqa: F401 - re-exported
+from .gathered_values import GatheredValues
+
+
+class Spread(Mapping[str, np.ndarray]):
+    """Per-row mean, standard deviation, minimum and maximum of each side's runs
+    (``base_mean`` ... ``new_max``), computed when first read for a metric whose samples
+    an earlier metric of the same estimate held (:func:`_spread_and_beyond`).
+
+    Why lazily: only a row's details (the details pane, a JSON report's row) read them,
+    and for such a metric they were the only reason to gather its columns: two fresh
+    10^6-row arrays per metric, three metrics of a ``-P`` report, in the estimate the
+    window's first paint waits for."""
+
+    KEYS = tuple(f"{side}_{stat}" for side in ("base", "new")
+                 for stat in ("mean", "std", "min", "max"))
+
+    def __init__(self, make: Callable[[], dict[str, np.ndarray]]) -> None:
+        self._make = make
+        self._got: dict[str, np.ndarray] | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def of(cls, stats: dict[str, np.ndarray]) -> Spread:
+        """A spread computed already."""
+        out = cls(lambda: stats)
+        out._got = stats
+        return out
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        if self._got is None:
+            with self._lock:  # the worker that estimated and the GUI thread may both read
+                if self._got is None:
+                    self._got = self._make()
+        return self._got[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.KEYS)
+
+    def __len__(self) -> int:
+        return len(self.KEYS)
+
+
+def _spread_stat(key: str) -> property:
+    return property(lambda self: self.spread[key], doc=f"``spread['{key}']``, per row")
 
 
 @dataclass
@@ -49,19 +93,21 @@ class MetricNoise:
     """Per-row spread and significance of one metric (arrays of length n_rows)."""
 
     method: str
-    base_mean: np.ndarray
-    new_mean: np.ndarray
-    base_std: np.ndarray
-    new_std: np.ndarray
-    base_min: np.ndarray
-    base_max: np.ndarray
-    new_min: np.ndarray
-    new_max: np.ndarray
+    spread: Spread
     pvalue: np.ndarray
     significant: np.ndarray
     detectable: MinDetectable | None = None  # sampled metrics only
     speed_factor: float | None = None  # run-level new/base factor taken out before testing
     dispersion: float | None = None  # variance inflation over sampling error (>= 1)
+
+    base_mean = _spread_stat("base_mean")
+    base_std = _spread_stat("base_std")
+    base_min = _spread_stat("base_min")
+    base_max = _spread_stat("base_max")
+    new_mean = _spread_stat("new_mean")
+    new_std = _spread_stat("new_std")
+    new_min = _spread_stat("new_min")
+    new_max = _spread_stat("new_max")
 
     @property
     def min_detectable_rel(self) -> np.ndarray | None:
@@ -199,6 +245,10 @@ def metric_noise(cmp: Comparison, metric: str, base_runs: Sequence[int],
     the metrics of one estimate, so the self metric's speed factor and dispersion are
     computed once for it and its inclusive counterpart."""
     m = cmp.metric_by_name[metric]
+    nb = _sample_counts(cmp, base_runs)
+    nn = _sample_counts(cmp, new_runs)
+    if m.sampled and np.isfinite(nb).all() and np.isfinite(nn).all():
+        return _count_noise(cmp, m, base_runs, new_runs, alpha, {} if memo is None else memo)
     vb, vn = _columns(cmp, metric, base_runs), _columns(cmp, metric, new_runs)
     stats = _spread(vb, vn)
     beyond = _beyond_rounding(cmp, metric, base_runs, new_runs, stats)
@@ -209,13 +259,45 @@ def metric_noise(cmp: Comparison, metric: str, base_runs: Sequence[int],
         method = "deterministic: any change is real"
         if metric in cmp.rounding:
             method += " once it exceeds the rounding of the printed values"
-        return MetricNoise(method, **stats, pvalue=p, significant=changed)  # type: ignore[arg-type]
-    nb = _sample_counts(cmp, base_runs)
-    nn = _sample_counts(cmp, new_runs)
-    if m.sampled and np.isfinite(nb).all() and np.isfinite(nn).all():
-        return _count_noise(cmp, m, base_runs, new_runs, stats, beyond, alpha,
-                            {} if memo is None else memo)
+        return MetricNoise(method, Spread.of(stats), pvalue=p, significant=changed)
     return _share_noise(cmp, m, base_runs, new_runs, stats, beyond, alpha)
+
+
+def _spread_and_beyond(cmp: Comparison, metric: str, base_runs: Sequence[int],
+                       new_runs: Sequence[int], known: bool) -> tuple[Spread, np.ndarray]:
+    """A sampled metric's spread and the rows whose change exceeds the rounding of its
+    printed values.  ``known``: its samples were an earlier metric's; then, one run per
+    side of a tree, no column of it is gathered: the rows are judged in the baseline's
+    node order (:meth:`Comparison.value_blocks`) and the spread is computed if read."""
+    if known and _by_nodes(cmp, base_runs, new_runs):
+        values = cmp.values
+        spread = Spread(lambda: _spread(_columns_of(values, metric, base_runs),
+                                        _columns_of(values, metric, new_runs)))
+        return spread, _beyond_in_blocks(cmp, metric, new_runs[0])
+    stats = _spread(_columns(cmp, metric, base_runs), _columns(cmp, metric, new_runs))
+    return Spread.of(stats), _beyond_rounding(cmp, metric, base_runs, new_runs, stats)
+
+
+def _by_nodes(cmp: Comparison, base_runs: Sequence[int], new_runs: Sequence[int]) -> bool:
+    """One run per side of a tree read from its runs, the base side its baseline: rows
+    are the runs' nodes, so a metric can be read from the runs' own arrays."""
+    return isinstance(cmp.values, GatheredValues) and list(base_runs) == [cmp.baseline] \
+        and len(new_runs) == 1
+
+
+def _beyond_in_blocks(cmp: Comparison, metric: str, run: int) -> np.ndarray:
+    """:func:`_beyond_rounding` of ``run`` against the baseline, from the value blocks
+    (the same rows: ``|new - base| > h (1 + 1e-9)``)."""
+    out = np.empty(cmp.n_rows, dtype=bool)
+    h_all = cmp.rounding.get(metric)
+    for rows, new, base in cmp.value_blocks(metric, run):
+        sel = slice(rows, rows + len(new)) if isinstance(rows, int) else rows
+        h = np.zeros(len(new)) if h_all is None else \
+            h_all[sel, cmp.baseline] + h_all[sel, run]
+        d = np.abs(new - base)
+        with np.errstate(invalid="ignore"):
+            out[sel] = d > h * (1 + 1e-9)
+    return out
 
 
 def _row_mean(x: np.ndarray) -> np.ndarray:
@@ -228,9 +310,16 @@ def _row_mean(x: np.ndarray) -> np.ndarray:
 def _columns(cmp: Comparison, metric: str, runs: Sequence[int]) -> np.ndarray:
     """``metric``'s values of ``runs``, [row, run]: one run's column alone when there is
     one run per side (no [row, run] array of every run is built for a 1-vs-1 estimate)."""
+    return _columns_of(cmp.values, metric, runs)
+
+
+def _columns_of(values: Mapping[str, np.ndarray], metric: str, runs: Sequence[int]
+                ) -> np.ndarray:
+    """:func:`_columns` of a comparison's ``values`` (what a lazy :class:`Spread` keeps:
+    not the comparison, which holds the noise that holds the spread)."""
     if len(runs) == 1:
-        return _read_only(cmp.value(metric, runs[0]))[:, None]
-    return cmp.values[metric][:, list(runs)]
+        return _read_only(value_column(values, metric, runs[0]))[:, None]
+    return values[metric][:, list(runs)]
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:
@@ -352,8 +441,7 @@ def overdispersion(z: np.ndarray, informative: np.ndarray) -> float:
 
 
 def _count_noise(cmp: Comparison, m: Metric, base_runs: Sequence[int],
-                 new_runs: Sequence[int], stats: dict[str, np.ndarray], beyond: np.ndarray,
-                 alpha: float, memo: dict) -> MetricNoise:
+                 new_runs: Sequence[int], alpha: float, memo: dict) -> MetricNoise:
     """Sampled metric: compare sample counts after the run-level speed factor.
 
     The factor and the dispersion come from the self metric (for ``inherited_time`` from
@@ -366,21 +454,24 @@ def _count_noise(cmp: Comparison, m: Metric, base_runs: Sequence[int],
     f, phi, z_self, ms_b = _self_part(cmp, self_m, base_runs, new_runs, memo)
     if self_m is m:
         z, mb = z_self, ms_b
+        known = memo[("known", m.name, tuple(base_runs), tuple(new_runs))]
     else:
         kind = ("inclusive", f, tuple(base_runs), tuple(new_runs))
         samples = _Samples(cmp, m, base_runs, new_runs)
         got = _same_samples(memo, kind, samples)
+        known = got is not None
         if got is None:
             cb, cn = samples.counts()
             z, mb, _ = _count_z(cmp, m, cb, cn, base_runs, new_runs, f)
             got = _remember(memo, kind, samples, (z, mb))
         z, mb = got
     pval, mdr, discovered = _tested(memo, z, mb, phi, alpha)
+    spread, beyond = _spread_and_beyond(cmp, m.name, base_runs, new_runs, known)
     sig = discovered & beyond
-    spread = ", run-to-run spread" if max(len(base_runs), len(new_runs)) > 1 else ""
+    repeated = ", run-to-run spread" if max(len(base_runs), len(new_runs)) > 1 else ""
     method = (f"z test on sample counts after the run's speed factor x{f:.3f} (Poisson "
-              f"sampling error{spread}, dispersion x{phi:.2f} estimated over the rows)")
-    return MetricNoise(method, **stats, pvalue=pval, significant=sig, detectable=mdr,
+              f"sampling error{repeated}, dispersion x{phi:.2f} estimated over the rows)")
+    return MetricNoise(method, spread, pvalue=pval, significant=sig, detectable=mdr,
                        speed_factor=f, dispersion=phi)
 
 
@@ -395,6 +486,7 @@ def _self_part(cmp: Comparison, self_m: Metric, base_runs: Sequence[int],
         kind = ("self", tuple(base_runs), tuple(new_runs))
         samples = _Samples(cmp, self_m, base_runs, new_runs)
         got = _same_samples(memo, kind, samples)
+        memo[("known", self_m.name, tuple(base_runs), tuple(new_runs))] = got is not None
         if got is None:
             sb, sn = samples.counts()
             f = speed_factor(_row_mean(sb), _row_mean(sn)) if _disjoint_rows(cmp) \
@@ -450,15 +542,61 @@ class _Samples:
             self._rounding = _rounding_counts(self._cmp, self._m, *self._sides)
         return self._rounding
 
+    @property
+    def metric(self) -> Metric:
+        return self._m
+
     def same_as(self, known: _Samples) -> bool:
-        """Whether ``known`` (an earlier metric's, its counts built) holds these samples."""
+        """Whether ``known`` (an earlier metric's, its counts built) holds these samples:
+        compared on the runs' own arrays when rows are the runs' nodes (no column of
+        this metric gathered), else on the rows."""
         cmp, m = self._cmp, self._m
-        for runs, theirs in zip(self._sides, known.counts(), strict=True):
-            if not _close_scaled(_columns(cmp, m.name, runs), _run_totals(cmp, m, runs),
-                                 _sample_counts(cmp, runs), theirs):
-                return False
-        return all(_close(a, b) for a, b in zip(self.rounding(), known.rounding(),
-                                                strict=True))
+        same = _same_on_nodes(cmp, m, known.metric, self._sides)
+        if same is None:
+            same = all(_close_scaled(_columns(cmp, m.name, runs), _run_totals(cmp, m, runs),
+                                     _sample_counts(cmp, runs), theirs)
+                       for runs, theirs in zip(self._sides, known.counts(), strict=True))
+        return same and all(_close(a, b) for a, b in zip(self.rounding(), known.rounding(),
+                                                         strict=True))
+
+
+def _same_on_nodes(cmp: Comparison, m: Metric, k: Metric,
+                   sides: tuple[Sequence[int], Sequence[int]]) -> bool | None:
+    """Whether ``m`` and ``k`` hold the same samples, compared as counts of each run's
+    nodes (one run per side of a tree); None when it cannot be told so.
+
+    The same answer as comparing the rows' counts: each run's rows are its nodes (every
+    node one row), and the rows it lacks count 0 in both, as long as every run total
+    and sample count is a finite, non-zero number (else those rows are NaN or inf in
+    one metric and 0 in the other, and only the rows can tell)."""
+    if not _by_nodes(cmp, *sides):
+        return None
+    for r in (sides[0][0], sides[1][0]):
+        p = cmp.runs[r]
+        a, b = p.values.get(m.name), p.values.get(k.name)
+        scale = np.concatenate([_run_totals(cmp, m, [r]), _run_totals(cmp, k, [r]),
+                                _sample_counts(cmp, [r])])
+        if a is None or b is None or a.shape != b.shape or a.ndim != 1 \
+                or not (np.isfinite(scale).all() and (scale != 0).all()):
+            return None
+        if not _close_scaled_pair(a, scale[0], b, scale[1], scale[2]):
+            return False
+    return True
+
+
+def _close_scaled_pair(a: np.ndarray, ta: float, b: np.ndarray, tb: float, n: float) -> bool:
+    """``_close`` of ``a / ta * n`` and ``b / tb * n`` (float64, as counts are), a
+    strided sample first, then a block at a time."""
+    def close(sl: slice) -> bool:
+        return _close_part(_scaled(np.asarray(a[sl], dtype=np.float64), np.array([ta]),
+                                   np.array([n])),
+                           _scaled(np.asarray(b[sl], dtype=np.float64), np.array([tb]),
+                                   np.array([n])))
+
+    step = max(1, len(a) // 4096)
+    if not close(slice(None, None, step)):
+        return False
+    return step == 1 or all(close(sl) for sl in _row_blocks(len(a)))
 
 
 def _same_samples(memo: dict, kind: tuple, samples: _Samples) -> tuple | None:
@@ -620,7 +758,7 @@ def _share_noise(cmp: Comparison, m: Metric, base_runs: Sequence[int],
     method = "z test on shares of run total (" + (
         "run-to-run spread)" if max(xb.shape[1], xn.shape[1]) > 1 else
         "no sample counts and one run per side: any change beyond rounding)")
-    return MetricNoise(method, **stats, pvalue=pval, significant=sig)  # type: ignore[arg-type]
+    return MetricNoise(method, Spread.of(stats), pvalue=pval, significant=sig)
 
 
 def compute_noise(cmp: Comparison, base_runs: Sequence[int], new_runs: Sequence[int],

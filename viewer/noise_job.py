@@ -20,8 +20,10 @@ from .noise import Noise, single_run_noise
 
 class NoiseJob:
     """:func:`single_run_noise` of ``metrics`` of ``cmp`` in a daemon thread, started at
-    once; :meth:`result` waits for it.  A failed estimate gives None (the statuses are
-    then judged by precision alone, said so), never an exception in the reader of it."""
+    once, after the masks the statuses are judged from (:meth:`Comparison.prepare_statuses`:
+    the first paint reads them, estimate or not); :meth:`result` waits for it.  A failed
+    estimate gives None (the statuses are then judged by precision alone, said so),
+    never an exception in the reader of it."""
 
     def __init__(self, cmp: Comparison, metrics: Sequence[str], alpha: float) -> None:
         self.cmp = cmp
@@ -34,6 +36,7 @@ class NoiseJob:
 
     def _run(self) -> None:
         try:
+            self.cmp.prepare_statuses()
             self._noise = single_run_noise(self.cmp, self.alpha, self.metrics)
         except Exception:  # noqa: BLE001 - the estimate is optional; views work without it
             self._noise = None

@@ -269,3 +269,72 @@ def test_metrics_of_known_samples_build_no_counts(monkeypatch):
     rows = [0, *np.flatnonzero(np.isinf(whole))[:3], *np.flatnonzero(np.isfinite(whole))[:50]]
     assert len(rows) > 40 and np.isinf(whole).any()
     assert [mn.min_detectable_at(int(r)) for r in rows] == whole[rows].tolist()
+
+
+def test_samples_told_on_the_runs_nodes_as_on_the_rows():
+    """Whether two metrics hold the same samples is told from each run's own arrays when
+    a tree's rows are its runs' nodes, with the answer comparing the rows gives: the
+    same samples (ticks, seconds, %time of a ``-P`` report), and different ones."""
+    from profdiff.viewer.noise import (
+        _close_scaled,
+        _columns,
+        _counts,
+        _run_totals,
+        _same_on_nodes,
+        _sample_counts,
+    )
+
+    cmp = align([load(HS / v / "ad.P.prof") for v in ("v1", "v2")], mode="tree")
+    sides = ([cmp.baseline], [cmp.current])
+    by = cmp.metric_by_name
+
+    def on_rows(a: str, b: str) -> bool:  # the rows' counts of a against b's
+        return all(_close_scaled(_columns(cmp, a, runs), _run_totals(cmp, by[a], runs),
+                                 _sample_counts(cmp, runs), _counts(cmp, by[b], runs))
+                   for runs in sides)
+
+    pairs = [("ticks", "time_pct", True), ("time_s", "time_pct", True),
+             ("inherited_time_s", "inherited_time_pct", True),
+             ("ticks", "inherited_time_pct", False), ("ticks", "bytes", False),
+             ("time_pct", "alloc_pct", False)]
+    for a, b, same in pairs:
+        assert _same_on_nodes(cmp, by[a], by[b], sides) is same, (a, b)
+        assert on_rows(a, b) is same, (a, b)
+    flat = align([load(HS / v / "ad.P.prof") for v in ("v1", "v2")], mode="flat")
+    fb = flat.metric_by_name
+    assert _same_on_nodes(flat, fb["ticks"], fb["time_pct"], sides) is None  # rows: sums
+
+
+def test_a_known_metrics_spread_is_computed_when_read(monkeypatch):
+    """The spread of a metric whose samples an earlier one held is computed on first
+    read, and is the one computed at once."""
+    import profdiff.viewer.noise as noise
+
+    cmp = align([load(HS / v / "ad.P.prof") for v in ("v1", "v2")], mode="tree")
+    made = []
+    original = noise._spread
+    monkeypatch.setattr(noise, "_spread", lambda vb, vn: made.append(1) or original(vb, vn))
+    got = single_run_noise(cmp, metrics=["time_pct", "ticks", "inherited_time_pct"])
+    assert len(made) == 2  # %time and inherited %time: the tested ones
+    ticks = got.metrics["ticks"]
+    assert np.array_equal(ticks.base_mean, cmp.value("ticks", cmp.baseline))
+    assert np.array_equal(ticks.new_max, cmp.value("ticks", cmp.current))
+    assert not ticks.base_std.any() and len(made) == 3
+    alone = single_run_noise(cmp, metrics=["ticks"]).metrics["ticks"]
+    assert np.array_equal(ticks.significant, alone.significant)
+
+
+@pytest.mark.parametrize("metric", ["time_pct", "inherited_time_pct", "time_s", "alloc_pct"])
+def test_rows_beyond_rounding_judged_in_node_order_as_in_row_order(metric):
+    """The rows whose change exceeds the rounding of the printed values, judged in the
+    baseline's node order (no column gathered), are those judged row by row: on a
+    ``-p`` report, whose percentages are rounded to 0.1."""
+    from profdiff.viewer.noise import _beyond_in_blocks, _beyond_rounding, _columns, _spread
+
+    cmp = align([prof("v1"), prof("v2")], mode="tree")
+    assert metric in cmp.rounding or metric == "time_s"
+    b, n = [cmp.baseline], [cmp.current]
+    stats = _spread(_columns(cmp, metric, b), _columns(cmp, metric, n))
+    rows = _beyond_rounding(cmp, metric, b, n, stats)
+    assert np.array_equal(_beyond_in_blocks(cmp, metric, cmp.current), rows)
+    assert rows.any() and not rows.all()

@@ -60,3 +60,31 @@ def test_the_loader_starts_the_job_when_asked():
     assert list(res.noise_job.result(timeout=60).metrics) == ["ticks"]
     assert load_and_align([Slot(p) for p in paths], spec, judge=lambda c: []).noise_job is None
     assert load_and_align([Slot(p) for p in paths], spec).noise_job is None
+
+
+def test_the_job_prepares_the_statuses_the_loader_leaves_to_it(monkeypatch):
+    """With a job, the loader leaves the statuses' masks to it (read once, in the job's
+    thread, beside the layout caches); the statuses are those judged without it."""
+    import threading
+
+    from profdiff.viewer.compare import Comparison
+    from profdiff.viewer.qt.loader import load_and_align
+    from profdiff.viewer.session import SessionSpec, Slot
+
+    paths = [str(HS / v / "ad.P.prof") for v in ("v1", "v2")]
+    spec = SessionSpec(files=tuple(paths))
+    readers = []
+    original = Comparison.prepare_statuses
+
+    def spy(cmp):
+        readers.append(threading.current_thread().name)
+        return original(cmp)
+
+    monkeypatch.setattr(Comparison, "prepare_statuses", spy)
+    res = load_and_align([Slot(p) for p in paths], spec, judge=lambda c: ["ticks"])
+    nz = res.noise_job.result(timeout=60)
+    assert readers == ["profdiff-noise"]
+    res.tree.add_noise(nz)
+    plain = load_and_align([Slot(p) for p in paths], spec).tree
+    plain.add_noise(single_run_noise(plain, 0.05, ["ticks"]))
+    assert np.array_equal(res.tree.status, plain.status)

@@ -117,11 +117,14 @@ def most_children(cmp: Comparison) -> int:
     return got
 
 
-def precompute(cmp: Comparison) -> None:
+def precompute(cmp: Comparison, statuses: bool = True) -> None:
     """Fill the lazy caches views need (children, depth, levels, name codes, statuses);
     meant for the loader thread so the GUI thread does not pay for them on the first
-    click."""
-    _ = cmp.children_offsets_ids, cmp.depth, cmp.status, cmp.present
+    click.  ``statuses`` false: another thread prepares them (the loader's noise job,
+    :meth:`Comparison.prepare_statuses`)."""
+    _ = cmp.children_offsets_ids, cmp.depth, cmp.present
+    if statuses:
+        _ = cmp.status
     name_codes(cmp)
     _upper(cmp)
     if cmp.mode != "flat":

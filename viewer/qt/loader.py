@@ -92,7 +92,7 @@ def load_and_align(
         tree = session.tree
         wanted = judge(tree) if judge is not None else []
         job = NoiseJob(tree, wanted, spec.alpha) if wanted else None
-        precompute(tree)
+        precompute(tree, statuses=job is None)  # the job prepares them beside this
         if flat:
             flat_of(session)
     except ProfdiffError as e:

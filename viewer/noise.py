@@ -761,13 +761,23 @@ def _share_noise(cmp: Comparison, m: Metric, base_runs: Sequence[int],
     return MetricNoise(method, Spread.of(stats), pvalue=pval, significant=sig)
 
 
+class EstimateStopped(Exception):
+    """An estimate's ``stop()`` said its result is no longer wanted."""
+
+
 def compute_noise(cmp: Comparison, base_runs: Sequence[int], new_runs: Sequence[int],
-                  alpha: float = DEFAULT_ALPHA, metrics: Sequence[str] | None = None) -> Noise:
+                  alpha: float = DEFAULT_ALPHA, metrics: Sequence[str] | None = None,
+                  stop: Callable[[], bool] | None = None) -> Noise:
+    """Each metric's (``metrics``: those only) spread and significance from ``base_runs``
+    to ``new_runs``.  ``stop()`` true before a metric: :class:`EstimateStopped` (a
+    background estimate of runs the window no longer shows)."""
     noise = Noise(len(base_runs), len(new_runs), alpha)
     memo: dict = {}
     for m in cmp.metrics:
         if metrics is not None and m.name not in metrics:
             continue
+        if stop is not None and stop():
+            raise EstimateStopped(m.name)
         if all(cmp.runs[r].has_metric(m.name) for r in [*base_runs, *new_runs]):
             noise.metrics[m.name] = metric_noise(cmp, m.name, base_runs, new_runs, alpha, memo)
     return noise
@@ -827,9 +837,10 @@ def group_comparison(
 
 
 def single_run_noise(cmp: Comparison, alpha: float = DEFAULT_ALPHA,
-                     metrics: Sequence[str] | None = None) -> Noise:
+                     metrics: Sequence[str] | None = None,
+                     stop: Callable[[], bool] | None = None) -> Noise:
     """Sampling-error estimate for a plain 1-vs-1 comparison (binomial on sample counts)."""
-    return compute_noise(cmp, [cmp.baseline], [cmp.current], alpha, metrics)
+    return compute_noise(cmp, [cmp.baseline], [cmp.current], alpha, metrics, stop)
 
 
 def run_level_notes(cmp: Comparison) -> list[str]:

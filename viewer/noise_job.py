@@ -31,17 +31,25 @@ class NoiseJob:
         self.alpha = alpha
         self._noise: Noise | None = None
         self._done = threading.Event()
+        self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="profdiff-noise", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         try:
-            self.cmp.prepare_statuses()
-            self._noise = single_run_noise(self.cmp, self.alpha, self.metrics)
-        except Exception:  # noqa: BLE001 - the estimate is optional; views work without it
+            if not self._stop.is_set():
+                self.cmp.prepare_statuses()
+            self._noise = single_run_noise(self.cmp, self.alpha, self.metrics,
+                                           stop=self._stop.is_set)
+        except Exception:  # noqa: BLE001 - the estimate is optional (EstimateStopped too)
             self._noise = None
         finally:
             self._done.set()
+
+    def cancel(self) -> None:
+        """Stop before the next metric: nobody will show these runs (a newer load, a
+        cancelled one); :meth:`result` then gives None."""
+        self._stop.set()
 
     def done(self) -> bool:
         return self._done.is_set()

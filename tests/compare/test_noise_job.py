@@ -88,3 +88,36 @@ def test_the_job_prepares_the_statuses_the_loader_leaves_to_it(monkeypatch):
     plain = load_and_align([Slot(p) for p in paths], spec).tree
     plain.add_noise(single_run_noise(plain, 0.05, ["ticks"]))
     assert np.array_equal(res.tree.status, plain.status)
+
+
+def test_a_cancelled_job_stops_before_its_next_metric(monkeypatch):
+    """A job whose runs nobody will show (a newer load) stops before its next metric and
+    gives no estimate; the estimate itself stops the same way (EstimateStopped)."""
+    import threading
+
+    import pytest
+
+    from profdiff.viewer import noise
+    from profdiff.viewer.noise import EstimateStopped
+
+    cmp = _tree()
+    asked = []
+    with pytest.raises(EstimateStopped):
+        noise.single_run_noise(cmp, 0.05, METRICS, stop=lambda: asked.append(1) or
+                               len(asked) > 2)
+    assert len(asked) == 3  # two metrics estimated, stopped before the third
+    started, go_on, estimated = threading.Event(), threading.Event(), []
+    original = noise.metric_noise
+
+    def held(*a, **k):  # the first metric waits until the job is cancelled
+        started.set()
+        go_on.wait(30)
+        estimated.append(a[1])
+        return original(*a, **k)
+
+    monkeypatch.setattr(noise, "metric_noise", held)
+    job = NoiseJob(cmp, METRICS, 0.05)
+    assert started.wait(30)
+    job.cancel()
+    go_on.set()
+    assert job.result(timeout=60) is None and estimated == ["time_pct"]

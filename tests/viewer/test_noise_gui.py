@@ -224,9 +224,9 @@ def test_the_loader_starts_the_estimate_the_window_takes_over(win, monkeypatch):
     calls = []
 
     def counted(where):
-        def run(cmp, alpha, metrics):
+        def run(cmp, alpha, metrics, **kw):
             calls.append((where, list(metrics)))
-            return estimate(cmp, alpha, metrics)
+            return estimate(cmp, alpha, metrics, **kw)
         return run
 
     monkeypatch.setattr(noise_job, "single_run_noise", counted("loader"))
@@ -241,6 +241,39 @@ def test_the_loader_starts_the_estimate_the_window_takes_over(win, monkeypatch):
     alone = cmp.status_for(noise=estimate(cmp, 0.05, wanted))
     assert np.array_equal(cmp.status, alone)
     assert (cmp.status == 1).any()  # some rows did change (addGrad)
+
+
+def test_opening_other_runs_stops_the_estimate_of_the_runs_replaced(win, monkeypatch):
+    """The loader's estimate of runs the window no longer shows stops before its next
+    metric (it would only slow the estimate of the runs shown), and gives nothing."""
+    import threading
+
+    from profdiff.viewer import noise, noise_job
+
+    monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10)
+    go = threading.Event()
+    original = noise.metric_noise
+
+    def held(*a, **k):  # the loader's job waits (the Summary's own estimates do not)
+        if threading.current_thread().name == "profdiff-noise":
+            go.wait(30)
+        return original(*a, **k)
+
+    monkeypatch.setattr(noise, "metric_noise", held)
+    jobs = []
+    init = noise_job.NoiseJob.__init__
+    monkeypatch.setattr(noise_job.NoiseJob, "__init__",
+                        lambda job, *a, **k: (jobs.append(job), init(job, *a, **k))[1])
+    win.load_paths([str(V1), str(V2)])
+    first = win.comparison
+    win.load_paths([str(V2), str(V1)])
+    assert len(jobs) == 2 and jobs[0].cmp is first and jobs[1].cmp is win.comparison
+    go.set()
+    assert jobs[0].result(timeout=60) is None
+    win.wait_for_noise()
+    assert jobs[1].result(timeout=60) is not None
+    assert set(jobs[1].metrics) <= set(win.comparison.noise.metrics)
+    assert first.noise is None  # nothing attached to the runs replaced
 
 
 def test_the_loader_estimates_the_saved_columns(win, monkeypatch):

@@ -159,6 +159,8 @@ class LoadTask(QRunnable):
                 self.signals.failed.emit(f"{type(e).__name__}: {e}")
                 return
             if self._cancel.is_set():
+                if res.noise_job is not None:
+                    res.noise_job.cancel()
                 self.signals.cancelled.emit()
             else:
                 self.signals.finished.emit(res)

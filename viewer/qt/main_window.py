@@ -369,6 +369,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.comparison = tree
         self._flat_widths = widths  # for the flat table, given its comparison when shown
         self._choose_metrics()
+        self.stop_stale_jobs()
         if noise_job is not None:
             self.adopt_noise_job(noise_job)
         self.start_noise_early()

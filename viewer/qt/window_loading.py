@@ -192,6 +192,8 @@ class LoadingMixin:
 
     def _task_done(self, task: LoadTask, res: LoadResult, paths, slots) -> None:
         if task is not self._task:
+            if res.noise_job is not None:  # a newer load replaced these runs
+                res.noise_job.cancel()
             return
         self._task = None
         self.progress_row.hide()

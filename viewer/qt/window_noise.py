@@ -98,6 +98,15 @@ class NoiseMixin:
         another (:meth:`_start_noise_task` leaves out those in flight)."""
         if job.cmp is self.comparison and job.metrics:
             self._start_task(_NoiseTask(job.cmp, job.metrics, alpha=job.alpha, job=job))
+        else:
+            job.cancel()
+
+    def stop_stale_jobs(self) -> None:
+        """The loader's estimates of runs no longer shown stop before their next metric
+        (a reload, other files), so they do not slow the estimate of the runs shown."""
+        for task in self._noise_tasks:
+            if task.job is not None and task.cmp is not self.comparison:
+                task.job.cancel()
 
     def noise_pending(self, cmp: Comparison) -> bool:
         """Whether a worker is estimating ``cmp``'s noise (or ranking it) right now."""

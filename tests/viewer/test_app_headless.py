@@ -36,3 +36,22 @@ def test_missing_x11_libraries_are_named_with_packages(monkeypatch, capsys):
 def test_debian_package_names():
     assert app._debian_package("libxcb-render-util.so.0") == "libxcb-render-util0"
     assert app._debian_package("libxkbcommon-x11.so.0") == "libxkbcommon-x11-0"
+
+
+def test_start_up_pauses_the_collector_and_freezes_what_it_made():
+    """The app's start-up (imports, the QApplication, the window) runs with the cyclic
+    collector paused, and what it made is frozen: later collections skip it."""
+    import gc
+
+    from profdiff.viewer.qt.app import start_up
+
+    was = gc.isenabled()
+    before = gc.get_freeze_count()
+    try:
+        with start_up():
+            assert not gc.isenabled()
+            made = [[i] for i in range(1000)]  # objects the collector tracks
+        assert gc.isenabled() == was
+        assert gc.get_freeze_count() >= before + len(made)
+    finally:
+        gc.unfreeze()

@@ -816,12 +816,19 @@ def _settle_gc() -> None:
     are skipped by collections; unfreezing first lets this call collect the cycles of the
     comparison just replaced, so nothing leaks across loads.  The first load has no
     comparison to collect: it only freezes (what garbage start-up left is collected
-    with the next load's), which spares the first paint that 50 ms.
+    with the next load's), which spares the first paint that 50 ms; start-up itself may
+    have frozen already (:func:`viewer.qt.app.start_up`), so "first" is kept here.
     """
     import gc
 
-    if gc.get_freeze_count():
+    global _settled
+    if _settled:
         gc.unfreeze()
         gc.collect()
+    _settled = True
     gc.freeze()
+
+
+_settled = False
+"""Whether a comparison's objects were frozen yet in this process (:func:`_settle_gc`)."""
 

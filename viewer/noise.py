@@ -249,23 +249,22 @@ def metric_noise(cmp: Comparison, metric: str, base_runs: Sequence[int],
     nn = _sample_counts(cmp, new_runs)
     if m.sampled and np.isfinite(nb).all() and np.isfinite(nn).all():
         return _count_noise(cmp, m, base_runs, new_runs, alpha, {} if memo is None else memo)
-    vb, vn = _columns(cmp, metric, base_runs), _columns(cmp, metric, new_runs)
-    stats = _spread(vb, vn)
-    beyond = _beyond_rounding(cmp, metric, base_runs, new_runs, stats)
-    exact_within = (stats["base_min"] == stats["base_max"]) & (stats["new_min"] == stats["new_max"])
+    spread, beyond = _spread_and_beyond(cmp, metric, base_runs, new_runs, known=False)
+    exact_within = (spread["base_min"] == spread["base_max"]) & \
+        (spread["new_min"] == spread["new_max"])
     if not m.sampled and exact_within.all():
-        changed = (stats["base_mean"] != stats["new_mean"]) & beyond
+        changed = (spread["base_mean"] != spread["new_mean"]) & beyond
         p = np.where(changed, 0.0, 1.0)
         method = "deterministic: any change is real"
         if metric in cmp.rounding:
             method += " once it exceeds the rounding of the printed values"
-        return MetricNoise(method, Spread.of(stats), pvalue=p, significant=changed)
-    return _share_noise(cmp, m, base_runs, new_runs, stats, beyond, alpha)
+        return MetricNoise(method, spread, pvalue=p, significant=changed)
+    return _share_noise(cmp, m, base_runs, new_runs, spread, beyond, alpha)
 
 
 def _spread_and_beyond(cmp: Comparison, metric: str, base_runs: Sequence[int],
                        new_runs: Sequence[int], known: bool) -> tuple[Spread, np.ndarray]:
-    """A sampled metric's spread and the rows whose change exceeds the rounding of its
+    """A metric's spread and the rows whose change exceeds the rounding of its
     printed values.  ``known``: its samples were an earlier metric's; then, one run per
     side of a tree, no column of it is gathered: the rows are judged in the baseline's
     node order (:meth:`Comparison.value_blocks`) and the spread is computed if read."""
@@ -593,10 +592,7 @@ def _close_scaled_pair(a: np.ndarray, ta: float, b: np.ndarray, tb: float, n: fl
                            _scaled(np.asarray(b[sl], dtype=np.float64), np.array([tb]),
                                    np.array([n])))
 
-    step = max(1, len(a) // 4096)
-    if not close(slice(None, None, step)):
-        return False
-    return step == 1 or all(close(sl) for sl in _row_blocks(len(a)))
+    return _close_by_blocks(len(a), close)
 
 
 def _same_samples(memo: dict, kind: tuple, samples: _Samples) -> tuple | None:
@@ -650,10 +646,16 @@ def _close_scaled(values: np.ndarray, totals: np.ndarray, samples: np.ndarray,
     def close(rows: slice) -> bool:
         return _close_part(_scaled(values[rows], totals, samples).ravel(), known[rows].ravel())
 
-    step = max(1, len(values) // 4096)
+    return _close_by_blocks(len(values), close)
+
+
+def _close_by_blocks(n: int, close: Callable[[slice], bool]) -> bool:
+    """``close(rows)`` of a strided sample of ``n`` rows (most pairs of metrics differ
+    almost everywhere), then of every block of rows (:data:`NOISE_BLOCK`)."""
+    step = max(1, n // 4096)
     if not close(slice(None, None, step)):
         return False
-    return step == 1 or all(close(sl) for sl in _row_blocks(len(values)))
+    return step == 1 or all(close(sl) for sl in _row_blocks(n))
 
 
 def _tested(memo: dict, z: np.ndarray, mb: np.ndarray, phi: float, alpha: float
@@ -738,7 +740,7 @@ def _rounding_var(cmp: Comparison, m: Metric, base_runs: Sequence[int],
 
 
 def _share_noise(cmp: Comparison, m: Metric, base_runs: Sequence[int],
-                 new_runs: Sequence[int], stats: dict[str, np.ndarray], beyond: np.ndarray,
+                 new_runs: Sequence[int], spread: Spread, beyond: np.ndarray,
                  alpha: float) -> MetricNoise:
     """No sample counts: compare shares of each run's total with their run-to-run spread."""
     v = cmp.values[m.name]
@@ -758,7 +760,7 @@ def _share_noise(cmp: Comparison, m: Metric, base_runs: Sequence[int],
     method = "z test on shares of run total (" + (
         "run-to-run spread)" if max(xb.shape[1], xn.shape[1]) > 1 else
         "no sample counts and one run per side: any change beyond rounding)")
-    return MetricNoise(method, Spread.of(stats), pvalue=pval, significant=sig)
+    return MetricNoise(method, spread, pvalue=pval, significant=sig)
 
 
 class EstimateStopped(Exception):

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,6 +43,7 @@ from profdiff.parsers.model import (
     outermost_mask,
 )
 
+from .factorize import factorize
 from .gathered_values import GatheredValues
 
 if TYPE_CHECKING:
@@ -122,6 +123,38 @@ class Comparison:
         if self.matched_by is None:
             self.matched_by = np.zeros(self.n_rows, dtype=np.int8)
 
+    def defer(self, attr: str, table: np.ndarray, codes: np.ndarray) -> None:
+        """Let column ``attr`` (one the comparison was built with) be ``table[codes]``,
+        gathered on first read of the whole column; :meth:`label_at` reads rows of it
+        without gathering it.
+
+        Why: a tree aligned from 10^6-node runs gathers each label column (one object
+        per row) from the runs' frame tables, ~15 ms apiece, and its first paint reads
+        the match keys and the source locations only of a few rows (the details pane,
+        a tooltip) or not at all (``keys``, ``src``: filters, rules, Copy and the flat
+        table read them whole, later)."""
+        self.__dict__.pop(attr, None)
+        self.__dict__.setdefault("_deferred", {})[attr] = (table, codes)
+
+    def label_at(self, attr: str, rows: int | slice | np.ndarray) -> Any:
+        """``getattr(self, attr)[rows]``, without gathering a deferred column whole."""
+        deferred = self.__dict__.get("_deferred")
+        if attr not in self.__dict__ and deferred is not None and attr in deferred:
+            table, codes = deferred[attr]
+            return table[codes[rows]]
+        return getattr(self, attr)[rows]
+
+    def __getattr__(self, attr: str) -> Any:
+        """A column given to :meth:`defer`, gathered now (only reached while ``attr`` is
+        not an attribute yet; two threads at once gather the same values twice)."""
+        deferred = self.__dict__.get("_deferred")
+        if deferred is None or attr not in deferred:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+        table, codes = deferred[attr]
+        value = table[codes]
+        self.__dict__[attr] = value
+        return value
+
     def add_noise(self, noise: Noise) -> None:
         """Keep ``noise`` with the comparison; metrics already estimated stay as they
         were (the one place a comparison's noise changes after it is built).
@@ -178,9 +211,7 @@ class Comparison:
     def key_codes(self) -> tuple[np.ndarray, np.ndarray]:
         """(code of each row's match key, the distinct keys): rows with a given key are
         then found by comparing integers, not by hashing 10^6 strings per look-up."""
-        import pandas as pd
-
-        codes, uniques = pd.factorize(np.asarray(self.keys, dtype=object))
+        codes, uniques = factorize(np.asarray(self.keys, dtype=object))
         return codes, np.asarray(uniques, dtype=object)
 
     @cached_property
@@ -215,12 +246,15 @@ class Comparison:
         return out
 
     def path_labels(self, row: int) -> list[str]:
-        out = []
+        """``module.name`` of each row from the root down to ``row``."""
+        up = []
         while row >= 0:
-            m = self.module[row]
-            out.append(f"{m}.{self.name[row]}" if m else str(self.name[row]))
+            up.append(row)
             row = int(self.parent[row])
-        return out[::-1]
+        rows = np.asarray(up[::-1], dtype=np.intp)
+        names = self.label_at("name", rows).tolist()
+        modules = self.label_at("module", rows).tolist()
+        return [f"{m}.{n}" if m else str(n) for n, m in zip(names, modules, strict=True)]
 
     # ----- values and deltas ------------------------------------------------------------
     def value(self, metric: str, run: int | None = None) -> np.ndarray:
@@ -816,10 +850,8 @@ def _level_codes(profiles: Sequence[Profile], members: list, keys: list[np.ndarr
     from the level's own codes (one ``bincount`` per run), so the common case of no
     duplicates costs no hash pass over the whole tree.
     """
-    import pandas as pd  # lazy: `profdiff show` never aligns
-
     allk = np.concatenate(keys)
-    codes, uniq = pd.factorize(allk)
+    codes, uniq = factorize(allk)
     n = len(uniq)
     ords: np.ndarray | None = None
     pos = 0
@@ -833,16 +865,14 @@ def _level_codes(profiles: Sequence[Profile], members: list, keys: list[np.ndarr
         pos += len(nodes)
     if ords is None:
         return codes, n
-    codes, uniq = pd.factorize(codes.astype(np.int64) * (int(ords.max()) + 1) + ords)
+    codes, uniq = factorize(codes.astype(np.int64) * (int(ords.max()) + 1) + ords)
     return codes, len(uniq)
 
 
 def _ranks_among_same(p: Profile, nodes: np.ndarray, group: np.ndarray) -> np.ndarray:
     """Rank of each of ``nodes`` (ascending ids) among those of the same ``group``,
     ordered by (src, file order)."""
-    import pandas as pd
-
-    src_codes, _ = pd.factorize(p.frames.src[p.frame[nodes]], sort=True)
+    src_codes, _ = factorize(np.asarray(p.frames.src, dtype=object)[p.frame[nodes]], sort=True)
     order = np.lexsort((nodes, src_codes, group))
     g = group[order]
     new_group = np.ones(len(order), dtype=bool)
@@ -863,8 +893,6 @@ def align(
     current: int = -1,
 ) -> Comparison:
     """Align ``profiles`` (2..N; 1 is allowed for single-run views) against ``baseline``."""
-    import pandas as pd  # lazy: `profdiff show` never aligns
-
     if not profiles:
         raise ValueError("nothing to compare")
     if mode not in ("tree", "flat"):
@@ -876,7 +904,7 @@ def align(
     if mode == "flat":  # a cost centre is (label, module, SRC), as the profiler defines it
         frame_keys = [_with_src_ordinal(p, k) for p, k in zip(profiles, frame_keys, strict=True)]
     all_keys = np.concatenate(frame_keys) if frame_keys else np.zeros(0, dtype=object)
-    codes, uniques = pd.factorize(all_keys)
+    codes, uniques = factorize(all_keys)
     uniques = np.asarray(uniques, dtype=object)
     offs = np.cumsum([0] + [len(k) for k in frame_keys])
     frame_gkey = [codes[offs[i] : offs[i + 1]].astype(np.int64) for i in range(len(profiles))]
@@ -1001,18 +1029,21 @@ def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
     node = np.full((n_union, R), -1, dtype=np.int32)
     for r in range(R):
         node[union_of[r], r] = np.arange(profiles[r].n_nodes, dtype=np.int32)
-    name, module, src, label_frames = _representative_labels(profiles, rep_run, rep_node)
+    gf, tables = _label_frames(profiles, rep_run, rep_node)
     metrics = _union_metrics(profiles, baseline)
     values = GatheredValues(profiles, [m.name for m in metrics], node)
+    empty = np.zeros(0, dtype=object)
     cmp = Comparison(
-        runs=profiles, baseline=baseline, mode="tree", parent=parent, node=node, name=name,
-        module=module, src=src, keys=uniques[ukey] if n_union else np.zeros(0, object),
-        values=values, metrics=metrics, current=current,
-        rounding=_tree_rounding(profiles, metrics, node),
+        runs=profiles, baseline=baseline, mode="tree", parent=parent, node=node, name=empty,
+        module=empty, src=empty, keys=empty, values=values, metrics=metrics,
+        current=current, rounding=_tree_rounding(profiles, metrics, node),
     )
+    for col in ("name", "module", "src"):  # gathered when read whole (Comparison.defer)
+        cmp.defer(col, tables[col], gf)
+    cmp.defer("keys", uniques if n_union else empty, ukey)
     if n_union:  # the rows' key codes are known here: not factorized again (10^6 strings)
         cmp.__dict__["key_codes"] = (ukey, uniques)
-    cmp.__dict__["label_frames"] = label_frames
+    cmp.__dict__["label_frames"] = (gf, tables["name"], tables["module"])
     # rows come level by level, so their depths are known too (no pass over parents)
     cmp.__dict__["depth"] = np.repeat(np.arange(len(level_sizes), dtype=np.int32),
                                       level_sizes)
@@ -1060,19 +1091,27 @@ def _representative_labels(profiles, rep_run, rep_node):
     """(name, module, src, label frames) of rows represented by node ``rep_node`` of run
     ``rep_run``: one object gather per column from the runs' frame tables laid end to
     end (:attr:`Comparison.label_frames`)."""
+    gf, tables = _label_frames(profiles, rep_run, rep_node)
+    names, modules = tables["name"], tables["module"]
+    return names[gf], modules[gf], tables["src"][gf], (gf, names, modules)
+
+
+def _label_frames(profiles, rep_run, rep_node) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """(the frame of each row in the runs' frame tables laid end to end, those tables'
+    name, module and src columns)."""
     offs = np.cumsum([0] + [len(p.frames.name) for p in profiles])
     gf = np.zeros(len(rep_run), dtype=np.int64)
     for r, p in enumerate(profiles):
         sel = np.flatnonzero(rep_run == r)
         if sel.size:
             gf[sel] = p.frame[rep_node[sel]] + offs[r]
+    return gf, {col: _laid(profiles, col) for col in ("name", "module", "src")}
 
-    def laid(col: str) -> np.ndarray:
-        parts = [np.asarray(getattr(p.frames, col), dtype=object) for p in profiles]
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=object)
 
-    names, modules = laid("name"), laid("module")
-    return names[gf], modules[gf], laid("src")[gf], (gf, names, modules)
+def _laid(profiles, col: str) -> np.ndarray:
+    """Frame-table column ``col`` of every run, laid end to end (object array)."""
+    parts = [np.asarray(getattr(p.frames, col), dtype=object) for p in profiles]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=object)
 
 
 def _align_flat(profiles, baseline, node_gkey, uniques, current) -> Comparison:

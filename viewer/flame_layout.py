@@ -38,13 +38,17 @@ import re
 import warnings
 import weakref
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from profdiff.parsers.model import Kind, Metric, Unit, inclusive_from_self, level_order
 from profdiff.viewer.colors import ADDED, REMOVED, DivergingScale
 from profdiff.viewer.compare import Comparison, Status
+from profdiff.viewer.factorize import factorize
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 WIDTH_BASES = ("current", "baseline", "max")
 COLOR_MODES = ("self_pct", "incl_pct", "self_abs", "incl_abs", "module")
@@ -258,7 +262,7 @@ def compute_layout(parent: np.ndarray, widths: np.ndarray, depth: np.ndarray | N
     if sort == "name":
         if names is None:
             raise ValueError("sort='name' needs names")
-        codes, _ = pd.factorize(np.asarray(names, dtype=object), sort=True)
+        codes, _ = factorize(np.asarray(names, dtype=object), sort=True)
         secondary_all = codes.astype(np.float64)
     elif sort == "heavy":
         secondary_all = -wid
@@ -428,7 +432,7 @@ def row_colors(cmp: Comparison, metric: str, mode: str, scale: DivergingScale,
     """
     n = cmp.n_rows
     if mode == "module":
-        codes, _ = pd.factorize(np.asarray(cmp.module, dtype=object))
+        codes, _ = factorize(np.asarray(cmp.module, dtype=object))
         return _MODULE_PALETTE[np.asarray(codes) % len(_MODULE_PALETTE)]
     col = scale.colors(color_changes(cmp, metric, mode, run, by_share=by_share))
     if cmp.n_runs > 1:
@@ -446,6 +450,8 @@ _LABELS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def frame_labels(cmp: Comparison) -> tuple[np.ndarray, pd.Series]:
     """(code per row, distinct ``module.name`` labels): searches scan distinct frames only."""
+    import pandas as pd  # a search: not at first paint
+
     hit = _LABELS.get(cmp)
     if hit is None:
         names = np.asarray(cmp.name, dtype=object)

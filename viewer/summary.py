@@ -363,11 +363,11 @@ def call_sites(tree: Comparison, keys: Sequence[str], metric: str
                ) -> dict[str, tuple[int, ...]]:
     """Per key: the tree rows with that match key, the largest |Δ| of ``metric`` first
     (one hashed pass over the tree's keys, whatever the number of keys)."""
-    import pandas as pd
+    from .factorize import index_of
 
     uniq = list(dict.fromkeys(keys))
     codes, distinct = tree.key_codes  # factorized once per tree, for every metric
-    code_of = pd.Index(distinct).get_indexer(uniq) if len(distinct) else np.full(len(uniq), -1)
+    code_of = index_of(distinct, uniq) if len(distinct) else np.full(len(uniq), -1)
     position = np.full(len(distinct) + 1, -1, dtype=np.int64)  # key code -> index in uniq
     found = code_of >= 0
     position[code_of[found]] = np.flatnonzero(found)

@@ -20,7 +20,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-import pandas as pd
 
 from profdiff.parsers.builder import profile_from_arrays
 from profdiff.parsers.model import Kind, Profile, make_frame_table
@@ -51,6 +50,8 @@ def group_by_module(p: Profile, sum_duplicates: bool = False) -> Profile:
     vals = {m: np.asarray(p.values[m], dtype=np.float64) for m in metrics}
 
     # closures in (module, original order); duplicates optionally summed
+    import pandas as pd  # a ticky tab's groups: not at first paint of other formats
+
     df = pd.DataFrame({"module": mods, "match": match, "pos": np.arange(len(fr))})
     if sum_duplicates and len(df):
         g = df.groupby(["module", "match"], sort=False)

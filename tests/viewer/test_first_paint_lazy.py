@@ -38,6 +38,31 @@ def test_diff_tree_first_aligns_no_flat_comparison(make_window):
     assert w.details.toPlainText().startswith("addGrad")
 
 
+def test_diff_tree_first_paint_gathers_no_label_column_whole(make_window):
+    """Names, modules, source locations and match keys of a tree's rows are gathered
+    from the frame tables when something reads them whole (a filter, a sort by name,
+    Copy); the first paint (column widths, cells, the details pane, its call path)
+    reads the rows it shows, with the texts the whole columns give."""
+    w = _open(make_window, "--view", "diff", "--expand", "hot")
+    w.grab()
+    cmp = w.comparison
+    assert not {"name", "module", "src", "keys"} & set(vars(cmp))
+    cur = w.diff.current_row()
+    shown = w.details.toPlainText()
+    path = cmp.path_labels(cur)
+    rows = np.asarray(w.diff.layout_.ancestors(cur), dtype=np.intp)
+    src = cmp.label_at("src", cur)
+    assert shown.startswith(f"{cmp.label_at('name', cur)}\nmodule {cmp.label_at('module', cur)}")
+    assert f"src {src}" in shown and src.startswith("AD/")
+    assert not {"name", "module", "src", "keys"} & set(vars(cmp))
+    # the rows read one by one are the whole columns' (gathered from here on)
+    assert path == [f"{m}.{n}" if m else n for n, m in zip(cmp.name[rows], cmp.module[rows],
+                                                            strict=True)]
+    assert path[-1] == f"{cmp.module[cur]}.{cmp.name[cur]}" and cmp.src[cur] == src
+    assert np.array_equal(cmp.label_at("module", rows), cmp.module[rows])
+    assert {"name", "module", "src"} <= set(vars(cmp)) and "keys" not in vars(cmp)
+
+
 def test_flat_table_and_summary_are_built_when_shown(make_window):
     w = _open(make_window, "--view", "diff")
     w.show_view("flat")

@@ -191,12 +191,13 @@ def value_candidates(a: np.ndarray, rows: np.ndarray | None = None, k: int = SAM
 
 def widest_rows(texts: np.ndarray, rows: np.ndarray, extra: np.ndarray | None = None,
                 limit: int = MEASURE_ROWS) -> np.ndarray:
-    """The ``limit`` of ``rows`` whose text (plus ``extra[row]`` characters, e.g. the
-    indentation) is longest: the only ones measured exactly."""
+    """The ``limit`` of ``rows`` whose text (``texts``: one per row of ``rows``; plus
+    ``extra[row]`` characters, e.g. the indentation) is longest: the only ones
+    measured exactly."""
     rows = np.asarray(rows, dtype=np.int64)
     if rows.size <= limit:
         return rows
-    est = np.fromiter(map(len, texts[rows]), dtype=np.float64, count=rows.size)
+    est = np.fromiter(map(len, texts), dtype=np.float64, count=rows.size)
     if extra is not None:
         est += np.asarray(extra, dtype=np.float64)[rows]
     return rows[np.argpartition(-est, limit - 1)[:limit]]

@@ -439,7 +439,7 @@ class FlameView(QWidget):
             return ""
         e = html.escape
         lines = [f"<b>{e(str(cmp.name[row]))}</b>"]
-        mod, src = str(cmp.module[row] or ""), str(cmp.src[row] or "")
+        mod, src = str(cmp.module[row] or ""), str(cmp.label_at("src", row) or "")
         if mod or src:
             lines.append(e(" · ".join(x for x in (mod, src) if x)))
         st = Status(int(self._status[row])) if cmp.n_runs > 1 else None

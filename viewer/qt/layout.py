@@ -20,10 +20,10 @@ from collections.abc import Callable
 from functools import cached_property
 
 import numpy as np
-import pandas as pd
 
 from profdiff.parsers.model import level_order
 from profdiff.viewer.compare import Comparison
+from profdiff.viewer.factorize import factorize
 
 _NAME_CODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -50,12 +50,12 @@ def name_codes(cmp: Comparison) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
         frames = cmp.label_frames
         if frames is not None:  # over the runs' frame tables, not every row
             gf, names, modules = frames
-            fc, nu = pd.factorize(names)
-            fm, mu = pd.factorize(modules)
+            fc, nu = factorize(names)
+            fm, mu = factorize(modules)
             nc, mc = fc[gf], fm[gf]
         else:
-            nc, nu = pd.factorize(cmp.name)
-            mc, mu = pd.factorize(cmp.module)
+            nc, nu = factorize(cmp.name)
+            mc, mu = factorize(cmp.module)
         v = (nc, np.asarray(nu, dtype=object), mc, np.asarray(mu, dtype=object))
         _NAME_CODES[cmp] = v
     return v
@@ -454,7 +454,7 @@ class RowLayout:
         if "." in text:
             # qualified "Module.name" as the details pane shows it, tested per distinct pair
             pair = nc.astype(np.int64) * max(len(mu), 1) + mc
-            pc, pu = pd.factorize(pair)
+            pc, pu = factorize(pair)
             pu = np.asarray(pu)
             labels = [f"{mu[b]}.{nu[a]}" for a, b in zip((pu // max(len(mu), 1)).tolist(),
                                                         (pu % max(len(mu), 1)).tolist(),
@@ -486,6 +486,8 @@ def path_hashes(cmp: Comparison) -> np.ndarray:
     Used to carry expansion and selection over when runs are replaced: rows of two
     comparisons with equal hashes are the same call path.
     """
+    import pandas as pd  # carrying a view's state to new runs: not at first paint
+
     kh = pd.util.hash_array(np.asarray(cmp.keys, dtype=object)).astype(np.uint64)
     if cmp.mode == "flat" or cmp.n_rows == 0:
         return kh
@@ -505,6 +507,8 @@ def map_rows(old: Comparison, new: Comparison, rows: np.ndarray) -> np.ndarray:
     rows = np.asarray(rows, dtype=np.int64)
     if rows.size == 0 or new.n_rows == 0:
         return np.full(rows.size, -1, dtype=np.int64)
+    import pandas as pd
+
     hn = pd.Series(np.arange(new.n_rows), index=path_hashes(new))
     hn = hn[~hn.index.duplicated(keep="first")]
     ho = path_hashes(old)[rows]

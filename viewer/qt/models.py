@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-import pandas as pd
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QIcon
 
@@ -34,6 +33,7 @@ from profdiff.viewer.colors import (
     text_color_for,
 )
 from profdiff.viewer.compare import MATCHED_BY, Comparison, Status
+from profdiff.viewer.factorize import factorize
 from profdiff.viewer.run_labels import labels_of
 from profdiff.viewer.units import (
     Scale,
@@ -119,6 +119,10 @@ class Column:
         return self.kind in ("value", "delta", "rel")
 
 
+LABEL_KINDS = ("name", "module", "src")
+"""Columns of text read from the comparison's label columns."""
+
+
 def name_header(cmp: Comparison) -> str:
     fmt = cmp.runs[cmp.baseline].format if cmp.runs else ""
     return "cost centre" if fmt.startswith("ghc") else "name"
@@ -126,7 +130,7 @@ def name_header(cmp: Comparison) -> str:
 
 def label_columns(cmp: Comparison, src: bool = True) -> list[Column]:
     cols = [Column("name", header=name_header(cmp)), Column("module", header="module")]
-    if src and any(str(s) for s in cmp.src[: min(cmp.n_rows, 1000)]):
+    if src and any(str(s) for s in cmp.label_at("src", slice(0, min(cmp.n_rows, 1000)))):
         cols.append(Column("src", header="src"))
     return cols
 
@@ -397,6 +401,8 @@ class ComparisonTreeModel(QAbstractItemModel):
         whole column when it is a value, Δ or Δ% column not computed yet."""
         a = self._arrays.get(col)
         c = self.columns[col]
+        if a is None and c.kind in LABEL_KINDS:  # not gathered whole (Comparison.defer)
+            return self.cmp.label_at(c.kind, np.asarray(rows, dtype=np.intp))
         if a is not None or c.kind not in ("value", "delta", "rel"):
             return self.column_array(col)[rows]
         rows = np.asarray(rows, dtype=np.intp)
@@ -505,7 +511,9 @@ class ComparisonTreeModel(QAbstractItemModel):
         c = self.columns[col]
         a = self.column_array(col)
         if c.kind in ("name", "module", "src"):
-            codes, _ = pd.factorize(pd.Series(a, dtype=object).astype(str).str.lower(), sort=True)
+            lowered = np.array([str(x).lower() for x in np.asarray(a, dtype=object).tolist()],
+                               dtype=object)
+            codes, _ = factorize(lowered, sort=True)
             return codes.astype(np.float64)
         key = np.asarray(a, dtype=np.float64)
         if c.kind in ("delta", "rel") and self.cmp.metric_by_name[c.metric].better == "higher":
@@ -904,8 +912,8 @@ class ComparisonTreeModel(QAbstractItemModel):
     def _texts_of(self, c: Column, col: int, rows: np.ndarray) -> list[str]:
         """:meth:`_text` of column ``col`` for each of ``rows``."""
         kind = c.kind
-        if kind in ("name", "module", "src"):
-            out = [str(x) for x in self.column_array(col)[rows].tolist()]
+        if kind in LABEL_KINDS:
+            out = [str(x) for x in self.column_at(col, rows).tolist()]
             mb = self.cmp.matched_by
             if kind == "name" and self.pane_run is None and self.cmp.n_runs > 1 and \
                     mb is not None:
@@ -1049,10 +1057,10 @@ class ComparisonTreeModel(QAbstractItemModel):
         return f"{'real' if sig else 'noise'} {format_pvalue(float(mn.pvalue[r]))}"
 
     def _text(self, c: Column, col: int, r: int) -> str:
-        if c.kind == "name" and self._marked(r):
-            return MATCH_MARK + str(self.column_array(col)[r])
-        if c.kind in ("name", "module", "src"):
-            return str(self.column_array(col)[r])
+        if c.kind in LABEL_KINDS:
+            a = self._arrays.get(col)
+            text = str(self.cmp.label_at(c.kind, r) if a is None else a[r])
+            return MATCH_MARK + text if c.kind == "name" and self._marked(r) else text
         if c.kind == "sig":
             return self._sig_text(c.metric, r)
         if c.kind == "status":
@@ -1109,7 +1117,7 @@ class ComparisonTreeModel(QAbstractItemModel):
             path = " ▸ ".join(self.cmp.path_labels(r)) if self.cmp.mode == "tree" else \
                 f"{self.cmp.module[r]}.{self.cmp.name[r]}"
             st = Status(int(self.cmp.status[r])).label if self.cmp.n_runs > 1 else ""
-            tip = f"{path}\n{self.cmp.src[r]}" + (f"\n[{st}]" if st else "")
+            tip = f"{path}\n{self.cmp.label_at('src', r)}" + (f"\n[{st}]" if st else "")
             if self._marked(r):
                 tip += "\n" + self._match_note(r)
             return tip

@@ -30,7 +30,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-import pandas as pd
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
@@ -51,6 +50,7 @@ from PySide6.QtWidgets import (
 from profdiff.parsers.model import Kind, Metric, Unit
 from profdiff.viewer.colors import DivergingScale
 from profdiff.viewer.compare import Comparison
+from profdiff.viewer.factorize import factorize
 from profdiff.viewer.session import Session
 from profdiff.viewer.units import format_delta, format_value
 
@@ -121,6 +121,8 @@ class TickyClosureModel(ComparisonTreeModel):
             notes[r] = "only in " + ", ".join(tags[i] for i in where)
             tips[r] = "present only in " + ", ".join(labels[i] for i in where)
         if self.ambiguous.any():
+            import pandas as pd
+
             keys = pd.Series(cmp.keys)
             ordinal = keys.groupby(keys).cumcount().to_numpy() + 1
             for r in np.flatnonzero(self.ambiguous):
@@ -161,7 +163,7 @@ class TickyClosureModel(ComparisonTreeModel):
 
     def sort_key(self, col: int) -> np.ndarray:
         if self.columns[col].kind == "note":
-            codes, _ = pd.factorize(pd.Series(self.notes, dtype=object), sort=True)
+            codes, _ = factorize(np.asarray(self.notes, dtype=object), sort=True)
             return codes.astype(np.float64)
         return super().sort_key(col)
 

@@ -335,7 +335,7 @@ def measure(view: TreePane | TablePane, m: ComparisonTreeModel, shown: np.ndarra
     for i, c in enumerate(m.columns):
         if c.kind in ("name", "module", "src"):
             d = depth if i == 0 else None
-            rows = widest_rows(m.column_array(i), shown, None if d is None else d * indent)
+            rows = widest_rows(m.column_at(i, shown), shown, None if d is None else d * indent)
             out[i] = label_width(view, m, i, rows, d)
         elif c.kind == "status":
             out[i] = label_width(view, m, i, shown[:200], None)

@@ -244,9 +244,9 @@ class DetailsPane(QTextBrowser):
 def details_html(cmp: Comparison, row: int) -> str:
     e = html.escape
     st = Status(int(cmp.status[row])).label if cmp.n_runs > 1 else ""
-    out = [f"<h3 style='margin:2px'>{e(str(cmp.name[row]))}</h3>",
-           f"<div><b>module</b> {e(str(cmp.module[row]))} &nbsp; <b>src</b> "
-           f"{e(str(cmp.src[row]))}" + (f" &nbsp; <b>status</b> {st}" if st else "") + "</div>"]
+    out = [f"<h3 style='margin:2px'>{e(str(cmp.label_at('name', row)))}</h3>",
+           f"<div><b>module</b> {e(str(cmp.label_at('module', row)))} &nbsp; <b>src</b> "
+           f"{e(str(cmp.label_at('src', row)))}" + (f" &nbsp; <b>status</b> {st}" if st else "") + "</div>"]
     if cmp.mode == "tree":
         path = " ▸ ".join(e(s) for s in cmp.path_labels(row))
         out.append(f"<div style='color:#555'><b>call path</b> {path}</div>")

@@ -262,8 +262,10 @@ class Profile:
 
     @cached_property
     def preorder_size(self) -> tuple[np.ndarray, np.ndarray]:
-        """(pre-order index, subtree size) per node; see :func:`preorder_and_size`."""
-        return preorder_and_size(self.parent, self.depth)
+        """(pre-order index, subtree size) per node; see :func:`preorder_and_size` (with
+        the children lists when they are cached: not cached for it, 12 bytes a node)."""
+        return preorder_and_size(self.parent, self.depth,
+                                 self.__dict__.get("children_offsets_ids"))
 
     @cached_property
     def frame_key_codes(self) -> tuple[np.ndarray, np.ndarray]:
@@ -378,19 +380,29 @@ def make_frame_table(
     return FrameTable(name, module, src, line, kind, m)
 
 
-def preorder_and_size(parent: np.ndarray, depth: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def preorder_and_size(parent: np.ndarray, depth: np.ndarray | None = None,
+                      csr: tuple[np.ndarray, np.ndarray] | None = None
+                      ) -> tuple[np.ndarray, np.ndarray]:
     """Pre-order (DFS, children in file order) index and subtree size of every node.
 
     Vectorised level by level: a child's pre-order index is its parent's plus one plus the
     sizes of its earlier siblings.  Used for recursion-safe flat aggregation (a node's
-    subtree is the interval ``[pre, pre + size)``) and for flame-graph layout.
+    subtree is the interval ``[pre, pre + size)``) and for flame-graph layout.  ``csr``:
+    :func:`children_csr` of ``parent``, when the caller has it.
+
+    Trees whose node ids already are their pre-order (a GHC ``.prof`` lists its rows
+    depth first) are recognised in one pass over the children lists and get ``arange``:
+    28 ms instead of 49 ms on a 7*10^5-node run (16 ms given ``csr``), twice per
+    comparison's flat alignment.
     """
     n = len(parent)
     size = inclusive_from_self(parent, np.ones(n, dtype=np.int64), depth)
-    pre = np.zeros(n, dtype=np.int64)
     if n == 0:
-        return pre, size
-    off, ids = children_csr(parent)
+        return np.zeros(0, dtype=np.int64), size
+    off, ids = children_csr(parent) if csr is None else csr
+    if _ids_are_preorder(off, ids, size):
+        return np.arange(n, dtype=np.int64), size
+    pre = np.zeros(n, dtype=np.int64)
     # roots: consecutive blocks
     roots = ids[off[n] : off[n + 1]]
     pre[roots] = np.cumsum(size[roots]) - size[roots]
@@ -413,15 +425,49 @@ def preorder_and_size(parent: np.ndarray, depth: np.ndarray | None = None) -> tu
     return pre, size
 
 
+def _ids_are_preorder(off: np.ndarray, ids: np.ndarray, size: np.ndarray) -> bool:
+    """Whether node ``i``'s pre-order index is ``i``: each node's first child is the next
+    id (the first root is 0) and each later child starts where its previous sibling's
+    subtree ends - the recursion :func:`preorder_and_size` computes, checked at once."""
+    n = len(size)
+    first_at = off[:-1][off[1:] > off[:-1]]  # where each non-empty group starts in ids
+    owner = np.flatnonzero(off[1:] > off[:-1])  # its parent (n: the roots)
+    want_first = np.where(owner == n, 0, owner + 1)
+    if not np.array_equal(ids[first_at], want_first):
+        return False
+    follows = np.ones(n, dtype=bool)  # position k + 1 continues position k's group
+    follows[first_at] = False
+    follows = follows[1:]
+    prev = ids[:-1].astype(np.int64)
+    return bool(np.array_equal(ids[1:][follows], (prev + size[prev])[follows]))
+
+
 def outermost_mask(keys: np.ndarray, pre: np.ndarray, size: np.ndarray) -> np.ndarray:
-    """True for nodes with no ancestor of the same key (count inclusive cost once per stack)."""
+    """True for nodes with no ancestor of the same key (count inclusive cost once per stack).
+
+    Nodes ordered by (key, pre-order): ``pre`` is a permutation, so its order is its
+    inverse (no sort), and one stable sort by key follows - on 16-bit keys (fewer than
+    65536 distinct, as a run's cost centres are) numpy's radix sort; ``np.lexsort`` of
+    both took 16 of this function's 29 ms on a 7*10^5-node run."""
     n = len(keys)
     if n == 0:
         return np.zeros(0, dtype=bool)
     keys = np.asarray(keys, dtype=np.int64)
-    order = np.lexsort((pre, keys))
+    ids = np.arange(n)
+    in_preorder = bool(np.array_equal(pre, ids))  # (a .prof): no permutation to apply
+    if in_preorder:
+        by_pre, k = ids, keys
+    else:
+        by_pre = np.empty(n, dtype=np.int64)
+        by_pre[pre] = ids
+        k = keys[by_pre]
+    if 0 <= int(k.min()) and int(k.max()) < 1 << 16:
+        k = k.astype(np.uint16)
+    order = np.argsort(k, kind="stable")
+    if not in_preorder:
+        order = by_pre[order]
     big = int(pre.max()) + int(size.max()) + 2
-    spre = pre[order] + keys[order] * big
+    spre = (order if in_preorder else pre[order]) + keys[order] * big
     send = spre + size[order]
     prev_max = np.maximum.accumulate(send)
     nested = np.zeros(n, dtype=bool)
@@ -442,14 +488,15 @@ def flat_aggregate(
     """
     n_keys = int(node_keys.max(initial=-1)) + 1 if n_keys is None else n_keys
     out: dict[str, np.ndarray] = {}
-    inc_mask = None
+    outer: tuple[np.ndarray, np.ndarray] | None = None  # (mask, its nodes' keys)
     for m in profile.metrics:
         v = np.asarray(profile.values[m.name], dtype=np.float64)
         if m.kind is Kind.INCLUSIVE:
-            if inc_mask is None:
+            if outer is None:
                 pre, size = profile.preorder_size
-                inc_mask = outermost_mask(node_keys, pre, size)
-            out[m.name] = np.bincount(node_keys[inc_mask], weights=v[inc_mask], minlength=n_keys)
+                mask = outermost_mask(node_keys, pre, size)
+                outer = (mask, node_keys[mask])
+            out[m.name] = np.bincount(outer[1], weights=v[outer[0]], minlength=n_keys)
         else:
             out[m.name] = np.bincount(node_keys, weights=v, minlength=n_keys)
     return out

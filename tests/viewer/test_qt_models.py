@@ -157,3 +157,32 @@ def test_one_switch_colours_every_view_by_baseline_total_or_share(qtbot, tmp_pat
     finally:
         w.act_share.setChecked(False)
     assert (m.change_pp("alloc_pct")[same] == 0).all()
+
+
+def _key_paths(cmp) -> list[tuple]:
+    keys, parent = cmp.keys.tolist(), cmp.parent.tolist()
+    out: list[tuple] = []
+    for r in range(cmp.n_rows):  # parents come before their children (level order)
+        p = parent[r]
+        out.append((*out[p], keys[r]) if p >= 0 else (keys[r],))
+    return out
+
+
+def test_map_rows_finds_the_same_key_path_in_real_runs():
+    """hs-ad v1 -> v2 (renamed and added cost centres): each row maps to the first row
+    of the other tree with the same path of match keys, or -1 where that path is gone -
+    checked against the paths themselves, without hashes."""
+    from pathlib import Path
+
+    from profdiff.parsers import load
+
+    hs = Path(__file__).parents[1] / "data" / "hs-ad"
+    old = align([load(hs / "v1/ad.prof"), load(hs / "v1/ad.prof")])
+    new = align([load(hs / "v2/ad.prof"), load(hs / "v2/ad.prof")])
+    first: dict[tuple, int] = {}
+    for r, path in enumerate(_key_paths(new)):
+        first.setdefault(path, r)
+    want = [first.get(path, -1) for path in _key_paths(old)]
+    got = map_rows(old, new, np.arange(old.n_rows)).tolist()
+    assert got == want
+    assert -1 in got and sum(g >= 0 for g in got) > 200  # some paths gone, most kept

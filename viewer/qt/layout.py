@@ -480,16 +480,30 @@ class RowLayout:
         return vis
 
 
+_PATH_HASHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def path_hashes(cmp: Comparison) -> np.ndarray:
-    """uint64 hash of every row's key path from the root (tree) or of its key (flat).
+    """uint64 hash of every row's key path from the root (tree) or of its key (flat),
+    cached per comparison (a watched folder's runs are the new side of one re-compare
+    and the old side of the next).
 
     Used to carry expansion and selection over when runs are replaced: rows of two
-    comparisons with equal hashes are the same call path.
+    comparisons with equal hashes are the same call path.  The keys' own ``hash()``
+    (equal keys hash equal within a process, which is all this compares) - not
+    pandas' ``hash_array``, whose import cost 0.2 s at the first reload or watched run.
     """
-    import pandas as pd  # carrying a view's state to new runs: not at first paint
+    got = _PATH_HASHES.get(cmp)
+    if got is None:
+        got = _PATH_HASHES[cmp] = _path_hashes(cmp)
+    return got
 
-    kh = pd.util.hash_array(np.asarray(cmp.keys, dtype=object)).astype(np.uint64)
+
+def _path_hashes(cmp: Comparison) -> np.ndarray:
+    keys = np.asarray(cmp.keys, dtype=object).tolist()
+    kh = np.fromiter(map(hash, keys), dtype=np.int64, count=len(keys)).view(np.uint64)
     if cmp.mode == "flat" or cmp.n_rows == 0:
+        kh.flags.writeable = False  # cached: shared by every caller
         return kh
     h = kh.copy()
     order, bounds = levels(cmp)
@@ -499,6 +513,7 @@ def path_hashes(cmp: Comparison) -> np.ndarray:
         for d in range(1, len(bounds) - 1):
             idx = order[bounds[d]: bounds[d + 1]]
             h[idx] = h[par[idx]] * mul ^ kh[idx]
+    h.flags.writeable = False  # cached: shared by every caller
     return h
 
 
@@ -507,13 +522,10 @@ def map_rows(old: Comparison, new: Comparison, rows: np.ndarray) -> np.ndarray:
     rows = np.asarray(rows, dtype=np.int64)
     if rows.size == 0 or new.n_rows == 0:
         return np.full(rows.size, -1, dtype=np.int64)
-    import pandas as pd
-
-    hn = pd.Series(np.arange(new.n_rows), index=path_hashes(new))
-    hn = hn[~hn.index.duplicated(keep="first")]
+    known, first = np.unique(path_hashes(new), return_index=True)  # first row per path
     ho = path_hashes(old)[rows]
-    out = hn.reindex(ho).to_numpy()
-    return np.where(np.isnan(out.astype(float)), -1, out).astype(np.int64)
+    at = np.minimum(np.searchsorted(known, ho), len(known) - 1)
+    return np.where(known[at] == ho, first[at], -1).astype(np.int64)
 
 
 _PATH_KEYS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

@@ -12,8 +12,7 @@ The list is what the first paint of a comparison imports: numpy, the readers (ev
 format is detected), and the core the views read from (comparison, noise, ranking,
 summary, suggestions, flame layout, exporters).  Not pandas: the first paint of the
 diff tree or the Summary does not use it (:mod:`viewer.factorize`), and importing it
-cost 0.14 s; what needs it later (a search in the flame graph, ticky tables, callgrind's
-reader) imports it then.  ``tests/viewer/test_qt_free_first.py``
+cost 0.14 s; what needs it later (ticky tables, callgrind's reader) imports it then.  ``tests/viewer/test_qt_free_first.py``
 runs the app on a pair and fails naming any of them imported after Qt.
 """
 

@@ -160,18 +160,24 @@ def test_one_switch_colours_every_view_by_baseline_total_or_share(qtbot, tmp_pat
 
 
 def _key_paths(cmp) -> list[tuple]:
+    """Each row's path of (match key, rank among its parent's rows of that key)."""
     keys, parent = cmp.keys.tolist(), cmp.parent.tolist()
+    seen: dict[tuple, int] = {}
     out: list[tuple] = []
     for r in range(cmp.n_rows):  # parents come before their children (level order)
         p = parent[r]
-        out.append((*out[p], keys[r]) if p >= 0 else (keys[r],))
+        rank = seen[(p, keys[r])] = seen.get((p, keys[r]), -1) + 1
+        out.append((*out[p], (keys[r], rank)) if p >= 0 else ((keys[r], rank),))
     return out
 
 
 def test_map_rows_finds_the_same_key_path_in_real_runs():
-    """hs-ad v1 -> v2 (renamed and added cost centres): each row maps to the first row
-    of the other tree with the same path of match keys, or -1 where that path is gone -
-    checked against the paths themselves, without hashes."""
+    """hs-ad v1 -> v2 (renamed and added cost centres): each row maps to the row of the
+    other tree with the same path of match keys, or -1 where that path is gone - checked
+    against the paths themselves, without hashes.  Two sibling rows share a key there
+    (``trainStep.(...)``, SRC Main.hs:22 and :23): their rank tells them apart, so the
+    second maps to the second (it had one hash with the first, and a reload opened the
+    first where the second had been open)."""
     from pathlib import Path
 
     from profdiff.parsers import load
@@ -186,3 +192,11 @@ def test_map_rows_finds_the_same_key_path_in_real_runs():
     got = map_rows(old, new, np.arange(old.n_rows)).tolist()
     assert got == want
     assert -1 in got and sum(g >= 0 for g in got) > 200  # some paths gone, most kept
+    assert len(set(path_hashes(old).tolist())) == old.n_rows
+    groups: dict[tuple, list[int]] = {}
+    for r, (par, key) in enumerate(zip(old.parent.tolist(), old.keys.tolist(), strict=True)):
+        groups.setdefault((par, key), []).append(r)
+    twins = [rows for rows in groups.values() if len(rows) > 1]
+    assert twins and any(old.name[rows[0]] == "trainStep.(...)" for rows in twins)
+    for rows in twins:  # each of the twins maps to a row of its own
+        assert len({got[r] for r in rows}) == len(rows)

@@ -484,9 +484,10 @@ _PATH_HASHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def path_hashes(cmp: Comparison) -> np.ndarray:
-    """uint64 hash of every row's key path from the root (tree) or of its key (flat),
-    cached per comparison (a watched folder's runs are the new side of one re-compare
-    and the old side of the next).
+    """uint64 hash of every row's key path from the root (tree: each step its match key
+    and its rank among its parent's rows of that key) or of its key (flat), cached per
+    comparison (a watched folder's runs are the new side of one re-compare and the old
+    side of the next).
 
     Used to carry expansion and selection over when runs are replaced: rows of two
     comparisons with equal hashes are the same call path.  The keys' own ``hash()``
@@ -505,16 +506,36 @@ def _path_hashes(cmp: Comparison) -> np.ndarray:
     if cmp.mode == "flat" or cmp.n_rows == 0:
         kh.flags.writeable = False  # cached: shared by every caller
         return kh
-    h = kh.copy()
-    order, bounds = levels(cmp)
     par = cmp.parent
     mul = np.uint64(1099511628211)
     with np.errstate(over="ignore"):
+        kx = kh + _sibling_ordinals(cmp).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        h = kx.copy()
+        order, bounds = levels(cmp)
         for d in range(1, len(bounds) - 1):
             idx = order[bounds[d]: bounds[d + 1]]
-            h[idx] = h[par[idx]] * mul ^ kh[idx]
+            h[idx] = h[par[idx]] * mul ^ kx[idx]
     h.flags.writeable = False  # cached: shared by every caller
     return h
+
+
+def _sibling_ordinals(cmp: Comparison) -> np.ndarray:
+    """Each row's rank, in row order, among the rows with its parent and match key (0
+    for all but repeated keys).  Why: GHC gives one call site two cost-centre rows with
+    one name and module when their SRC differs (``trainStep.(...)`` at Main.hs:22 and
+    :23 in hs-ad); without the rank both had one path hash, and a reload opened the
+    first where the second had been open.  Rows of such siblings come in (src, file
+    order) in every comparison (:func:`viewer.compare.align`), so ranks carry over."""
+    codes, _ = cmp.key_codes
+    grp = (cmp.parent.astype(np.int64) + 1) * (int(codes.max(initial=0)) + 1) + codes
+    order = np.argsort(grp, kind="stable")
+    g = grp[order]
+    starts = np.ones(len(g), dtype=bool)
+    starts[1:] = g[1:] != g[:-1]
+    first = np.flatnonzero(starts)
+    out = np.empty(len(g), dtype=np.int64)
+    out[order] = np.arange(len(g)) - first[np.cumsum(starts) - 1]
+    return out
 
 
 def map_rows(old: Comparison, new: Comparison, rows: np.ndarray) -> np.ndarray:

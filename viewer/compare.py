@@ -873,14 +873,18 @@ def _ranks_among_same(p: Profile, nodes: np.ndarray, group: np.ndarray) -> np.nd
     """Rank of each of ``nodes`` (ascending ids) among those of the same ``group``,
     ordered by (src, file order)."""
     src_codes, _ = factorize(np.asarray(p.frames.src, dtype=object)[p.frame[nodes]], sort=True)
-    order = np.lexsort((nodes, src_codes, group))
+    return ranks_in_groups(group, np.lexsort((nodes, src_codes, group)))
+
+
+def ranks_in_groups(group: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Each entry's rank among the entries of its ``group``, in the order ``order`` puts
+    them (a permutation sorting by group first, then by whatever breaks the ties)."""
     g = group[order]
     new_group = np.ones(len(order), dtype=bool)
     new_group[1:] = g[1:] != g[:-1]
     starts = np.flatnonzero(new_group)
-    idx = np.arange(len(order))
     out = np.empty(len(order), dtype=np.int64)
-    out[order] = idx - starts[np.cumsum(new_group) - 1]
+    out[order] = np.arange(len(order)) - starts[np.cumsum(new_group) - 1]
     return out
 
 

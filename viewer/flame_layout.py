@@ -35,7 +35,6 @@ second and a frame of the Qt view only touches the rows it can show:
 from __future__ import annotations
 
 import re
-import warnings
 import weakref
 from dataclasses import dataclass
 
@@ -45,6 +44,7 @@ from profdiff.parsers.model import Kind, Metric, Unit, inclusive_from_self, leve
 from profdiff.viewer.colors import ADDED, REMOVED, DivergingScale
 from profdiff.viewer.compare import Comparison, Status
 from profdiff.viewer.factorize import factorize
+from profdiff.viewer.text_match import contains
 
 WIDTH_BASES = ("current", "baseline", "max")
 COLOR_MODES = ("self_pct", "incl_pct", "self_abs", "incl_abs", "module")
@@ -445,7 +445,13 @@ _LABELS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def frame_labels(cmp: Comparison) -> tuple[np.ndarray, list[str]]:
-    """(code per row, distinct ``module.name`` labels): searches scan distinct frames only.
+    """(code per row, distinct ``module.name`` labels): searches scan distinct frames only."""
+    codes, labels, _upper = _labels(cmp)
+    return codes, labels
+
+
+def _labels(cmp: Comparison) -> tuple[np.ndarray, list[str], list[str]]:
+    """:func:`frame_labels` and the labels upper-cased (cached per comparison).
 
     Labelled over the runs' frame tables (:attr:`Comparison.label_frames`, 10^2-10^5
     frames) rather than the rows: the first search of a 10^6-row flame graph built
@@ -462,7 +468,9 @@ def frame_labels(cmp: Comparison) -> tuple[np.ndarray, list[str]]:
                                                      np.asarray(names, dtype=object).tolist(),
                                                      strict=True)]
         codes, uniq = factorize(full)
-        hit = (codes if row_frame is None else codes[row_frame], uniq.tolist())
+        labels = uniq.tolist()
+        hit = (codes if row_frame is None else codes[row_frame], labels,
+               [x.upper() for x in labels])
         _LABELS[cmp] = hit
     return hit
 
@@ -476,24 +484,18 @@ def _full_label(module, name) -> str:
 
 def match_rows(cmp: Comparison, text: str) -> np.ndarray:
     """bool[n]: rows whose ``name`` or ``module.name`` contains ``text`` (case-insensitive,
-    as ``str.contains(case=False)``: the upper-cased text in the upper-cased label).
+    as the tree filter tests: :func:`viewer.text_match.contains`).
 
-    ``/regex/`` searches with a regular expression (``re.IGNORECASE``).
+    ``/regex/`` searches with a regular expression.
     """
     if not text or cmp.n_rows == 0:
         return np.zeros(cmp.n_rows, dtype=bool)
-    codes, full = frame_labels(cmp)
-    if len(text) > 2 and text.startswith("/") and text.endswith("/"):
-        try:
-            with warnings.catch_warnings():  # e.g. "possible nested set": harmless here
-                warnings.simplefilter("ignore")
-                search = re.compile(text[1:-1], flags=re.IGNORECASE).search
-        except re.error:
-            return np.zeros(cmp.n_rows, dtype=bool)
-        hit = np.fromiter((search(x) is not None for x in full), dtype=bool, count=len(full))
-    else:
-        t = text.upper()
-        hit = np.fromiter((t in x.upper() for x in full), dtype=bool, count=len(full))
+    codes, full, upper = _labels(cmp)
+    regex = len(text) > 2 and text.startswith("/") and text.endswith("/")
+    try:
+        hit = contains(full, upper, text[1:-1] if regex else text, regex)
+    except re.error:
+        return np.zeros(cmp.n_rows, dtype=bool)
     return hit[codes]
 
 

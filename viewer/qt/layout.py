@@ -14,7 +14,6 @@ model listening to the layout emits ``layoutAboutToBeChanged``/``layoutChanged``
 from __future__ import annotations
 
 import re
-import warnings
 import weakref
 from collections.abc import Callable
 from functools import cached_property
@@ -22,8 +21,9 @@ from functools import cached_property
 import numpy as np
 
 from profdiff.parsers.model import level_order
-from profdiff.viewer.compare import Comparison
+from profdiff.viewer.compare import Comparison, ranks_in_groups
 from profdiff.viewer.factorize import factorize
+from profdiff.viewer.text_match import contains
 
 _NAME_CODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -75,20 +75,6 @@ def _upper(cmp: Comparison) -> tuple[list[str], list[str]]:
         v = _UPPER[cmp] = ([str(x).upper() for x in nu.tolist()],
                            [str(x).upper() for x in mu.tolist()])
     return v
-
-
-def contains(strings: list[str], upper: list[str], text: str, regex: bool) -> np.ndarray:
-    """``pandas.Series(strings).str.contains(text, case=False, regex=regex)`` without its
-    per-call overhead: the same tests (``re.search`` with IGNORECASE; substring of the
-    upper-cased strings), on strings already upper-cased once per comparison."""
-    if regex:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            search = re.compile(text, flags=re.IGNORECASE).search
-        return np.fromiter((search(x) is not None for x in strings), dtype=bool,
-                           count=len(strings))
-    t = text.upper()
-    return np.fromiter((t in x for x in upper), dtype=bool, count=len(upper))
 
 
 _LEVELS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -528,14 +514,7 @@ def _sibling_ordinals(cmp: Comparison) -> np.ndarray:
     order) in every comparison (:func:`viewer.compare.align`), so ranks carry over."""
     codes, _ = cmp.key_codes
     grp = (cmp.parent.astype(np.int64) + 1) * (int(codes.max(initial=0)) + 1) + codes
-    order = np.argsort(grp, kind="stable")
-    g = grp[order]
-    starts = np.ones(len(g), dtype=bool)
-    starts[1:] = g[1:] != g[:-1]
-    first = np.flatnonzero(starts)
-    out = np.empty(len(g), dtype=np.int64)
-    out[order] = np.arange(len(g)) - first[np.cumsum(starts) - 1]
-    return out
+    return ranks_in_groups(grp, np.argsort(grp, kind="stable"))
 
 
 def map_rows(old: Comparison, new: Comparison, rows: np.ndarray) -> np.ndarray:

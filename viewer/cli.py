@@ -82,6 +82,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     soon as the command or the window is done, :func:`viewer.options.exit_now`) or one
     command line (a list: returns its exit code)."""
     program = argv is None
+    if program:
+        from .blas_threads import one_blas_thread
+
+        one_blas_thread()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):
         code = _run_gui(argv)

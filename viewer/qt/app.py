@@ -56,6 +56,10 @@ def _stylesheet() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """The app (``argv`` None: ``sys.argv``, and the process ends as soon as the window
     has closed, :func:`viewer.options.exit_now`) or one command line (a list)."""
+    if argv is None:
+        from profdiff.viewer.blas_threads import one_blas_thread
+
+        one_blas_thread()
     code = _main(argv)
     if argv is None:
         exit_now(code)

@@ -839,7 +839,7 @@ def _union_metrics(profiles: Sequence[Profile], baseline: int) -> list[Metric]:
     return list(seen.values())
 
 
-def _level_codes(profiles: Sequence[Profile], members: list, keys: list[np.ndarray]
+def _level_codes(members: list, keys: list[np.ndarray], src_ranks: _SrcRanks
                  ) -> tuple[np.ndarray, int]:
     """Codes of one tree level's (union parent, key) pairs over every run, in order of
     first appearance, and how many there are.
@@ -850,18 +850,18 @@ def _level_codes(profiles: Sequence[Profile], members: list, keys: list[np.ndarr
     from the level's own codes (one ``bincount`` per run), so the common case of no
     duplicates costs no hash pass over the whole tree.
     """
-    allk = np.concatenate(keys)
+    allk = np.concatenate(keys) if len(keys) > 1 else keys[0]
     codes, uniq = factorize(allk)
     n = len(uniq)
     ords: np.ndarray | None = None
     pos = 0
-    for (r, nodes, _upar) in members:
+    for (r, nodes, _upar, _gk) in members:
         c = codes[pos : pos + len(nodes)]
         dup = np.flatnonzero(np.bincount(c, minlength=n)[c] > 1)
         if dup.size:
             if ords is None:
                 ords = np.zeros(len(allk), dtype=np.int64)
-            ords[pos + dup] = _ranks_among_same(profiles[r], nodes[dup], c[dup])
+            ords[pos + dup] = src_ranks.ranks_among_same(r, nodes[dup], c[dup])
         pos += len(nodes)
     if ords is None:
         return codes, n
@@ -869,11 +869,30 @@ def _level_codes(profiles: Sequence[Profile], members: list, keys: list[np.ndarr
     return codes, len(uniq)
 
 
-def _ranks_among_same(p: Profile, nodes: np.ndarray, group: np.ndarray) -> np.ndarray:
-    """Rank of each of ``nodes`` (ascending ids) among those of the same ``group``,
-    ordered by (src, file order)."""
-    src_codes, _ = factorize(np.asarray(p.frames.src, dtype=object)[p.frame[nodes]], sort=True)
-    return ranks_in_groups(group, np.lexsort((nodes, src_codes, group)))
+class _SrcRanks:
+    """Each run's frames ranked by their source location (equal ones equal), made on
+    first use: the order duplicate siblings are matched in (:func:`_level_codes`).
+
+    Why per frame table: ranking the duplicates' own locations factorized their strings
+    at every level (76k of them on the 100 MB hs-ad pair, 22 ms of its 0.15 s
+    alignment); a frame table has 10^2-10^5 entries, ranked once."""
+
+    def __init__(self, profiles: Sequence[Profile]) -> None:
+        self.profiles = profiles
+        self._ranks: dict[int, np.ndarray] = {}
+
+    def of_frames(self, r: int) -> np.ndarray:
+        got = self._ranks.get(r)
+        if got is None:
+            src = np.asarray(self.profiles[r].frames.src, dtype=object)
+            got = self._ranks[r] = factorize(src, sort=True)[0]
+        return got
+
+    def ranks_among_same(self, r: int, nodes: np.ndarray, group: np.ndarray) -> np.ndarray:
+        """Rank of each of run ``r``'s ``nodes`` (ascending ids) among those of the same
+        ``group``, ordered by (src, file order)."""
+        src_codes = self.of_frames(r)[self.profiles[r].frame[nodes]]
+        return ranks_in_groups(group, np.lexsort((nodes, src_codes, group)))
 
 
 def ranks_in_groups(group: np.ndarray, order: np.ndarray) -> np.ndarray:
@@ -960,79 +979,12 @@ def _stable_order(depth: np.ndarray) -> np.ndarray:
 
 def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
     R = len(profiles)
-    # visit order: baseline first so its row order wins
-    visit = [baseline] + [i for i in range(R) if i != baseline]
-    depths = [p.depth for p in profiles]
-    n_keys = max(len(uniques), 1)
-    union_of = [np.full(p.n_nodes, -1, dtype=np.int64) for p in profiles]
-    by_level = [_stable_order(d) for d in depths]
-    level_bounds = [np.searchsorted(d[o], np.arange(int(d.max(initial=-1)) + 2))
-                    for d, o in zip(depths, by_level, strict=True)]
-    max_depth = max((len(b) - 2 for b in level_bounds), default=-1)
-
-    parent_chunks: list[np.ndarray] = []
-    rep_run_chunks: list[np.ndarray] = []
-    rep_node_chunks: list[np.ndarray] = []
-    key_chunks: list[np.ndarray] = []
-    level_sizes: list[int] = []
-    n_union = 0
-    for d in range(max_depth + 1):
-        comp_keys = []
-        members = []
-        for r in visit:
-            b = level_bounds[r]
-            if d + 1 >= len(b):
-                continue
-            nodes = by_level[r][b[d] : b[d + 1]]
-            if nodes.size == 0:
-                continue
-            par = profiles[r].parent[nodes]
-            upar = np.where(par >= 0, union_of[r][np.maximum(par, 0)], -1)
-            comp_keys.append((upar + 1) * n_keys + node_gkey[r][nodes])
-            members.append((r, nodes, upar))
-        if not comp_keys:
-            break
-        codes, n_level = _level_codes(profiles, members, comp_keys)
-        pos = 0
-        first_seen = np.full(n_level, -1, dtype=np.int64)
-        rep_run = np.zeros(n_level, dtype=np.int32)
-        rep_node = np.zeros(n_level, dtype=np.int64)
-        uparent = np.zeros(n_level, dtype=np.int64)
-        ukey = np.zeros(n_level, dtype=np.int64)
-        for (r, nodes, upar) in members:
-            c = codes[pos : pos + len(nodes)]
-            pos += len(nodes)
-            union_of[r][nodes] = n_union + c
-            # first appearance wins as representative (baseline visited first)
-            new = first_seen[c] < 0
-            if new.any():
-                cn = c[new]
-                # duplicates within cn cannot occur: codes unique per (parent,key,ord) per run
-                first_seen[cn] = 1
-                rep_run[cn] = r
-                rep_node[cn] = nodes[new]
-                uparent[cn] = upar[new]
-                ukey[cn] = node_gkey[r][nodes[new]]
-        parent_chunks.append(uparent)
-        rep_run_chunks.append(rep_run)
-        rep_node_chunks.append(rep_node)
-        key_chunks.append(ukey)
-        n_union += n_level
-        level_sizes.append(n_level)
-
-    if n_union:
-        parent = np.concatenate(parent_chunks).astype(np.int32)
-        rep_run = np.concatenate(rep_run_chunks)
-        rep_node = np.concatenate(rep_node_chunks)
-        ukey = np.concatenate(key_chunks)
-    else:
-        parent = np.zeros(0, np.int32)
-        rep_run = np.zeros(0, np.int32)
-        rep_node = np.zeros(0, np.int64)
-        ukey = np.zeros(0, np.int64)
+    u = _union_levels(profiles, baseline, node_gkey, max(len(uniques), 1))
+    n_union = len(u.parent)
+    parent, rep_run, rep_node, ukey = u.parent, u.rep_run, u.rep_node, u.key
     node = np.full((n_union, R), -1, dtype=np.int32)
     for r in range(R):
-        node[union_of[r], r] = np.arange(profiles[r].n_nodes, dtype=np.int32)
+        node[u.union_of[r][:-1], r] = np.arange(profiles[r].n_nodes, dtype=np.int32)
     gf, tables = _label_frames(profiles, rep_run, rep_node)
     metrics = _union_metrics(profiles, baseline)
     values = GatheredValues(profiles, [m.name for m in metrics], node)
@@ -1049,9 +1001,95 @@ def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
         cmp.__dict__["key_codes"] = (ukey, uniques)
     cmp.__dict__["label_frames"] = (gf, tables["name"], tables["module"])
     # rows come level by level, so their depths are known too (no pass over parents)
-    cmp.__dict__["depth"] = np.repeat(np.arange(len(level_sizes), dtype=np.int32),
-                                      level_sizes)
+    cmp.__dict__["depth"] = np.repeat(np.arange(len(u.level_sizes), dtype=np.int32),
+                                      u.level_sizes)
     return cmp
+
+
+@dataclass
+class _Union:
+    """The union tree of :func:`_union_levels`: per row its parent row, key code and
+    representative (run, node); the rows of each depth level, in order; per run the row
+    of each node (and a trailing -1: what a root's parent -1 reads)."""
+
+    parent: np.ndarray
+    key: np.ndarray
+    rep_run: np.ndarray
+    rep_node: np.ndarray
+    level_sizes: list[int]
+    union_of: list[np.ndarray]
+
+
+def _level_nodes(depth: np.ndarray) -> list[np.ndarray]:
+    """The nodes of each depth level, ascending ids."""
+    order = _stable_order(depth)
+    bounds = np.searchsorted(depth[order], np.arange(int(depth.max(initial=-1)) + 2))
+    return [order[bounds[d] : bounds[d + 1]] for d in range(len(bounds) - 1)]
+
+
+def _union_levels(profiles, baseline: int, node_gkey, n_keys: int) -> _Union:
+    """Match the runs' nodes by their path of keys, one depth level at a time: a row
+    per distinct (parent row, key, duplicate rank), numbered by first appearance with
+    the baseline's nodes first (in id order), then each other run's.  The baseline is
+    visited first so its row order wins."""
+    visit = [baseline] + [i for i in range(len(profiles)) if i != baseline]
+    levels = [_level_nodes(p.depth) for p in profiles]
+    union_of = [np.full(p.n_nodes + 1, -1, dtype=np.int64) for p in profiles]
+    src_ranks = _SrcRanks(profiles)
+    chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    sizes: list[int] = []
+    n_union = 0
+    for d in range(max((len(lv) for lv in levels), default=0)):
+        members, keys = [], []
+        for r in visit:
+            nodes = levels[r][d] if d < len(levels[r]) else None
+            if nodes is None or nodes.size == 0:
+                continue
+            upar = union_of[r][profiles[r].parent[nodes]]  # a root's parent -1: row -1
+            gk = node_gkey[r][nodes]
+            k = upar + 1
+            k *= n_keys
+            k += gk
+            keys.append(k)
+            members.append((r, nodes, upar, gk))
+        if not keys:
+            break
+        codes, n_level = _level_codes(members, keys, src_ranks)
+        chunks.append(_level_rows(members, codes, n_level, n_union, union_of))
+        n_union += n_level
+        sizes.append(n_level)
+    if not chunks:
+        z = np.zeros(0, dtype=np.int64)
+        return _Union(z.astype(np.int32), z, z.astype(np.int32), z, [], union_of)
+    parent, key, rep_run, rep_node = (np.concatenate(c) for c in zip(*chunks, strict=True))
+    return _Union(parent.astype(np.int32), key, rep_run, rep_node, sizes, union_of)
+
+
+def _level_rows(members, codes: np.ndarray, n_level: int, n_union: int,
+                union_of: list[np.ndarray]
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(parent row, key, representative run and node) of a level's ``n_level`` rows,
+    numbered from ``n_union``; records each member node's row in ``union_of``.  A row's
+    representative is its first appearance (the baseline's, when it has the row)."""
+    pos = 0
+    first_seen = np.zeros(n_level, dtype=bool)
+    rep_run = np.zeros(n_level, dtype=np.int32)
+    rep_node = np.zeros(n_level, dtype=np.int64)
+    uparent = np.zeros(n_level, dtype=np.int64)
+    ukey = np.zeros(n_level, dtype=np.int64)
+    for (r, nodes, upar, gk) in members:
+        c = codes[pos : pos + len(nodes)]
+        pos += len(nodes)
+        union_of[r][nodes] = n_union + c
+        new = ~first_seen[c]
+        if new.any():
+            cn = c[new]  # unique within a run: codes are per (parent, key, rank)
+            first_seen[cn] = True
+            rep_run[cn] = r
+            rep_node[cn] = nodes[new]
+            uparent[cn] = upar[new]
+            ukey[cn] = gk[new]
+    return uparent, ukey, rep_run, rep_node
 
 
 def _tree_rounding(profiles, metrics, node) -> dict[str, np.ndarray]:

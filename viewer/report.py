@@ -201,7 +201,7 @@ def _noise_json(mn, i: int) -> dict[str, Any]:
                  "min": _num(mn.base_min[i]), "max": _num(mn.base_max[i])},
         "new": {"mean": _num(mn.new_mean[i]), "std": _num(mn.new_std[i]),
                 "min": _num(mn.new_min[i]), "max": _num(mn.new_max[i])},
-        "p": _num(mn.pvalue[i]),
+        "p": _num(mn.pvalue_at(i)),
         "significant": bool(mn.significant[i]),
     }
     if mn.detectable is not None:

@@ -201,3 +201,22 @@ def test_name_codes_from_the_frame_tables_name_every_rows_labels(pair, mode):
         assert nu[nc].tolist() == cmp.name.tolist()
         assert mu[mc].tolist() == cmp.module.tolist()
         assert len(set(nu.tolist())) == len(nu) and len(set(mu.tolist())) == len(mu)
+
+
+@pytest.mark.parametrize("pair", sorted(PAIRS))
+def test_rows_of_a_few_nodes_found_without_the_runs_inverse(pair):
+    """A column's width candidates are a few nodes of a run: their rows are searched in
+    the node table, not read from the inverse of every node (built only on demand)."""
+    cmp = _cmp(pair)
+    v = cmp.values
+    assert isinstance(v, GatheredValues)
+    rng = np.random.default_rng(5)
+    for run in range(cmp.n_runs):
+        nodes = rng.integers(0, cmp.runs[run].n_nodes, size=20)
+        few = v.rows_of(run, nodes)
+        assert run not in v._row_of  # nothing built for them
+        assert (cmp.node[few, run] == nodes).all()
+        assert few.tolist() == v.row_of_nodes(run)[nodes].tolist()
+        assert v.rows_of(run, nodes).tolist() == few.tolist()  # from the inverse now
+    with pytest.raises(IndexError):
+        GatheredValues(cmp.runs, ["time_pct"], cmp.node).rows_of(0, np.array([10**9]))

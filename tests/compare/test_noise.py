@@ -338,3 +338,67 @@ def test_rows_beyond_rounding_judged_in_node_order_as_in_row_order(metric):
     rows = _beyond_rounding(cmp, metric, b, n, stats)
     assert np.array_equal(_beyond_in_blocks(cmp, metric, cmp.current), rows)
     assert rows.any() and not rows.all()
+
+
+def _erfc_whole(zs: np.ndarray) -> np.ndarray:
+    import math
+
+    return np.array([math.erfc(float(z)) for z in zs])
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_discoveries_from_the_rows_that_can_be_equal_the_procedure_on_every_p(seed):
+    """PValues.discoveries reads erfc only where z reaches the floor below which p > alpha:
+    the same discoveries as the procedure on every row's p-value, with z-values at the
+    crossing itself, ties, zeros (unmoved rows), huge values and inf."""
+    from profdiff.viewer.noise import PValues, _z_floor
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 500))
+    alpha = float(rng.choice([0.001, 0.01, 0.05, 0.2, 0.5]))
+    zs = np.where(rng.random(n) < 0.6, 0.0, rng.random(n) * 4)
+    edge = _z_floor(alpha)
+    pick = rng.random(n) < 0.1
+    zs[pick] = edge * (1 + rng.choice([-1e-6, -1e-12, 0.0, 1e-12, 1e-6], int(pick.sum())))
+    zs[rng.random(n) < 0.02] = np.inf
+    zs[rng.random(n) < 0.02] = 1e308
+    zs = np.round(zs, int(rng.integers(1, 6)))  # ties
+    expect = benjamini_hochberg(_erfc_whole(zs), alpha)
+    pv = PValues(zs.copy())
+    assert pv.discoveries(alpha).tolist() == expect.tolist()
+    assert [pv.at(i) for i in range(n)] == _erfc_whole(zs).tolist()
+    assert pv.rows().tolist() == _erfc_whole(zs).tolist()
+    assert pv.discoveries(alpha).tolist() == expect.tolist()  # from the built array too
+
+
+@pytest.mark.parametrize("alpha", [1e-9, 0.001, 0.05, 0.5, 0.999])
+def test_the_z_floor_is_below_the_crossing_and_close_to_it(alpha):
+    import math
+
+    from profdiff.viewer.noise import _z_floor
+
+    z = _z_floor(alpha)
+    assert math.erfc(z) > alpha  # every row below it has p > alpha: no discovery
+    assert math.erfc(z + 1e-4) < alpha  # and it is not far below (few rows read)
+
+
+def test_an_estimate_builds_no_p_value_array_until_one_is_read():
+    """The first paint judges statuses by the discoveries; the p-values of every row are
+    computed when the 'sig.' column or an export reads them, and equal erfc of z."""
+    from profdiff.viewer.noise import PValues
+
+    cmp = align([prof("v1"), prof("v2")])
+    nz = single_run_noise(cmp, 0.05, ["time_pct", "inherited_time_pct"])
+    lazy = [mn for mn in nz.metrics.values() if isinstance(mn.p, PValues)]
+    assert len(lazy) == 2
+    for mn in lazy:
+        assert mn.p._rows is None
+        rows = np.flatnonzero(mn.significant)[:3].tolist() + [0, cmp.n_rows - 1]
+        one = [mn.pvalue_at(r) for r in rows]
+        assert mn.p._rows is None  # a row's details read one value
+        whole = mn.pvalue
+        assert whole[rows].tolist() == one
+        assert not whole.flags.writeable
+        assert mn.significant.tolist() == (benjamini_hochberg(whole, 0.05)
+                                           & mn.significant).tolist()
+        assert mn.significant.any()  # v2 is a real regression: not vacuous

@@ -1054,7 +1054,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         sig = bool(mn.significant[r])
         if mn.method.startswith("deterministic"):
             return "real (exact)" if sig else ""
-        return f"{'real' if sig else 'noise'} {format_pvalue(float(mn.pvalue[r]))}"
+        return f"{'real' if sig else 'noise'} {format_pvalue(mn.pvalue_at(r))}"
 
     def _text(self, c: Column, col: int, r: int) -> str:
         if c.kind in LABEL_KINDS:
@@ -1125,7 +1125,7 @@ class ComparisonTreeModel(QAbstractItemModel):
             mn = self.noise(c.metric)
             if mn is None:
                 return "significance not computed yet"
-            return (f"p = {float(mn.pvalue[r]):.3g} "
+            return (f"p = {mn.pvalue_at(r):.3g} "
                     f"({'significant' if mn.significant[r] else 'within the noise'})\n"
                     f"{mn.method}")
         if c.numeric:
@@ -1139,7 +1139,7 @@ class ComparisonTreeModel(QAbstractItemModel):
             if mn is not None and vals[self.cmp.current] != vals[self.cmp.baseline]:
                 real = bool(mn.significant[r])
                 lines.append(f"  {'significant' if real else 'within the noise'} "
-                             f"({format_pvalue(float(mn.pvalue[r]))})")
+                             f"({format_pvalue(mn.pvalue_at(r))})")
             return "\n".join(lines)
         return None
 

@@ -349,7 +349,7 @@ def noise_html(cmp: Comparison, row: int) -> str:
             txt = "exact" if det else (
                 f"±{100 * mdr:.0f}%" if mdr is not None and np.isfinite(mdr) else "—")
             tr += f"<td align=right>{e(txt)}</td>"
-        p = "—" if det else e(format_pvalue(float(mn.pvalue[row])))
+        p = "—" if det else e(format_pvalue(mn.pvalue_at(row)))
         tr += f"<td align=right>{p}</td><td>{verdict}</td></tr>"
         rows.append(tr)
     return (f"<div style='margin-top:6px'><b>Noise</b> — {e(note)}</div>"

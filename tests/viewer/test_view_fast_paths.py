@@ -190,3 +190,61 @@ def test_sort_after_filter_and_expansion_across_sort(qapp, hs_cmp):
         k = np.where(np.isnan(key[kids]), -np.inf, key[kids])
         assert list(k) == sorted(k, reverse=True)
     view.close()
+
+
+@pytest.mark.parametrize("runs", [2, 3])
+def test_columns_read_together_equal_each_column_read_alone(qapp, runs):
+    """ComparisonTreeModel.columns_at (one read of each run's values per metric, for
+    sizing the columns over the shown rows) gives each column's column_at exactly: the
+    merged diff columns (2 runs: base/new/Δ/Δ%; 3 runs: a value per run and Δs) and a
+    side-by-side pane's columns of either run, on a real pair."""
+    from profdiff.viewer.qt.models import pane_columns
+
+    paths = [HS / "v1" / "ad.prof", HS / "v2" / "ad.prof", HS / "noise-v1" / "run1" / "ad.prof"]
+    cmp = align([load(str(p)) for p in paths[:runs]], mode="tree")
+    metrics = ["time_pct", "alloc_pct", "inherited_time_pct", "entries"]
+    rows = np.random.default_rng(3).integers(0, cmp.n_rows, size=500)
+    models = [ComparisonTreeModel(cmp, diff_columns(cmp, metrics, status=True))]
+    models += [ComparisonTreeModel(cmp, pane_columns(cmp, metrics, r), pane_run=r)
+               for r in range(runs)]
+    for m in models:
+        cols = list(range(len(m.columns)))
+        together = m.columns_at(cols, rows)
+        kinds = {c.kind for c in m.columns}
+        assert {"value"} <= kinds
+        for col, got in zip(cols, together, strict=True):
+            got, alone = np.asarray(got), np.asarray(m.column_at(col, rows))
+            assert got.dtype == alone.dtype, m.columns[col]
+            same = np.array_equal(got, alone, equal_nan=got.dtype.kind == "f")
+            assert same, m.columns[col]
+    # not vacuous: a Δ column moved
+    deltas = [i for i, c in enumerate(models[0].columns) if c.kind == "delta"]
+    assert max(np.nanmax(np.abs(a)) for a in models[0].columns_at(deltas, rows)) > 0
+
+
+def test_siblings_sorted_by_the_lazy_hot_key_as_by_the_whole_array(qapp, hs_cmp):
+    """The window's sibling order (the larger inherited cost of the two runs) read at
+    each listed row's children equals the order by the whole array, and so does the
+    hottest path; the whole key is never built for them."""
+    from profdiff.viewer.qt.views import hottest_path
+    from profdiff.viewer.row_key import RowKey
+
+    cmp = hs_cmp
+    m = "inherited_time_pct"
+
+    def at(rows):
+        return np.fmax(cmp.values_at(m, cmp.current, rows), cmp.values_at(m, cmp.baseline, rows))
+
+    lazy = RowKey(cmp.n_rows, at)
+    whole = np.fmax(cmp.value(m, cmp.current), cmp.value(m, cmp.baseline))
+    a, b = RowLayout(cmp), RowLayout(cmp)
+    a.set_sort(lazy)
+    b.set_sort(whole)
+    parents = [-1, *np.flatnonzero(np.bincount(cmp.parent[cmp.parent >= 0],
+                                                minlength=cmp.n_rows) > 1)[:200].tolist()]
+    a.prefetch(parents[100:])
+    for p in parents:
+        assert a.children(p).tolist() == b.children(p).tolist()
+    assert hottest_path(a, lazy) == hottest_path(b, whole)
+    assert len(hottest_path(a, lazy)) > 3
+    assert lazy._whole is None

@@ -203,13 +203,17 @@ def widest_rows(texts: np.ndarray, rows: np.ndarray, extra: np.ndarray | None = 
     return rows[np.argpartition(-est, limit - 1)[:limit]]
 
 
-def numeric_width(view: QTreeView, model, col: int, shown: np.ndarray | None) -> int:
+def numeric_width(view: QTreeView, model, col: int, shown: np.ndarray | None,
+                  shown_values: np.ndarray | None = None) -> int:
     """Width of column ``col``'s widest value over the candidate rows (whole column and
-    the rows shown), text margins included."""
+    the rows shown), text margins included.  ``shown_values``: the column at ``shown``,
+    when the caller read it already (``model.columns_at``)."""
     rows = model.width_candidates(col)
     if shown is not None and shown.size:
         # the shown rows' extremes too (few cells: keeps a 10^6-row expand/select fast)
-        picked = value_candidates(model.column_at(col, shown), k=SHOWN_SAMPLE)
+        if shown_values is None:
+            shown_values = model.column_at(col, shown)
+        picked = value_candidates(shown_values, k=SHOWN_SAMPLE)
         rows = np.union1d(rows, np.asarray(shown, dtype=np.int64)[picked])
     sig = model.columns[col].kind == "sig"
     fm = bold_metrics(view) if sig else view.fontMetrics()

@@ -23,6 +23,7 @@ import numpy as np
 from profdiff.parsers.model import level_order
 from profdiff.viewer.compare import Comparison, ranks_in_groups
 from profdiff.viewer.factorize import factorize
+from profdiff.viewer.row_key import RowKey, as_key
 from profdiff.viewer.text_match import contains
 
 _NAME_CODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -124,7 +125,7 @@ class RowLayout:
     def __init__(self, cmp: Comparison) -> None:
         self.cmp = cmp
         self.n = cmp.n_rows
-        self.sort_key: np.ndarray | None = None
+        self.sort_key: np.ndarray | RowKey | None = None
         self.descending = True
         self.visible: np.ndarray | None = None  # bool[n]; None = all
         self.matched: np.ndarray | None = None  # bool[n]; rows to highlight (text matches)
@@ -382,7 +383,7 @@ class RowLayout:
 
     def set_sort(self, key: np.ndarray | None, descending: bool = True) -> None:
         def apply() -> None:
-            self.sort_key = None if key is None else np.asarray(key, dtype=np.float64)
+            self.sort_key = None if key is None else as_key(key)
             self.descending = descending
 
         self._change(apply)

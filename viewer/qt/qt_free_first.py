@@ -43,6 +43,7 @@ MODULES = (
     "profdiff.viewer.runs",
     "profdiff.viewer.by_type",
     "profdiff.viewer.call_edges",
+    "profdiff.viewer.row_key",
 )
 
 

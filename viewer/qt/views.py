@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 
 from profdiff.viewer.colors import DivergingScale
 from profdiff.viewer.compare import Comparison
+from profdiff.viewer.row_key import as_key
 from profdiff.viewer.run_labels import labels_of
 
 from . import bulk_ops
@@ -332,6 +333,10 @@ def measure(view: TreePane | TablePane, m: ComparisonTreeModel, shown: np.ndarra
     shown = np.asarray(shown, dtype=np.int64)
     indent = view.indentation() / max(view.fontMetrics().averageCharWidth(), 1)
     out: dict[int, int] = {}
+    numeric = [i for i, c in enumerate(m.columns)
+               if c.kind not in ("name", "module", "src", "status")]
+    values = dict(zip(numeric, m.columns_at(numeric, shown), strict=True)) \
+        if shown.size else {}
     for i, c in enumerate(m.columns):
         if c.kind in ("name", "module", "src"):
             d = depth if i == 0 else None
@@ -340,7 +345,7 @@ def measure(view: TreePane | TablePane, m: ComparisonTreeModel, shown: np.ndarra
         elif c.kind == "status":
             out[i] = label_width(view, m, i, shown[:200], None)
         else:
-            out[i] = numeric_width(view, m, i, shown)
+            out[i] = numeric_width(view, m, i, shown, values.get(i))
     return out
 
 
@@ -358,7 +363,7 @@ def hottest_path(layout: RowLayout, key: np.ndarray) -> list[int]:
     """Rows from a root down a leaf, always taking the visible child with the largest key."""
     path: list[int] = []
     p = -1
-    key = np.asarray(key, dtype=np.float64)
+    key = as_key(key)  # read at each level's children only
     while True:
         ch = layout.children(p)
         if ch.size == 0 or layout.flat and p >= 0:

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from profdiff.viewer.row_key import RowKey
 from profdiff.viewer.view_state import change_scale_factor, inclusive_of
 
 _HOT_VALUES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -176,7 +177,7 @@ class NavigationMixin:
             ranking = session.culprits(cmp) if session is not None else rank_changes(cmp)
         return ranking.regressions
 
-    def hot_key(self, by: str = "value") -> np.ndarray | None:
+    def hot_key(self, by: str = "value") -> np.ndarray | RowKey | None:
         """Per-row inherited cost (larger of baseline and current) or its Δ (``by="delta"``)."""
         cmp = self.comparison
         if cmp is None:
@@ -189,8 +190,11 @@ class NavigationMixin:
         per_cmp = _HOT_VALUES.setdefault(cmp, {})
         key = per_cmp.get(m)
         if key is None:  # asked for twice as a comparison opens (sort, then expand)
-            key = per_cmp[m] = np.fmax(cmp.value(m, cmp.current), cmp.value(m, cmp.baseline))
-            key.flags.writeable = False
+            def at(rows: np.ndarray, cmp=cmp, m=m) -> np.ndarray:
+                return np.fmax(cmp.values_at(m, cmp.current, rows),
+                               cmp.values_at(m, cmp.baseline, rows))
+
+            key = per_cmp[m] = RowKey(cmp.n_rows, at)  # read at the rows the views list
         return key
 
     def _row_selected(self, row: int, source) -> None:

@@ -83,7 +83,7 @@ def test_the_job_prepares_the_statuses_the_loader_leaves_to_it(monkeypatch):
     monkeypatch.setattr(Comparison, "prepare_statuses", spy)
     res = load_and_align([Slot(p) for p in paths], spec, judge=lambda c: ["ticks"])
     nz = res.noise_job.result(timeout=60)
-    assert readers == ["profdiff-noise"]
+    assert readers == ["profdiff-statuses"]
     res.tree.add_noise(nz)
     plain = load_and_align([Slot(p) for p in paths], spec).tree
     plain.add_noise(single_run_noise(plain, 0.05, ["ticks"]))

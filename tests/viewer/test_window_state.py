@@ -279,3 +279,55 @@ def test_progress_and_cancel_keep_the_previous_runs(qtbot, tmp_path):
     assert w.comparison is before
     assert [Path(p.path).name for p in w.runs] == [V1.name, V2.name]
     assert not np.any([p.path.endswith("big.prof") for p in w.comparison.runs])
+
+
+def _open_in_qt(view) -> set[int]:
+    """The rows Qt itself shows expanded in every pane of a tree view (not the view's own
+    bookkeeping), as one set per view (the panes of a side-by-side view agree)."""
+    got = []
+    for pane, m in zip(view.panes, view.models, strict=True):
+        rows = np.flatnonzero(view.state.expanded)
+        got.append({int(r) for r in rows if pane.isExpanded(m.index_for_row(int(r)))})
+    assert all(g == got[0] for g in got)
+    return got[0]
+
+
+@pytest.mark.parametrize("toggle", ["sig column", "percent", "metric"])
+def test_replacing_the_columns_keeps_the_open_rows_and_the_current_row(qtbot, tmp_path,
+                                                                         toggle):
+    """Turning the significance column on, switching % of run off or adding a metric
+    rebuilds the tree views' columns (a model reset): the rows open before stay open in
+    Qt (and the views' own record of them stays true), the current row stays current.
+    The significance column used to collapse the diff tree to MAIN."""
+    w = _window(qtbot, tmp_path / "s.ini")
+    w.resize(1400, 900)
+    w.show()
+    w.load_paths([str(V1), str(V2)])
+    w.show_view("diff")
+    w.flush_pending()
+    cmp = w.comparison
+    culprit = _row(cmp, "AD.Eval.evalDelta", "AD.Eval.addGrad")
+    w.diff.select_row(culprit)
+    w.side.select_row(culprit)
+    w.show_view("flat")
+    flat_row = int(np.flatnonzero(np.asarray(w.flat.cmp.name) == "addGrad")[0])
+    w.flat.select_row(flat_row)
+    w.show_view("diff")
+    before = {v: _open_in_qt(v) for v in (w.diff, w.side)}
+    assert len(before[w.diff]) > 5 and len(before[w.side]) > 5
+    if toggle == "sig column":
+        w.act_sig.setChecked(True)
+        assert any(c.kind == "sig" for c in w.diff.models[0].columns)
+    elif toggle == "percent":
+        w.act_percent.setChecked(False)
+    else:
+        w.set_metrics([*w.metrics, "entries"])
+    QApplication.processEvents()
+    for v in (w.diff, w.side):
+        assert set(np.flatnonzero(v.state.expanded).tolist()) == before[v], toggle
+        assert _open_in_qt(v) == before[v], toggle
+    assert w.diff.current_row() == culprit
+    assert w.side.current_row() == culprit
+    w.show_view("flat")
+    cur = w.flat.table.currentIndex()
+    assert cur.isValid() and int(cur.internalId()) == flat_row, toggle

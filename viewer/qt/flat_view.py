@@ -117,12 +117,16 @@ class FlatView(QWidget):
             return
         self._metrics = list(metrics)
         keep = column_widths(self.table)
+        cur = self.table.currentIndex()  # a model reset forgets it: made current again
+        row = int(cur.internalId()) if cur.isValid() else -1
         self.model.set_columns(diff_columns(self.cmp, metrics, status=self.cmp.n_runs > 1,
                                             sig=self.sig_metric))
         self.table.header().setSortIndicator(self.default_sort_column(),
                                              Qt.SortOrder.DescendingOrder)
         fit_columns(self.table, 260, keep)
         self.table.lay_out_now()
+        if row >= 0:
+            self.select_row(row)
 
     def set_sig_metric(self, metric: str | None) -> None:
         """Show (``metric``) or hide (None) the significance column."""

@@ -11,6 +11,8 @@ can be wired to any other.
 from __future__ import annotations
 
 import html
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 from PySide6.QtCore import (
@@ -568,6 +570,25 @@ class _TreeViewMixin:
             finally:
                 self._syncing = False
 
+    @contextmanager
+    def _keep_place(self) -> Iterator[None]:
+        """Around a replacement of the panes' columns (a model reset, after which Qt
+        forgets every expanded row and the current one): the rows open before are open
+        again after it, the current row is current again and the scroll is where it was.
+
+        Why: turning the significance column on collapsed the diff tree to its root,
+        while the view still counted the rows as open (later expansions skipped them)."""
+        current, scroll = self.current_row(), self.scroll_value()
+        yield
+        if self.layout_ is None:
+            return
+        was_open = np.flatnonzero(self.state.expanded)
+        self.state.expanded[:] = False
+        self.expand_rows(was_open)
+        if current >= 0:
+            self.select_row(current)
+        self.set_scroll_value(scroll)
+
     def current_row(self) -> int:
         if not self.panes or self.models == []:
             return -1
@@ -910,14 +931,15 @@ class SideBySideView(QWidget, _TreeViewMixin):
             return
         self._metrics = list(metrics)
         keep = [column_widths(p) for p in self.panes]
-        self._syncing = True  # both panes get their own kept widths: no mirroring meanwhile
-        try:
-            for m, run in zip(self.models, self.pane_runs, strict=True):
-                m.set_columns(pane_columns(self.cmp, metrics, run))
-            for p, k in zip(self.panes, keep, strict=True):
-                fit_columns(p, 220, k)
-        finally:
-            self._syncing = False
+        with self._keep_place():
+            self._syncing = True  # both panes get their own kept widths: no mirroring
+            try:
+                for m, run in zip(self.models, self.pane_runs, strict=True):
+                    m.set_columns(pane_columns(self.cmp, metrics, run))
+                for p, k in zip(self.panes, keep, strict=True):
+                    fit_columns(p, 220, k)
+            finally:
+                self._syncing = False
         self.fit_name_column()
 
 
@@ -987,8 +1009,9 @@ class DiffTreeView(QWidget, _TreeViewMixin):
             return
         self._metrics = list(metrics)
         keep = column_widths(self.tree)
-        self.models[0].set_columns(diff_columns(self.cmp, metrics, sig=self.sig_metric))
-        fit_columns(self.tree, 280, keep)
+        with self._keep_place():
+            self.models[0].set_columns(diff_columns(self.cmp, metrics, sig=self.sig_metric))
+            fit_columns(self.tree, 280, keep)
         self.fit_name_column()
 
     def set_sig_metric(self, metric: str | None) -> None:
@@ -998,8 +1021,9 @@ class DiffTreeView(QWidget, _TreeViewMixin):
         self.sig_metric = metric
         if self.cmp is not None:
             keep = column_widths(self.tree)
-            self.models[0].set_columns(diff_columns(self.cmp, self._metrics, sig=metric))
-            fit_columns(self.tree, 280, keep)
+            with self._keep_place():
+                self.models[0].set_columns(diff_columns(self.cmp, self._metrics, sig=metric))
+                fit_columns(self.tree, 280, keep)
             self.fit_name_column()
 
     def set_fade_noise(self, on: bool) -> None:

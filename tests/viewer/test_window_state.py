@@ -331,3 +331,32 @@ def test_replacing_the_columns_keeps_the_open_rows_and_the_current_row(qtbot, tm
     w.show_view("flat")
     cur = w.flat.table.currentIndex()
     assert cur.isValid() and int(cur.internalId()) == flat_row, toggle
+
+
+@pytest.mark.parametrize("how", ["reload", "other files"])
+def test_a_replaced_comparison_is_freed(qtbot, tmp_path, how):
+    """After the runs are replaced (a reload keeps the view's state, other files do not),
+    nothing the window keeps holds the old comparison: not the views' lazy sibling order
+    (kept per comparison) nor the mark of the opening paths a tree view owes.  The mark
+    kept the replaced comparison of a reload - every array of it - alive."""
+    import gc
+    import weakref
+
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    w = _window(qtbot, tmp_path / "s.ini")
+    w.load_paths([str(V1), str(V2)])
+    key = w.hot_key("value")
+    assert key is not None and len(key) == w.comparison.n_rows
+    assert w._culprit_owed is not None  # the hidden tree tabs owe their opening paths
+    old = weakref.ref(w.comparison)
+    del key
+    if how == "reload":
+        w.reload()
+    else:
+        w.load_paths([str(V2), str(V1)])
+    assert w.comparison is not None and w.comparison is not old()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)  # old models
+    gc.unfreeze()  # the window freezes what is alive after each load (_settle_gc)
+    gc.collect()
+    assert old() is None

@@ -103,7 +103,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.watch_panel: QWidget | None = None  # the "Runs" tab of a watched folder
         self._format_tabs: list[QWidget] = []
         self._pending: dict[int, list] = {}
-        self._culprit_owed: tuple | None = None  # (comparison, memo) of the opening paths
+        self._culprit_owed: tuple | None = None  # (comparison (weakly), memo): opening paths
         self.load_errors: list[str] = []  # what the last opening of files could not read
         # matching across refactors
         self.rules: list = []

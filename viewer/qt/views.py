@@ -11,6 +11,7 @@ can be wired to any other.
 from __future__ import annotations
 
 import html
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -390,7 +391,8 @@ class _TreeViewMixin:
     def _init_state(self) -> None:
         self.state = _TreeState()
         self._syncing = False
-        self._measure_later: tuple | None = None  # (comparison, rows shown while hidden)
+        # (comparison, weakly: a replaced one is not kept for it; rows shown while hidden)
+        self._measure_later: tuple | None = None
 
     def _watch_shown(self) -> None:
         """Measure what was shown while hidden when a pane is next shown."""
@@ -399,7 +401,7 @@ class _TreeViewMixin:
 
     def _measure_deferred(self) -> None:
         later, self._measure_later = self._measure_later, None
-        if later is None or later[0] is not self.cmp or self.layout_ is None:
+        if later is None or later[0]() is not self.cmp or self.layout_ is None:
             return  # nothing owed, or owed for a comparison since replaced
         rows = later[1]
         if self.layout_.visible is not None:
@@ -476,9 +478,9 @@ class _TreeViewMixin:
             # a hidden tab (filter, select, expand acting on every view): its columns are
             # measured when it is next shown, over every row shown meanwhile
             later = self._measure_later
-            if later is not None and later[0] is self.cmp:
+            if later is not None and later[0]() is self.cmp:
                 shown = np.union1d(later[1], shown)
-            self._measure_later = (self.cmp, shown)
+            self._measure_later = (weakref.ref(self.cmp), shown)
             return
         need: dict[int, int] = {}
         for p in panes:
@@ -853,9 +855,9 @@ class SideBySideView(QWidget, _TreeViewMixin):
             fit_columns(pane, measure_now=False)
             roots = np.asarray(m.layout.children(-1), dtype=np.int64)
             later = self._measure_later
-            if later is not None and later[0] is self.cmp:
+            if later is not None and later[0]() is self.cmp:
                 roots = np.union1d(later[1], roots)
-            self._measure_later = (self.cmp, roots)
+            self._measure_later = (weakref.ref(self.cmp), roots)
         pane.selectionModel().currentChanged.connect(
             lambda cur, _prev, p=pane: self._mirror_current(cur, p))
         m.sortApplied.connect(lambda c, o, d=self.panes[1 - slot]: self._mirror_sort(c, o, d))

@@ -20,6 +20,22 @@ _HOT_VALUES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 """comparison -> {metric: :meth:`NavigationMixin.hot_key` by value}; gone with it."""
 
 
+def _larger_of_runs(cmp, metric: str) -> RowKey:
+    """Per row the larger of ``metric`` in the current run and the baseline (as they are
+    now), read at the rows asked for.  It holds the comparison weakly: it is kept in
+    :data:`_HOT_VALUES` under that comparison, which a strong reference would keep
+    alive for ever."""
+    ref, current, baseline = weakref.ref(cmp), cmp.current, cmp.baseline
+
+    def at(rows: np.ndarray) -> np.ndarray:
+        c = ref()
+        if c is None:  # only views of the comparison read it, and they hold it
+            raise ReferenceError("the comparison of this row key is gone")
+        return np.fmax(c.values_at(metric, current, rows), c.values_at(metric, baseline, rows))
+
+    return RowKey(cmp.n_rows, at)
+
+
 class NavigationMixin:
     """Expanding, revealing and selecting rows across the views; switching and adding tabs."""
 
@@ -115,7 +131,9 @@ class NavigationMixin:
         if cmp is None or cmp.n_runs < 2:
             return
         memo: dict[str, object] = {}
-        self._culprit_owed = (cmp, memo)  # see rank_culprits_now
+        # see rank_culprits_now; weakly: a reload does not open paths, and the marker
+        # kept the replaced comparison (every array of it) alive until the next load
+        self._culprit_owed = (weakref.ref(cmp), memo)
 
         def open_view(v) -> None:
             if self.comparison is not cmp:
@@ -142,7 +160,7 @@ class NavigationMixin:
         """True while a tree view not shown yet still owes ``cmp`` (the shown comparison)
         its opening path and nothing has ranked it: what a worker may rank ahead."""
         owed = getattr(self, "_culprit_owed", None)
-        return owed is not None and owed[0] is cmp and cmp is self.comparison \
+        return owed is not None and owed[0]() is cmp and cmp is self.comparison \
             and "key" not in owed[1] and any(id(v) in self._pending for v in self.tree_views())
 
     def rank_culprits_now(self, cmp=None, ranking=None) -> bool:
@@ -190,11 +208,7 @@ class NavigationMixin:
         per_cmp = _HOT_VALUES.setdefault(cmp, {})
         key = per_cmp.get(m)
         if key is None:  # asked for twice as a comparison opens (sort, then expand)
-            def at(rows: np.ndarray, cmp=cmp, m=m) -> np.ndarray:
-                return np.fmax(cmp.values_at(m, cmp.current, rows),
-                               cmp.values_at(m, cmp.baseline, rows))
-
-            key = per_cmp[m] = RowKey(cmp.n_rows, at)  # read at the rows the views list
+            key = per_cmp[m] = _larger_of_runs(cmp, m)  # read at the rows views list
         return key
 
     def _row_selected(self, row: int, source) -> None:

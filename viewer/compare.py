@@ -402,13 +402,18 @@ class Comparison:
         cache = self.__dict__.setdefault("_base_orders", {})
         got = cache.get(run)
         if got is None:
-            b = self.baseline
-            order = v.row_of_nodes(b)
-            rest = np.flatnonzero(self.node[:, b] < 0)
-            got = (order, self.node[order, run], rest, self.node[rest][:, [run, b]])
-            for a in got:
-                a.flags.writeable = False
-            cache[run] = got
+            # once, whichever thread asks first (the loader's estimate and statuses threads
+            # start at once and both read it)
+            with self.__dict__.setdefault("_base_order_lock", threading.Lock()):
+                got = cache.get(run)
+                if got is None:
+                    b = self.baseline
+                    order = v.row_of_nodes(b)
+                    rest = np.flatnonzero(self.node[:, b] < 0)
+                    got = (order, self.node[order, run], rest, self.node[rest][:, [run, b]])
+                    for a in got:
+                        a.flags.writeable = False
+                    cache[run] = got
         return got
 
     def rel(self, metric: str, run: int | None = None) -> np.ndarray:

@@ -40,6 +40,7 @@ from profdiff.parsers.model import (
     children_csr,
     depth_from_parent,
     flat_aggregate,
+    level_order,
     outermost_mask,
 )
 
@@ -985,14 +986,6 @@ def _rel(d: np.ndarray, base: np.ndarray) -> np.ndarray:
     return r
 
 
-def _stable_order(depth: np.ndarray) -> np.ndarray:
-    """``np.argsort(depth, kind="stable")``; as 16-bit integers (any tree shallower than
-    65536 levels) numpy sorts by radix, 3x faster on 10^6 nodes."""
-    if len(depth) and 0 <= int(depth.min()) and int(depth.max()) < 1 << 16:
-        depth = depth.astype(np.uint16)
-    return np.argsort(depth, kind="stable")
-
-
 def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
     R = len(profiles)
     u = _union_levels(profiles, baseline, node_gkey, max(len(uniques), 1))
@@ -1038,8 +1031,7 @@ class _Union:
 
 def _level_nodes(depth: np.ndarray) -> list[np.ndarray]:
     """The nodes of each depth level, ascending ids."""
-    order = _stable_order(depth)
-    bounds = np.searchsorted(depth[order], np.arange(int(depth.max(initial=-1)) + 2))
+    order, bounds = level_order(depth)
     return [order[bounds[d] : bounds[d + 1]] for d in range(len(bounds) - 1)]
 
 

@@ -175,9 +175,6 @@ class PValues:
         self._rows: np.ndarray | None = None
         self._lock = threading.Lock()
 
-    def __len__(self) -> int:
-        return len(self._zs)
-
     def at(self, row: int) -> float:
         built = self._rows
         return float(built[row]) if built is not None else math.erfc(float(self._zs[row]))

@@ -430,8 +430,10 @@ class ComparisonTreeModel(QAbstractItemModel):
                 out.append(self.column_at(col, rows))
                 continue
             shown = self._value_run(c) if c.kind == "value" else None
-            run = cmp.current if shown == cmp.baseline or (shown is None and c.run is None) \
-                else (shown if shown is not None else c.run)
+            if c.kind == "value":  # the baseline's values come with any run's change
+                run = cmp.current if shown == cmp.baseline else shown
+            else:
+                run = cmp.current if c.run is None else c.run
             key = (c.metric, run)
             got = memo.get(key)
             if got is None:  # (new, base, delta, rel)

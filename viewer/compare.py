@@ -630,6 +630,16 @@ class Comparison:
         counts = np.bincount(self.status, minlength=4)
         return {Status(i).label: int(counts[i]) for i in range(4)}
 
+    def presence_counts(self) -> dict[str, int]:
+        """Rows both runs have ('matched'), only the current run has ('added') and only
+        the baseline has ('removed'): the added and removed counts of
+        :meth:`status_counts`, read from presence alone, so a caller need not wait for
+        the statuses another thread is preparing (:meth:`prepare_statuses`)."""
+        b, c = self.present[:, self.baseline], self.present[:, self.current]
+        return {"matched": int(np.count_nonzero(b & c)),
+                "added": int(np.count_nonzero(c & ~b)),
+                "removed": int(np.count_nonzero(b & ~c))}
+
     # ----- totals -----------------------------------------------------------------------
     @cached_property
     def total_keys(self) -> list[str]:

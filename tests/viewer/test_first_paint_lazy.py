@@ -114,3 +114,76 @@ def test_first_paint_builds_no_metrics_array_of_every_run(make_window):
     np.testing.assert_array_equal(model.column_array(col), painted)
     np.testing.assert_array_equal(painted, cmp.values["time_pct"][:, 1]
                                   - cmp.values["time_pct"][:, 0])
+
+
+def _fits(pane, model, col: int, rows: np.ndarray) -> list[str]:
+    """Texts of column ``col`` at ``rows`` wider than the column leaves for its text."""
+    from profdiff.viewer.qt.column_sizing import text_margin
+
+    room = pane.header().sectionSize(col) - text_margin(pane)
+    fm = pane.fontMetrics()
+    return [t for t in model.cell_texts(col, rows) if t and fm.horizontalAdvance(t) > room]
+
+
+def test_big_tree_sizes_to_its_shown_rows_then_reads_whole_columns_after_painting(
+        make_window, monkeypatch, qtbot):
+    """A comparison of more than EXTREMES_ONLY rows (the threshold lowered here to below
+    the hs-ad pair's) paints first with its numeric columns sized to the rows shown,
+    none of the whole columns read; once painted it reads them, a turn of the event
+    loop each, and then every value of every row fits, shown or not."""
+    from profdiff.viewer.qt import whole_widths
+
+    monkeypatch.setattr(whole_widths, "EXTREMES_ONLY", 10)
+    w = _open(make_window, "--view", "diff", "--expand", "hot")
+    w.show()
+    view, pane, model = w.diff, w.diff.tree, w.diff.models[0]
+    numeric = [i for i, c in enumerate(model.columns) if c.numeric]
+    assert len(numeric) >= 8 and not view.whole_widths_known()
+    assert all(model.width_candidates(i, compute=False).size == 0 for i in numeric)
+    lay = view.layout_
+    shown = np.unique(np.concatenate([lay.children(-1), *(lay.children(int(r))
+                                                           for r in view.expanded_rows())]))
+    assert shown.size > 20
+    for i in numeric:  # the first paint: every shown value fits
+        assert _fits(pane, model, i, shown) == [], model.columns[i].header
+    pane.grab()  # painted: the whole columns follow from the event loop
+    qtbot.waitUntil(view.whole_widths_known, timeout=5000)
+    every = np.arange(w.comparison.n_rows)
+    for i in numeric:
+        assert model.width_candidates(i, compute=False).size > 0
+        assert _fits(pane, model, i, every) == [], model.columns[i].header
+
+
+def test_small_tree_reads_whole_columns_at_once(make_window):
+    w = _open(make_window, "--view", "diff")
+    assert w.comparison.n_rows <= 50_000 and w.diff.whole_widths_known()
+    model = w.diff.models[0]
+    assert all(model.width_candidates(i, compute=False).size > 0
+               for i, c in enumerate(model.columns) if c.numeric)
+
+
+def test_suggestions_summary_counts_unmatched_rows_without_judging_them(qtbot, monkeypatch):
+    """The panel's counts come from presence (the same numbers as the statuses'): a big
+    comparison is shown while another thread still judges its rows, and the panel must
+    not wait for it."""
+    from profdiff.parsers import load
+    from profdiff.viewer.compare import Comparison, align
+    from profdiff.viewer.qt.suggestions_panel import SuggestionsPanel
+
+    runs = [load(str(V1)), load(str(V2))]
+    judged = align(runs, mode="tree").status_counts()
+    cmp = align(runs, mode="tree")
+    presence = cmp.presence_counts()
+    assert presence == {"matched": judged["same"] + judged["changed"],
+                        "added": judged["added"], "removed": judged["removed"]}
+    assert judged["added"] > 0 and judged["removed"] > 0
+
+    def no_judging(*_a, **_k):
+        raise AssertionError("the panel judged the rows")
+
+    monkeypatch.setattr(Comparison, "status_for", no_judging)
+    panel = SuggestionsPanel()
+    qtbot.addWidget(panel)
+    panel.set_comparison(cmp)
+    assert (f"{judged['removed']:,} removed and {judged['added']:,} added rows"
+            in panel.summary.text())

@@ -204,11 +204,12 @@ def widest_rows(texts: np.ndarray, rows: np.ndarray, extra: np.ndarray | None = 
 
 
 def numeric_width(view: QTreeView, model, col: int, shown: np.ndarray | None,
-                  shown_values: np.ndarray | None = None) -> int:
+                  shown_values: np.ndarray | None = None, whole: bool = True) -> int:
     """Width of column ``col``'s widest value over the candidate rows (whole column and
     the rows shown), text margins included.  ``shown_values``: the column at ``shown``,
-    when the caller read it already (``model.columns_at``)."""
-    rows = model.width_candidates(col)
+    when the caller read it already (``model.columns_at``); ``whole`` false: the whole
+    column's candidates only if they are known already (a first paint's measure)."""
+    rows = model.width_candidates(col, compute=whole)
     if shown is not None and shown.size:
         # the shown rows' extremes too (few cells: keeps a 10^6-row expand/select fast)
         if shown_values is None:

@@ -747,9 +747,9 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         big tree changed, for the half second until the estimate lands)."""
         final = cmp.statuses_final()
         if not final and self.noise_pending(cmp):
-            b, c = cmp.present[:, cmp.baseline], cmp.present[:, cmp.current]
-            return (f"{int((b & c).sum()):,} matched (changes: judging against sampling "
-                    f"error…), {int((c & ~b).sum()):,} added, {int((b & ~c).sum()):,} removed")
+            p = cmp.presence_counts()
+            return (f"{p['matched']:,} matched (changes: judging against sampling "
+                    f"error…), {p['added']:,} added, {p['removed']:,} removed")
         c = cmp.status_counts()
         how = "" if final else "; by precision alone: no noise estimate"
         return (f"{c['same'] + c['changed']:,} matched ({c['changed']:,} changed{how}), "

@@ -499,9 +499,12 @@ class ComparisonTreeModel(QAbstractItemModel):
                 out.append(self._text(c, col, r))
         return out
 
-    def width_candidates(self, col: int) -> np.ndarray:
+    def width_candidates(self, col: int, compute: bool = True) -> np.ndarray:
         """Rows whose value in numeric column ``col`` may print widest (the largest and
-        smallest magnitudes of the whole column; cached until the columns change)."""
+        smallest magnitudes of the whole column; cached until the columns change).
+        ``compute`` false: only what is known already (none when the column was not
+        read yet), for a first paint that sizes to the rows it shows and reads the whole
+        columns after (:mod:`.whole_widths`)."""
         rows = self._candidates.get(col)
         if rows is None:
             c = self.columns[col]
@@ -514,6 +517,8 @@ class ComparisonTreeModel(QAbstractItemModel):
                 key = (c.kind, c.metric, run, self.cmp.noise is not None)
                 rows = per_cmp.get(key)
                 if rows is None:
+                    if not compute:
+                        return np.zeros(0, dtype=np.int64)
                     rows = per_cmp[key] = self._whole_candidates(col, run)
             self._candidates[col] = rows
         return rows

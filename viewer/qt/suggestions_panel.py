@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from profdiff.viewer.compare import Comparison, Status
+from profdiff.viewer.compare import Comparison
 from profdiff.viewer.suggest import DEFAULT_THRESHOLD, Suggestion, suggest_matches
 
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -201,9 +201,10 @@ class SuggestionsPanel(QWidget):
         if cmp is None or cmp.n_runs < 2:
             self.summary.setText("Compare two runs to see unmatched rows.")
             return
-        st = cmp.status
-        n_rem = int((st == Status.REMOVED).sum())
-        n_add = int((st == Status.ADDED).sum())
+        # from presence, not the statuses: this runs as a big comparison is shown,
+        # while another thread still judges its rows (the counts are the same)
+        counts = cmp.presence_counts()
+        n_rem, n_add = counts["removed"], counts["added"]
         if self._stale:
             self.summary.setText(f"{n_rem:,} removed and {n_add:,} added rows.")
             return

@@ -56,6 +56,7 @@ from .models import Column, ComparisonTreeModel, diff_columns, pane_columns
 from .pane_widths import ColumnWidths
 from .row_painter import RowPainter
 from .table_pane import TablePane
+from .whole_widths import WholeWidths
 from .widgets import DropOverlay, LegendWidget, run_role
 
 FIRST_LOOK_ROWS = 5000
@@ -103,6 +104,7 @@ class TreePane(ColumnWidths, QTreeView):
         self._head_widths: dict[int, int] | None = None
         self._sizing = 0
         self._rows: RowPainter | None = None  # set while a paint event draws the rows
+        self._after_paint = None  # called once after the next paint (after_next_paint)
         self._cells = CellDelegate(self)  # every other column: one model call per cell
         self.setItemDelegate(self._cells)
         self._elide_names = ElideLeftDelegate(self)
@@ -193,6 +195,14 @@ class TreePane(ColumnWidths, QTreeView):
             super().paintEvent(ev)
         finally:
             self._rows = None
+        then, self._after_paint = self._after_paint, None
+        if then is not None:
+            QTimer.singleShot(0, then)
+
+    def after_next_paint(self, fn) -> None:
+        """Call ``fn`` from the event loop once this pane has next painted (work the
+        first picture does not need: :mod:`.whole_widths`)."""
+        self._after_paint = fn
 
     def _show_more(self, m: ComparisonTreeModel, parents: list[int]) -> None:
         if self.model_() is m:  # not replaced since the paint
@@ -303,7 +313,7 @@ def column_widths(view: QTreeView) -> dict[tuple[str, str | None, str], int]:
 
 def fit_columns(view: QTreeView, name_width: int | None = None,
                 keep: dict[tuple[str, str | None, str], int] | None = None,
-                measure_now: bool = True) -> None:
+                measure_now: bool = True, whole: bool = True) -> None:
     """Initial widths of new columns (:mod:`viewer.qt.column_sizing`): numbers to their
     widest value, labels to the widest root row, headers unclipped.
 
@@ -311,6 +321,8 @@ def fit_columns(view: QTreeView, name_width: int | None = None,
     before the columns were rebuilt - they survive toggling metrics or the % mode.
     ``name_width`` is ignored (kept for callers; the name column is sized to content).
     ``measure_now`` false: the widths are reset, the caller measures the roots later.
+    ``whole`` false: numbers fit the roots only (a big comparison's first paint; its
+    whole columns are read after it, :mod:`.whole_widths`).
     """
     m = view.model()
     if not isinstance(m, ComparisonTreeModel):
@@ -325,14 +337,15 @@ def fit_columns(view: QTreeView, name_width: int | None = None,
         if kept:
             view.set_user_width(i, kept)
     if measure_now:
-        view.grow_content(measure(view, m, m.layout.children(-1)))
+        view.grow_content(measure(view, m, m.layout.children(-1), whole=whole))
 
 
 def measure(view: TreePane | TablePane, m: ComparisonTreeModel, shown: np.ndarray,
-            depth: np.ndarray | None = None) -> dict[int, int]:
+            depth: np.ndarray | None = None, whole: bool = True) -> dict[int, int]:
     """Content widths of every column of ``view`` over the ``shown`` rows: numbers over
-    their candidate rows, labels over the rows with the longest texts (the tree column
-    with the indentation of ``depth``)."""
+    their candidate rows (``whole`` false: of the whole column only those read
+    already), labels over the rows with the longest texts (the tree column with the
+    indentation of ``depth``)."""
     shown = np.asarray(shown, dtype=np.int64)
     indent = view.indentation() / max(view.fontMetrics().averageCharWidth(), 1)
     out: dict[int, int] = {}
@@ -348,7 +361,7 @@ def measure(view: TreePane | TablePane, m: ComparisonTreeModel, shown: np.ndarra
         elif c.kind == "status":
             out[i] = label_width(view, m, i, shown[:200], None)
         else:
-            out[i] = numeric_width(view, m, i, shown, values.get(i))
+            out[i] = numeric_width(view, m, i, shown, values.get(i), whole)
     return out
 
 
@@ -380,7 +393,7 @@ def hottest_path(layout: RowLayout, key: np.ndarray) -> list[int]:
     return path
 
 
-class _TreeViewMixin:
+class _TreeViewMixin(WholeWidths):
     """Expansion / selection helpers over one or more synchronised TreePanes."""
 
     panes: list[TreePane]
@@ -483,8 +496,9 @@ class _TreeViewMixin:
             self._measure_later = (weakref.ref(self.cmp), shown)
             return
         need: dict[int, int] = {}
+        whole = self.whole_widths_known()
         for p in panes:
-            for i, w in measure(p, p.model_(), shown, self.cmp.depth).items():
+            for i, w in measure(p, p.model_(), shown, self.cmp.depth, whole).items():
                 need[i] = max(need.get(i, 0), w)
         for p in panes:
             p.grow_content(need)
@@ -850,7 +864,7 @@ class SideBySideView(QWidget, _TreeViewMixin):
             pane.grow_content(content)
             pane.grow_content(measure(pane, m, m.layout.children(-1)))
         elif self.isVisible():
-            fit_columns(pane)
+            fit_columns(pane, whole=not self.defer_whole_widths())
         else:  # a hidden tab: its roots are measured when it is next shown
             fit_columns(pane, measure_now=False)
             roots = np.asarray(m.layout.children(-1), dtype=np.int64)
@@ -998,7 +1012,7 @@ class DiffTreeView(QWidget, _TreeViewMixin):
         self.tree.setModel(m)
         self.tree.header().setSortIndicator(-1, Qt.SortOrder.DescendingOrder)
         self.tree.setSortingEnabled(True)
-        fit_columns(self.tree, 280)
+        fit_columns(self.tree, 280, whole=not self.defer_whole_widths())
         self.tree.selectionModel().currentChanged.connect(self._current)
         if scale is not None:
             self.legend.set_scale(scale)

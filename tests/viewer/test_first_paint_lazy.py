@@ -7,6 +7,7 @@ comparison nor the Summary; each is built, with the same numbers, when its tab i
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from PySide6.QtCore import Qt
 from synth_profiles import VIEWER_DATA
 
@@ -125,33 +126,41 @@ def _fits(pane, model, col: int, rows: np.ndarray) -> list[str]:
     return [t for t in model.cell_texts(col, rows) if t and fm.horizontalAdvance(t) > room]
 
 
+@pytest.mark.parametrize("tab", ["diff", "side"])
 def test_big_tree_sizes_to_its_shown_rows_then_reads_whole_columns_after_painting(
-        make_window, monkeypatch, qtbot):
+        make_window, monkeypatch, qtbot, tab):
     """A comparison of more than EXTREMES_ONLY rows (the threshold lowered here to below
     the hs-ad pair's) paints first with its numeric columns sized to the rows shown,
     none of the whole columns read; once painted it reads them, a turn of the event
-    loop each, and then every value of every row fits, shown or not."""
+    loop each, and then every value of every row fits, shown or not, in every pane."""
     from profdiff.viewer.qt import whole_widths
 
     monkeypatch.setattr(whole_widths, "EXTREMES_ONLY", 10)
-    w = _open(make_window, "--view", "diff", "--expand", "hot")
+    w = _open(make_window, "--view", tab, "--expand", "hot")
     w.show()
-    view, pane, model = w.diff, w.diff.tree, w.diff.models[0]
-    numeric = [i for i, c in enumerate(model.columns) if c.numeric]
-    assert len(numeric) >= 8 and not view.whole_widths_known()
-    assert all(model.width_candidates(i, compute=False).size == 0 for i in numeric)
+    view = w.diff if tab == "diff" else w.side
+    panes = [p for p in view.panes if p.isVisible()]
+    assert len(panes) == (1 if tab == "diff" else 2) and not view.whole_widths_known()
     lay = view.layout_
     shown = np.unique(np.concatenate([lay.children(-1), *(lay.children(int(r))
                                                            for r in view.expanded_rows())]))
     assert shown.size > 20
-    for i in numeric:  # the first paint: every shown value fits
-        assert _fits(pane, model, i, shown) == [], model.columns[i].header
-    pane.grab()  # painted: the whole columns follow from the event loop
+    for pane in panes:
+        model = pane.model()
+        numeric = [i for i, c in enumerate(model.columns) if c.numeric]
+        assert len(numeric) >= 5
+        assert all(model.width_candidates(i, compute=False).size == 0 for i in numeric)
+        for i in numeric:  # the first paint: every shown value fits
+            assert _fits(pane, model, i, shown) == [], model.columns[i].header
+    panes[0].grab()  # painted: the whole columns follow from the event loop
     qtbot.waitUntil(view.whole_widths_known, timeout=5000)
     every = np.arange(w.comparison.n_rows)
-    for i in numeric:
-        assert model.width_candidates(i, compute=False).size > 0
-        assert _fits(pane, model, i, every) == [], model.columns[i].header
+    for pane in panes:
+        model = pane.model()
+        for i, c in enumerate(model.columns):
+            if c.numeric:
+                assert model.width_candidates(i, compute=False).size > 0
+                assert _fits(pane, model, i, every) == [], c.header
 
 
 def test_small_tree_reads_whole_columns_at_once(make_window):

@@ -819,6 +819,7 @@ class SideBySideView(QWidget, _TreeViewMixin):
         self._deepest = 0
         self._metrics = list(metrics)
         self._scale = scale
+        self.defer_whole_widths()
         self.pane_runs = [self._default_run(slot) for slot in (0, 1)]
         old = self.models
         self.models = [self._make_model(slot, self.pane_runs[slot]) for slot in (0, 1)]
@@ -864,7 +865,7 @@ class SideBySideView(QWidget, _TreeViewMixin):
             pane.grow_content(content)
             pane.grow_content(measure(pane, m, m.layout.children(-1)))
         elif self.isVisible():
-            fit_columns(pane, whole=not self.defer_whole_widths())
+            fit_columns(pane, whole=self.whole_widths_known())
         else:  # a hidden tab: its roots are measured when it is next shown
             fit_columns(pane, measure_now=False)
             roots = np.asarray(m.layout.children(-1), dtype=np.int64)

@@ -14,9 +14,9 @@ perf would read, following perf's own search (``dso__load_kernel_sym`` and
 
 1. no vmlinux that perf would prefer: none in the build-id cache, none at perf's fixed
    paths for the recording's release or the running one, no debuginfod to fetch one;
-2. no kcore: none in the cache, and ``/proc/kcore`` unreadable (perf pairs
-   ``/proc/kallsyms`` with a readable ``/proc/kcore``, which changes the maps that
-   module frames fall in);
+2. no kcore: none in the cache, and on the recording's host ``/proc/kcore`` unreadable
+   (there perf pairs ``/proc/kallsyms`` with a readable ``/proc/kcore``, which changes
+   the maps that module frames fall in; away from the host it never looks at it);
 3. the copy holds real addresses (a ``perf record`` without the right to read them
    writes zeros);
 4. on the recording's host (the running kernel's build-id is the recording's): the copy
@@ -70,13 +70,15 @@ def script_args(build_ids: Sequence[BuildId], release: str | None, home: Path, *
     if (not _has_addresses(copy) or (cached / "elf").exists() or (cached / "debug").exists()
             or (home / ".debug" / "[kernel.kcore]" / bid).exists()
             or environ.get("DEBUGINFOD_URLS", "").strip()
-            or _vmlinux_found(root, cwd, [release, os.uname().release])
-            or _readable(root / "proc" / "kcore")):
+            or _vmlinux_found(root, cwd, [release, os.uname().release])):
         return []
     if running_build_id(root) == bid:
+        # only on the host does perf look at /proc/kcore (its fast path); away from it
+        # the copy is what it reads, whatever /proc/kcore is
         modules = any(b.cpumode == MISC_KERNEL and b.name != KERNEL_DSO for b in build_ids)
         boot = boot_time(root)
-        if modules or boot is None or copy.stat().st_mtime < boot:
+        if modules or boot is None or copy.stat().st_mtime < boot \
+                or _readable(root / "proc" / "kcore"):
             return []
     return ["--kallsyms", str(copy)]
 

@@ -106,6 +106,16 @@ def test_readable_proc_kcore_or_debuginfod(tmp_path: Path) -> None:
     assert _args(root, home) == []
 
 
+def test_readable_proc_kcore_away_from_the_host(tmp_path: Path) -> None:
+    """perf's dso__find_kallsyms looks at /proc/kcore only for the running kernel; for
+    another one it reads the build-id cache's copy, which profdiff's private HOME does
+    not hold under perf's name for it: named, or the kernel frames would be [unknown]
+    where the user's perf report names them (root, with a readable /proc/kcore)."""
+    root, home = _machine(tmp_path, running=OTHER)
+    (root / "proc" / "kcore").write_bytes(b"")
+    assert _args(root, home)[0] == "--kallsyms"
+
+
 @pytest.mark.parametrize("copy", ["0000000000000000 T _text\n", "", "not kallsyms\n"])
 def test_copy_without_addresses(tmp_path: Path, copy: str) -> None:
     """perf record without the right to read addresses writes zeros: never named."""
@@ -175,3 +185,65 @@ def test_recording_reads_the_same_through_the_copy(tmp_path: Path, monkeypatch) 
     assert np.array_equal(named.parent, own.parent) and np.array_equal(named.frame, own.frame)
     for k, v in own.values.items():
         assert np.array_equal(named.values[k], v), k
+
+
+def _kernel_self_samples(p) -> dict[str, int]:
+    """Self samples per kernel symbol of a read recording."""
+    kind = p.frames.kind[p.frame]
+    names = p.frames.name[p.frame]
+    out: dict[str, int] = {}
+    for name, n in zip(names[kind == "kernel"], p.values["self_samples"][kind == "kernel"],
+                       strict=True):
+        if n:
+            out[str(name)] = out.get(str(name), 0) + int(n)
+    return out
+
+
+@pytest.mark.perf
+def test_recording_of_another_kernel_names_its_frames_as_perf_report(tmp_path: Path,
+                                                                     monkeypatch) -> None:
+    """A recording whose kernel is not the running one (made here, its kernel build-id
+    changed to one this machine never ran, with perf record's kallsyms copy cached under
+    that id as a user's ~/.debug holds it after a kernel upgrade): profdiff names its
+    kernel frames from the copy, with the self samples ``perf report`` counts for each
+    kernel symbol with the same HOME."""
+    perf = require_tool("perf", "apt-get install linux-perf")
+    gcc = require_tool("gcc", "apt-get install gcc")
+    (tmp_path / "w.c").write_text(SYSCALLS)
+    subprocess.run([gcc, "-O1", "-fno-omit-frame-pointer", "-o", str(tmp_path / "w"),
+                    str(tmp_path / "w.c")], check=True)
+    made = tmp_path / "made.data"
+    env = dict(os.environ, HOME=str(tmp_path))
+    r = subprocess.run([perf, "record", "-e", "cpu-clock", "-g", "-F", "2000", "-o", str(made),
+                        str(tmp_path / "w")], capture_output=True, text=True, env=env,
+                       timeout=120)
+    require(made.exists() and "Permission" not in r.stderr,
+            f"perf record not permitted here: {r.stderr.strip()[:200]}")
+    real = next(b.build_id for b in perf_header.recorded_build_ids(made)
+                if b.name == "[kernel.kallsyms]")
+    copy = tmp_path / ".debug" / ".build-id" / real[:2] / real[2:] / "kallsyms"
+    require(copy.exists(), "perf record cached no copy of /proc/kallsyms")
+    other = "ab" * 20  # a kernel this machine never ran
+    raw = made.read_bytes()
+    assert raw.count(bytes.fromhex(real)) == 1  # the build-id table's entry
+    data = tmp_path / "other.data"
+    data.write_bytes(raw.replace(bytes.fromhex(real), bytes.fromhex(other)))
+    cache = tmp_path / ".debug" / "[kernel.kallsyms]" / other
+    cache.mkdir(parents=True)
+    (cache / "kallsyms").write_bytes(copy.read_bytes())
+    link = tmp_path / ".debug" / ".build-id" / other[:2] / other[2:]
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(f"../../[kernel.kallsyms]/{other}")
+    report = subprocess.run([perf, "report", "-i", str(data), "--stdio", "-n", "--no-children",
+                             "--sort", "sym", "-g", "none"], capture_output=True, text=True,
+                            env=env, check=True, timeout=120).stdout
+    want = {}
+    for line in report.splitlines():
+        parts = line.split()
+        if len(parts) >= 4 and parts[2] == "[k]":
+            want[" ".join(parts[3:])] = want.get(" ".join(parts[3:]), 0) + int(parts[1])
+    assert len(want) > 3 and not any(k.startswith("0x") for k in want), report[:2000]
+    monkeypatch.setenv("HOME", str(tmp_path))
+    p = perf_data.read(data)
+    assert _kernel_self_samples(p) == want
+    assert p.meta["perf_kallsyms"] == "the build-id cache's copy"

@@ -147,23 +147,31 @@ int main(void) { int fd = open("/dev/null", O_WRONLY); writer(fd); return 0; }
 """
 
 
-@pytest.mark.perf
-def test_recording_reads_the_same_through_the_copy(tmp_path: Path, monkeypatch) -> None:
-    """A recording of a program that lives in write(2), made here: its build-id table is
-    perf's, and read through the kallsyms copy perf record cached it gives the profile
-    perf's own search gives, kernel frames and all."""
+def _record(tmp_path: Path, data: Path) -> tuple[str, dict[str, str]]:
+    """Record :data:`SYSCALLS` here into ``data`` with HOME = ``tmp_path`` (perf record
+    caches its kallsyms copy in tmp_path/.debug); (perf's path, that environment).
+    Skipped where perf or gcc is missing or recording is not permitted."""
     perf = require_tool("perf", "apt-get install linux-perf")
     gcc = require_tool("gcc", "apt-get install gcc")
     (tmp_path / "w.c").write_text(SYSCALLS)
     subprocess.run([gcc, "-O1", "-fno-omit-frame-pointer", "-o", str(tmp_path / "w"),
                     str(tmp_path / "w.c")], check=True)
-    data = tmp_path / "perf.data"
-    env = dict(os.environ, HOME=str(tmp_path))  # the copy goes to tmp_path/.debug
+    env = dict(os.environ, HOME=str(tmp_path))
     r = subprocess.run([perf, "record", "-e", "cpu-clock", "-g", "-F", "2000", "-o", str(data),
                         str(tmp_path / "w")], capture_output=True, text=True, env=env,
                        timeout=120)
     require(data.exists() and "Permission" not in r.stderr,
             f"perf record not permitted here: {r.stderr.strip()[:200]}")
+    return perf, env
+
+
+@pytest.mark.perf
+def test_recording_reads_the_same_through_the_copy(tmp_path: Path, monkeypatch) -> None:
+    """A recording of a program that lives in write(2), made here: its build-id table is
+    perf's, and read through the kallsyms copy perf record cached it gives the profile
+    perf's own search gives, kernel frames and all."""
+    data = tmp_path / "perf.data"
+    perf, env = _record(tmp_path, data)
     listed = subprocess.run([perf, "buildid-list", "-i", str(data)], capture_output=True,
                             text=True, check=True, env=env).stdout.split()
     ids = perf_header.recorded_build_ids(data)
@@ -207,18 +215,8 @@ def test_recording_of_another_kernel_names_its_frames_as_perf_report(tmp_path: P
     that id as a user's ~/.debug holds it after a kernel upgrade): profdiff names its
     kernel frames from the copy, with the self samples ``perf report`` counts for each
     kernel symbol with the same HOME."""
-    perf = require_tool("perf", "apt-get install linux-perf")
-    gcc = require_tool("gcc", "apt-get install gcc")
-    (tmp_path / "w.c").write_text(SYSCALLS)
-    subprocess.run([gcc, "-O1", "-fno-omit-frame-pointer", "-o", str(tmp_path / "w"),
-                    str(tmp_path / "w.c")], check=True)
     made = tmp_path / "made.data"
-    env = dict(os.environ, HOME=str(tmp_path))
-    r = subprocess.run([perf, "record", "-e", "cpu-clock", "-g", "-F", "2000", "-o", str(made),
-                        str(tmp_path / "w")], capture_output=True, text=True, env=env,
-                       timeout=120)
-    require(made.exists() and "Permission" not in r.stderr,
-            f"perf record not permitted here: {r.stderr.strip()[:200]}")
+    perf, env = _record(tmp_path, made)
     real = next(b.build_id for b in perf_header.recorded_build_ids(made)
                 if b.name == "[kernel.kallsyms]")
     copy = tmp_path / ".debug" / ".build-id" / real[:2] / real[2:] / "kallsyms"

@@ -360,3 +360,37 @@ def test_a_replaced_comparison_is_freed(qtbot, tmp_path, how):
     gc.unfreeze()  # the window freezes what is alive after each load (_settle_gc)
     gc.collect()
     assert old() is None
+
+
+def test_a_comparison_replaced_while_reading_its_whole_columns_is_freed(qtbot, tmp_path,
+                                                                        monkeypatch):
+    """A big comparison (threshold lowered) shown in every tab, its whole columns being
+    read (:mod:`viewer.qt.whole_widths`), is replaced by other runs, not big: nothing
+    keeps it alive - not the columns still to read, nor the hidden flame graph, which
+    gets the new runs only when shown (it kept the old ones until then)."""
+    import gc
+    import weakref
+
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    from profdiff.viewer.qt import whole_widths
+
+    monkeypatch.setattr(whole_widths, "EXTREMES_ONLY", 10)
+    w = _window(qtbot, tmp_path / "s.ini")
+    w.resize(1400, 900)
+    w.show()
+    w.load_paths([str(V1), str(V2)])
+    w.show_view("diff")
+    w.flush_pending()
+    assert not w.diff.whole_widths_known()
+    w.diff.tree.viewport().repaint()  # painted: the first column is read on the next turn
+    QCoreApplication.processEvents()
+    assert not w.diff.whole_widths_known()  # more columns still to read
+    old = weakref.ref(w.comparison)
+    monkeypatch.setattr(whole_widths, "EXTREMES_ONLY", 50_000)
+    w.load_paths([str(V2), str(V1)])
+    assert w.comparison is not old() and w.diff.whole_widths_known()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)  # old models
+    gc.unfreeze()
+    gc.collect()
+    assert old() is None

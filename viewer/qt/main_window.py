@@ -470,6 +470,10 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
                     self.message_bar.show_message(f"Flame view: {type(e).__name__}: {e}",
                                                   "warning")
 
+            if self.tabs.currentWidget() is not self.flame:
+                # a hidden flame graph gets these runs when shown; meanwhile it must not
+                # keep the runs replaced alive (a reload of a 10^6-row pair: every array)
+                self.flame.set_comparison(None)
             self._defer(self.flame, flame_set)
         for w in self._extra_tabs:
             if hasattr(w, "set_comparison"):

@@ -43,11 +43,11 @@ class WholeWidths:
         only (a big comparison); if so the whole columns are read after a pane's next
         paint (:meth:`settle_widths`)."""
         cmp = self.cmp
+        self._whole_todo = None  # (its models would keep a replaced comparison alive)
         if cmp is None or cmp.n_rows <= EXTREMES_ONLY:
             self._whole_owed = None
             return False
         self._whole_owed = weakref.ref(cmp)
-        self._whole_todo = None
         for p in self.panes:
             p.after_next_paint(self.settle_widths)
         return True
@@ -62,7 +62,7 @@ class WholeWidths:
         """Read one owed column's extremes, and come back on the next turn of the event
         loop; when all are read, widen every pane's columns to what they need."""
         if self.whole_widths_known():
-            self._whole_owed = None
+            self._whole_owed = self._whole_todo = None
             return
         if not any(p.isVisible() for p in self.panes):
             for p in self.panes:  # a tab switched away from, a closed window: on show

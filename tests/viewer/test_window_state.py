@@ -292,6 +292,18 @@ def _open_in_qt(view) -> set[int]:
     return got[0]
 
 
+def _diff_shown(qtbot, tmp_path):
+    """A window shown at 1400x900 on the hs-ad pair, the diff tree shown, every tab's
+    deferred update applied."""
+    w = _window(qtbot, tmp_path / "s.ini")
+    w.resize(1400, 900)
+    w.show()
+    w.load_paths([str(V1), str(V2)])
+    w.show_view("diff")
+    w.flush_pending()
+    return w
+
+
 @pytest.mark.parametrize("toggle", ["sig column", "percent", "metric"])
 def test_replacing_the_columns_keeps_the_open_rows_and_the_current_row(qtbot, tmp_path,
                                                                          toggle):
@@ -299,12 +311,7 @@ def test_replacing_the_columns_keeps_the_open_rows_and_the_current_row(qtbot, tm
     rebuilds the tree views' columns (a model reset): the rows open before stay open in
     Qt (and the views' own record of them stays true), the current row stays current.
     The significance column used to collapse the diff tree to MAIN."""
-    w = _window(qtbot, tmp_path / "s.ini")
-    w.resize(1400, 900)
-    w.show()
-    w.load_paths([str(V1), str(V2)])
-    w.show_view("diff")
-    w.flush_pending()
+    w = _diff_shown(qtbot, tmp_path)
     cmp = w.comparison
     culprit = _row(cmp, "AD.Eval.evalDelta", "AD.Eval.addGrad")
     w.diff.select_row(culprit)
@@ -376,12 +383,7 @@ def test_a_comparison_replaced_while_reading_its_whole_columns_is_freed(qtbot, t
     from profdiff.viewer.qt import whole_widths
 
     monkeypatch.setattr(whole_widths, "EXTREMES_ONLY", 10)
-    w = _window(qtbot, tmp_path / "s.ini")
-    w.resize(1400, 900)
-    w.show()
-    w.load_paths([str(V1), str(V2)])
-    w.show_view("diff")
-    w.flush_pending()
+    w = _diff_shown(qtbot, tmp_path)
     assert not w.diff.whole_widths_known()
     w.diff.tree.viewport().repaint()  # painted: the first column is read on the next turn
     QCoreApplication.processEvents()

@@ -1013,7 +1013,8 @@ class DiffTreeView(QWidget, _TreeViewMixin):
         self.tree.setModel(m)
         self.tree.header().setSortIndicator(-1, Qt.SortOrder.DescendingOrder)
         self.tree.setSortingEnabled(True)
-        fit_columns(self.tree, 280, whole=not self.defer_whole_widths())
+        self.defer_whole_widths()
+        fit_columns(self.tree, 280, whole=self.whole_widths_known())
         self.tree.selectionModel().currentChanged.connect(self._current)
         if scale is not None:
             self.legend.set_scale(scale)

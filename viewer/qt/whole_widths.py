@@ -38,19 +38,18 @@ class WholeWidths:
     _whole_owed: weakref.ref | None = None  # the comparison whose columns are owed
     _whole_todo: list | None = None  # (model, column) still to read
 
-    def defer_whole_widths(self) -> bool:
-        """Whether the current comparison's first measure should size to the shown rows
-        only (a big comparison); if so the whole columns are read after a pane's next
-        paint (:meth:`settle_widths`)."""
+    def defer_whole_widths(self) -> None:
+        """A new comparison: if big, its first measures size to the shown rows only
+        (:meth:`whole_widths_known` false) and the whole columns are read after a pane's
+        next paint (:meth:`settle_widths`)."""
         cmp = self.cmp
         self._whole_todo = None  # (its models would keep a replaced comparison alive)
         if cmp is None or cmp.n_rows <= EXTREMES_ONLY:
             self._whole_owed = None
-            return False
+            return
         self._whole_owed = weakref.ref(cmp)
         for p in self.panes:
             p.after_next_paint(self.settle_widths)
-        return True
 
     def whole_widths_known(self) -> bool:
         """False while the current comparison's whole columns are owed: measures size
@@ -70,8 +69,7 @@ class WholeWidths:
             return
         if self._whole_todo is None:
             self._whole_todo = [(p.model_(), i) for p in self.panes if p.model_() is not None
-                                for i, c in enumerate(p.model_().columns)
-                                if c.numeric or c.kind == "sig"]
+                                for i in _sized_by_value(p.model_())]
         todo = self._whole_todo
         while todo and not any(p.model_() is todo[0][0] for p in self.panes):
             todo.pop(0)  # a model replaced meanwhile (another run in a pane)
@@ -85,9 +83,12 @@ class WholeWidths:
         panes = [p for p in self.panes if p.model_() is not None]
         need: dict[int, int] = {}
         for p in panes:
-            m = p.model_()
-            for i, c in enumerate(m.columns):
-                if c.numeric or c.kind == "sig":
-                    need[i] = max(need.get(i, 0), numeric_width(p, m, i, None))
+            for i in _sized_by_value(p.model_()):
+                need[i] = max(need.get(i, 0), numeric_width(p, p.model_(), i, None))
         for p in panes:
             p.grow_content(need)
+
+
+def _sized_by_value(model) -> list[int]:
+    """The columns of ``model`` whose widths come from their values (numbers, p-values)."""
+    return [i for i, c in enumerate(model.columns) if c.numeric or c.kind == "sig"]

@@ -221,11 +221,16 @@ def test_recording_of_another_kernel_names_its_frames_as_perf_report(tmp_path: P
                 if b.name == "[kernel.kallsyms]")
     copy = tmp_path / ".debug" / ".build-id" / real[:2] / real[2:] / "kallsyms"
     require(copy.exists(), "perf record cached no copy of /proc/kallsyms")
+    first = copy.read_text(errors="replace").split(None, 1)
+    require(bool(first) and first[0].strip("0") != "",
+            "kernel addresses are hidden here (kptr_restrict): the copy holds zeros")
     other = "ab" * 20  # a kernel this machine never ran
     raw = made.read_bytes()
-    assert raw.count(bytes.fromhex(real)) == 1  # the build-id table's entry
+    assert bytes.fromhex(real) in raw  # the build-id table's entry (and any event's)
     data = tmp_path / "other.data"
     data.write_bytes(raw.replace(bytes.fromhex(real), bytes.fromhex(other)))
+    assert [b.build_id for b in perf_header.recorded_build_ids(data)
+            if b.name == "[kernel.kallsyms]"] == [other]
     cache = tmp_path / ".debug" / "[kernel.kallsyms]" / other
     cache.mkdir(parents=True)
     (cache / "kallsyms").write_bytes(copy.read_bytes())

@@ -201,7 +201,7 @@ class TreePane(ColumnWidths, QTreeView):
 
     def after_next_paint(self, fn) -> None:
         """Call ``fn`` from the event loop once this pane has next painted (work the
-        first picture does not need: :mod:`.whole_widths`)."""
+        first picture does not need: :mod:`.whole_widths`); None: nothing."""
         self._after_paint = fn
 
     def _show_more(self, m: ComparisonTreeModel, parents: list[int]) -> None:

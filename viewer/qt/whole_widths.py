@@ -67,7 +67,9 @@ class WholeWidths:
             for p in self.panes:  # a tab switched away from, a closed window: on show
                 p.after_next_paint(self.settle_widths)
             return
-        if self._whole_todo is None:
+        if self._whole_todo is None:  # the first turn: the other panes' calls are not needed
+            for p in self.panes:
+                p.after_next_paint(None)
             self._whole_todo = [(p.model_(), i) for p in self.panes if p.model_() is not None
                                 for i in _sized_by_value(p.model_())]
         todo = self._whole_todo

@@ -586,7 +586,7 @@ def _build(path: Path, header: dict[str, Any], interner: FrameInterner, parent: 
     }
     metrics = [M_ENTRIES, M_TIME_PCT, M_ALLOC_PCT, M_ITIME_PCT, M_IALLOC_PCT, M_TICKS,
                M_BYTES, M_TIME_S, M_ALLOC_B, M_ITIME_S, M_IALLOC_B]
-    return profile_from_arrays(
+    prof = profile_from_arrays(
         path=str(path), format=FORMAT, frames=interner.table(), parent=parent, frame=frame,
         metrics=metrics, columns=cols, meta=meta, totals=totals,
         total_metrics={k: v for k, v in {**TOTAL_METRICS, **RTS_TOTAL_METRICS}.items()
@@ -596,6 +596,8 @@ def _build(path: Path, header: dict[str, Any], interner: FrameInterner, parent: 
         default_metric="inherited_time_pct" if tt > 0 else "inherited_alloc_pct",
         display_metrics=DISPLAY_METRICS,
     )
+    prof.offer_subtree_ends(end)  # nodes numbered in the walk's pre-order
+    return prof
 
 
 def _program_totals(header: dict[str, Any], interner: FrameInterner, frame: np.ndarray,

@@ -852,6 +852,7 @@ def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None]
                   warnings, incomplete_reason, line_of_row)
     if well_formed(depth):  # the listing's depths are the tree's: no pass to derive them
         prof.adopt_depth(depth)
+    prof.offer_subtree_ends(end)  # rows listed depth first: ids in pre-order
     if progress:
         progress(1.0)
     return prof

@@ -1,6 +1,7 @@
 """The pre-order fast paths of :mod:`parsers.model` (ids already in pre-order; the
-(key, pre-order) order without ``np.lexsort``) give what a plain recursive walk gives,
-on random trees in any id order and on a real GHC ``.prof``."""
+(key, pre-order) order without ``np.lexsort``; the subtree ends a depth-first reader
+offers) give what a plain recursive walk gives, on random trees in any id order and on
+real GHC ``.prof`` and ``-pj`` files."""
 
 from __future__ import annotations
 
@@ -11,10 +12,17 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from profdiff.parsers import load
-from profdiff.parsers.model import children_csr, outermost_mask, preorder_and_size
+from profdiff.parsers import load, model
+from profdiff.parsers.model import (
+    children_csr,
+    outermost_mask,
+    preorder_and_size,
+    preorder_from_ends,
+)
 
-CFD = Path(__file__).parents[1] / "data" / "ghc-prof" / "ghc-7.x-cfd-large-2015-06-15-0843.prof"
+DATA = Path(__file__).parents[1] / "data"
+CFD = DATA / "ghc-prof" / "ghc-7.x-cfd-large-2015-06-15-0843.prof"
+PJ = DATA / "ghc-prof-json" / "speedscope-binary-trees.pj.prof.json"
 
 
 def _reference(parent: np.ndarray, keys: np.ndarray) -> tuple[list[int], list[int], list[bool]]:
@@ -109,3 +117,82 @@ def test_a_real_prof_is_recognised_as_preorder():
     assert pre.tolist() == ref_pre and size.tolist() == ref_size
     assert outermost_mask(codes, pre, size).tolist() == ref_outer
     assert ref_outer.count(False) == 119
+
+
+@settings(max_examples=300, deadline=None)
+@given(trees(preorder_ids=True), st.data())
+def test_subtree_ends_are_taken_only_when_they_are_the_trees(tree, data):
+    """A depth-first tree's true ends give the walk's pre-order and sizes; any other
+    ends (one moved, or drawn at random) are refused, never taken as the tree's."""
+    parent, keys = tree
+    ref_pre, ref_size, _ = _reference(parent, keys)
+    assert ref_pre == list(range(len(parent)))
+    ends = np.arange(len(parent)) + np.array(ref_size)
+    got = preorder_from_ends(parent, ends)
+    assert got is not None
+    assert got[0].tolist() == ref_pre and got[1].tolist() == ref_size
+    wrong = ends.copy()
+    i = data.draw(st.integers(0, len(parent) - 1))
+    wrong[i] += data.draw(st.sampled_from([-2, -1, 1, 2]))
+    assert preorder_from_ends(parent, wrong) is None
+    drawn = np.array(data.draw(st.lists(st.integers(0, len(parent) + 1),
+                                        min_size=len(parent), max_size=len(parent))))
+    if not np.array_equal(drawn, ends):
+        assert preorder_from_ends(parent, drawn) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(trees(preorder_ids=False), st.data())
+def test_ends_of_a_tree_not_numbered_depth_first_are_refused(tree, data):
+    """Ids in any order: whatever ends are offered, only the walk's answer is taken."""
+    parent, keys = tree
+    ref_pre, ref_size, _ = _reference(parent, keys)
+    drawn = np.array(data.draw(st.lists(st.integers(0, len(parent) + 1),
+                                        min_size=len(parent), max_size=len(parent))))
+    for ends in (drawn, np.arange(len(parent)) + np.array(ref_size)):
+        got = preorder_from_ends(parent, ends)
+        if got is not None:
+            assert got[0].tolist() == ref_pre and got[1].tolist() == ref_size
+
+
+def test_overlapping_siblings_are_refused():
+    """Sizes that add up but ranges that overlap (node 2 inside its sibling 1's range)."""
+    parent = np.array([-1, 0, 0], dtype=np.int32)
+    assert preorder_from_ends(parent, np.array([3, 3, 3])) is None
+    assert preorder_from_ends(parent, np.array([3, 2, 3])) is not None
+    assert preorder_from_ends(parent, np.array([3, 2])) is None  # wrong length
+
+
+def _walk_is_not_taken(monkeypatch) -> None:
+    def refuse(*args, **kwargs):
+        raise AssertionError("preorder_and_size derived what the reader gave")
+
+    monkeypatch.setattr(model, "preorder_and_size", refuse)
+
+
+def test_a_prof_reader_gives_its_subtree_ends(monkeypatch):
+    """The ``.prof`` reader's ends are the tree's: taken without deriving them."""
+    p = load(CFD)
+    _walk_is_not_taken(monkeypatch)
+    pre, size = p.preorder_size
+    ref_pre, ref_size, _ = _reference(np.asarray(p.parent), p.frame_key_codes[1])
+    assert pre.tolist() == ref_pre and size.tolist() == ref_size
+
+
+def test_a_pj_reader_gives_its_subtree_ends(monkeypatch):
+    """The ``-pj`` reader's walk numbers nodes depth first: its ends are taken too."""
+    p = load(PJ)
+    assert p.format == "ghc-prof-json"
+    _walk_is_not_taken(monkeypatch)
+    pre, size = p.preorder_size
+    ref_pre, ref_size, _ = _reference(np.asarray(p.parent), p.frame_key_codes[1])
+    assert pre.tolist() == ref_pre and size.tolist() == ref_size
+
+
+def test_wrong_ends_fall_back_to_the_walk():
+    """Ends that are not the tree's are refused and the pre-order is derived."""
+    p = load(CFD)
+    p.offer_subtree_ends(np.full(p.n_nodes, p.n_nodes))  # every range to the end
+    pre, size = p.preorder_size
+    ref_pre, ref_size, _ = _reference(np.asarray(p.parent), p.frame_key_codes[1])
+    assert pre.tolist() == ref_pre and size.tolist() == ref_size

@@ -292,8 +292,10 @@ def bench_app(d: Path, mb: float, rounds: int) -> None:
     scaled to match: :func:`bench_ghc_prof.build_large`) and painting the diff tree (``--screenshot``
     mode: load, align, expand, fit the columns, paint, save) against ``profdiff diff`` of
     the same pair.  Target <= 1.5x.  Also printed: the window as it opens without
-    ``--view`` (the Summary page, with its verdicts), and with ``--baseline`` the same
-    rows of that tree (before/after)."""
+    ``--view`` (the Summary page, with its verdicts); the empty window's screenshot (no
+    file: Python, PySide6, the window and a PNG), which is the part of that budget spent
+    before any file is read; and with ``--baseline`` the same rows of that tree
+    (before/after)."""
     from bench_ghc_prof import build_large
 
     a, b = d / "a.prof", d / "b.prof"  # the hs-ad pair (v2 lost a specialisation)
@@ -312,11 +314,15 @@ def bench_app(d: Path, mb: float, rounds: int) -> None:
             cmds[f"{tag}app first paint"] = shot(cli, f"{tag}diff.png", "--view", "diff",
                                                  "--expand", "hot")
             cmds[f"{tag}app opens on the Summary"] = shot(cli, f"{tag}summary.png")
+            cmds[f"{tag}app opens an empty window"] = [
+                "env", "QT_QPA_PLATFORM=offscreen", *cli[:-1], "profdiff.viewer.qt.app",
+                "--screenshot", str(d / f"{tag}empty.png")]
             cmds[f"{tag}profdiff diff"] = [*cli, "diff", str(a), str(b)]
     res = alternate(cmds, rounds)
     print(f"app opens a pair of {mb:.0f} MB .prof and paints the diff tree:")
     for tag in ("", "baseline ") if BASELINE else ("",):
-        for what in ("app first paint", "app opens on the Summary"):
+        for what in ("app first paint", "app opens on the Summary",
+                     "app opens an empty window"):
             print("   ", summary(res, f"{tag}{what}", f"{tag}profdiff diff"))
     if BASELINE:
         for what in ("app first paint", "app opens on the Summary", "profdiff diff"):

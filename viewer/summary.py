@@ -375,10 +375,16 @@ def call_sites(tree: Comparison, keys: Sequence[str], metric: str
     rows = np.flatnonzero(which >= 0)
     d = (np.abs(np.nan_to_num(tree.delta(metric)[rows])) if metric in tree.values
          else np.zeros(rows.size))
-    rows = rows[np.lexsort((-d, which[rows]))]
+    rows = rows[np.lexsort((-d, which[rows]))]  # grouped by key, largest |Δ| first
     out: dict[str, tuple[int, ...]] = {k: () for k in keys}
-    for code in np.unique(which[rows]):
-        out[uniq[int(code)]] = tuple(int(r) for r in rows[which[rows] == code])
+    if not rows.size:
+        return out
+    w = which[rows]
+    starts = np.flatnonzero(np.r_[True, w[1:] != w[:-1]])
+    ends = [*starts[1:].tolist(), int(rows.size)]
+    listed = rows.tolist()  # one conversion (a tree row per call site: 10^5 of them)
+    for code, a, b in zip(w[starts].tolist(), starts.tolist(), ends, strict=True):
+        out[uniq[code]] = tuple(listed[a:b])
     return out
 
 

@@ -137,10 +137,12 @@ def open_live(win, args, spec, view) -> None:
 
     if len(args.files) == 1 and is_watch_folder(args.files[0]):
         open_watch(win, args.files[0])  # profdiff DIR: watch it, runs compare themselves
-    else:
-        win.open_spec(spec, view)
+        win.show()
+        _apply_options(win, args)
+        return
+    _apply_options(win, args)  # before opening, as --screenshot: --view is known then
+    win.open_spec(spec, view)
     win.show()
-    _apply_options(win, args)
 
 
 def _application(readers: bool = True):
@@ -206,7 +208,10 @@ def run_watch(folder: str, glob: str | None = None, settle: float | None = None,
 
 
 def _apply_options(win, args) -> None:
-    """Options that act on a loaded comparison (the GUI applies them once it is in)."""
+    """Options that act on a loaded comparison (the GUI applies them once it is in);
+    called before the files are opened, so that the loader knows the tab shown first
+    (``first_view``: what it aligns ahead)."""
+    win.first_view = args.view
     def go(_cmp=None) -> None:
         if args.sig_column:
             win.act_sig.setChecked(True)

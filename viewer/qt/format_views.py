@@ -84,7 +84,12 @@ def opening_view(cmp: Comparison | None) -> str | None:
     ticky on its closures."""
     if cmp is None:
         return None
-    f = _formats(cmp)
+    return opening_view_of(_formats(cmp))
+
+
+def opening_view_of(f: set[str]) -> str | None:
+    """:func:`opening_view` of runs in the formats ``f`` (known once they are read,
+    before they are compared: the loader aligns ahead what that view reads)."""
     if not f:
         return None
     if f <= RTS_FORMATS:

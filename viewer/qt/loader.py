@@ -9,7 +9,7 @@ signals, so the GUI thread only swaps models when the result arrives.  Cancellin
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, QRunnable, Signal
@@ -73,6 +73,7 @@ def load_and_align(
     n_base: int | None = None,
     flat: bool = False,
     judge: Callable[[Comparison], list[str]] | None = None,
+    ahead: Callable[[list[Profile]], Sequence[str]] | None = None,
 ) -> LoadResult:
     """Load the slots' paths with ``spec``'s reading options, keep previous profiles where
     loading fails, and build the :class:`~viewer.session.Session` (the tree comparison with
@@ -80,7 +81,9 @@ def load_and_align(
 
     ``n_base``: the slots are two groups of repeated runs (the first ``n_base`` = baseline
     group) compared by their means instead of run by run.  ``flat``: align the flat
-    comparison here too (watch mode reads it as soon as the runs are shown).
+    comparison here too (watch mode reads it as soon as the runs are shown).  ``ahead``:
+    given the runs read, the other comparisons (``"flat"``) the first view shown reads,
+    each aligned in a thread of its own beside the tree's (:meth:`Session.align_ahead`).
     """
     out = load_slots(spec, slots, progress=progress, cancelled=cancelled, loader=loader)
     runs = [p for p in out.slot_runs if p is not None]
@@ -89,6 +92,8 @@ def load_and_align(
     what = "groups" if n_base is not None else "runs"
     try:
         session = Session.from_slots(spec, out, n_base)
+        for mode in ahead(session.runs) if ahead is not None else ():
+            session.align_ahead(mode)
         tree = session.tree
         wanted = judge(tree) if judge is not None else []
         job = NoiseJob(tree, wanted, spec.alpha) if wanted else None
@@ -127,9 +132,11 @@ class LoadTask(QRunnable):
 
     def __init__(self, slots: list[Slot], spec: SessionSpec, n_base: int | None = None,
                  flat: bool = False,
-                 judge: Callable[[Comparison], list[str]] | None = None) -> None:
+                 judge: Callable[[Comparison], list[str]] | None = None,
+                 ahead: Callable[[list[Profile]], Sequence[str]] | None = None) -> None:
         super().__init__()
         self.flat = flat
+        self.ahead = ahead
         self.judge = judge
         self.slots = slots
         self.spec = spec
@@ -151,7 +158,7 @@ class LoadTask(QRunnable):
                 res = load_and_align(self.slots, self.spec,
                                      progress=self.signals.progress.emit,
                                      cancelled=self._cancel.is_set, n_base=self.n_base,
-                                     flat=self.flat, judge=self.judge)
+                                     flat=self.flat, judge=self.judge, ahead=self.ahead)
             except Cancelled:
                 self.signals.cancelled.emit()
                 return

@@ -105,6 +105,9 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self._pending: dict[int, list] = {}
         self._culprit_owed: tuple | None = None  # (comparison (weakly), memo): opening paths
         self.load_errors: list[str] = []  # what the last opening of files could not read
+        # the tab the command line asks to show first (--view; None: where the runs'
+        # format opens): the loader aligns ahead what that tab reads
+        self.first_view: str | None = None
         # matching across refactors
         self.rules: list = []
         self.rules_source: Path | None = None  # the .profdiff.toml the rules came from

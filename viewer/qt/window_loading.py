@@ -19,6 +19,7 @@ from profdiff.viewer.compare import Comparison
 from profdiff.viewer.run_labels import distinct_labels
 from profdiff.viewer.session import Session
 
+from .format_views import opening_view_of
 from .icons import sample_pair
 from .layout import precompute
 from .loader import LoadResult, LoadTask, Slot, load_and_align
@@ -138,14 +139,16 @@ class LoadingMixin:
         judge = self.noise_wanted()
         if self.synchronous:
             try:
-                res = load_and_align(slots, spec, n_base=n_base, judge=judge)
+                res = load_and_align(slots, spec, n_base=n_base, judge=judge,
+                                     ahead=self._aligned_ahead())
             except Exception as e:  # noqa: BLE001
                 self.load_errors = [f"Loading failed: {e}"]
                 self.message_bar.show_message(self.load_errors[0])
                 return
             self._loaded(res, paths, slots)
             return
-        task = LoadTask(slots, spec, n_base=n_base, flat=self._flat_shown_next(), judge=judge)
+        task = LoadTask(slots, spec, n_base=n_base, flat=self._flat_shown_next(), judge=judge,
+                        ahead=self._aligned_ahead())
         self._task = task
         self.progress.setValue(0)
         self.progress_label.setText("Loading " + ", ".join(
@@ -163,6 +166,25 @@ class LoadingMixin:
         A first opening leaves it to the tab shown first (``--view diff`` never needs it)."""
         return self.comparison is not None and \
             self.tabs.currentWidget() in (self.flat, self.summary_view)
+
+    def _aligned_ahead(self) -> Callable[[list[Profile]], list[str]] | None:
+        """For a first opening, what the loader aligns beside the tree: the flat
+        comparison when the tab shown first reads it (the Summary, where a pair opens
+        unless its format has a view of its own or ``--view`` names another tab; By cost
+        centre).  Decided from the runs' formats, in the loader's thread: no widget is
+        read there."""
+        if self.comparison is not None:
+            return None  # replacing runs: _flat_shown_next aligns it after the tree
+        first = self.first_view
+
+        def modes(runs: list[Profile]) -> list[str]:
+            if len(runs) < 2 or first not in (None, "summary", "flat"):
+                return []
+            if first is None and opening_view_of({p.format for p in runs}) is not None:
+                return []
+            return ["flat"]
+
+        return modes
 
     def _labels_for(self, some: Sequence[str], among: Sequence[str]) -> list[str]:
         """The labels of files ``some`` as they will read among all files ``among``

@@ -361,3 +361,33 @@ def test_row_index_missing_key(qtbot, rts_runs):
     t = TotalsTable(totals_data(align(rts_runs, mode="flat")))
     qtbot.addWidget(t)
     assert t.row_index("no_such_key") == QModelIndex()
+
+
+def test_totals_table_opens_and_fits_when_first_shown(qtbot, rts_runs):
+    """Built hidden (the window's "Run totals" tab), the table neither expands nor sizes
+    its columns until it is shown; then its groups are open and its columns fit, as a
+    table given its data while visible is at once."""
+    from profdiff.viewer.qt.rts_view import RTS_GROUPS, rts_keys
+    from profdiff.viewer.qt.totals_table import TotalsTable, totals_data
+
+    cmp = align(rts_runs, mode="flat")
+    data = totals_data(cmp, rts_keys(cmp), rules=RTS_GROUPS)  # the RTS tab's groups
+    hidden = TotalsTable(data)
+    qtbot.addWidget(hidden)
+    m = hidden.model
+    groups = [m.index(g, 0) for g in range(m.rowCount())]
+    assert not m.flat and len(groups) >= 2
+    assert not any(hidden.view.isExpanded(g) for g in groups)
+    hidden.show()
+    qtbot.waitExposed(hidden)
+    assert all(hidden.view.isExpanded(g) for g in groups)
+    assert hidden.view.columnWidth(0) >= 220
+
+    shown = TotalsTable()
+    qtbot.addWidget(shown)
+    shown.show()
+    qtbot.waitExposed(shown)
+    shown.set_data(data, collapsed=[data.groups[0][0]])
+    g0, g1 = (shown.model.index(g, 0) for g in (0, 1))
+    assert not shown.view.isExpanded(g0) and shown.view.isExpanded(g1)
+    assert shown.view.columnWidth(0) >= 220

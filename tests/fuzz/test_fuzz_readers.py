@@ -167,3 +167,27 @@ def _garbage(fmt: str, model: bytes, bad: bytes) -> bytes:
     if fmt == "ghc-ticky":
         return b" " + (bad if bad[:1].isdigit() else b"zz") + b" 0 0   0  f"
     return b"  @@ " + bad
+
+
+GHC_TREES = [c for c in CORPUS if c[0] in ("ghc-prof", "ghc-prof-json")]
+
+
+@pytest.mark.parametrize(("fmt", "rel"), GHC_TREES, ids=[c[1].split("/")[-1] for c in GHC_TREES])
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1), lenient=st.booleans())
+def test_mutants_pre_order_is_the_walks(tmp_path_factory, fmt, rel, seed, lenient):
+    """The subtree ends a GHC reader offers (:meth:`Profile.offer_subtree_ends`) give a
+    damaged file's tree the pre-order a walk of its parents gives, or are refused."""
+    import numpy as np
+
+    from profdiff.parsers.model import preorder_and_size
+
+    m = make(rel, fmt, random.Random(seed))
+    path = write(m, tmp_path_factory.mktemp("m"))
+    try:
+        p = load(path, lenient=lenient)
+    except ProfdiffError:
+        return
+    pre, size = p.preorder_size
+    ref_pre, ref_size = preorder_and_size(np.asarray(p.parent))
+    assert np.array_equal(pre, ref_pre) and np.array_equal(size, ref_size), m.kind

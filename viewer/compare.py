@@ -274,9 +274,11 @@ class Comparison:
         return v[metric][rows, run]
 
     def delta(self, metric: str, run: int | None = None,
-              rows: slice = _ALL) -> np.ndarray:
+              rows: slice | np.ndarray = _ALL) -> np.ndarray:
         """``run - baseline`` per row (absent rows count as zero cost); ``rows``: a block
-        of rows only (what a view paints)."""
+        of rows only (what a view paints), or row ids (:meth:`delta_at`)."""
+        if isinstance(rows, np.ndarray):
+            return self.delta_at(metric, run, rows)
         run = self.current if run is None else run
         if rows == _ALL:
             return self.value(metric, run) - self.value(metric, self.baseline)
@@ -436,13 +438,17 @@ class Comparison:
         return h[:, run] + h[:, self.baseline]
 
     def changed_mask(self, metric: str, run: int | None = None,
-                     rows: slice = _ALL) -> np.ndarray:
-        """Rows whose ``metric`` changed by more than float noise and its precision.
+                     rows: slice | np.ndarray = _ALL) -> np.ndarray:
+        """Rows whose ``metric`` changed by more than float noise and its precision
+        (``rows``: a block of rows, or row ids).
 
         A change smaller than the rounding of the printed numbers allows is no change: it
         gets no colour, no Δ%, and neither ``--fail-if`` nor significance counts it.
         """
         run = self.current if run is None else run
+        if isinstance(rows, np.ndarray):
+            return self._moved(metric, self.values_at(metric, run, rows),
+                               self.values_at(metric, self.baseline, rows), run, rows)
         if rows == _ALL:  # the two columns alone: no [row, run] array built for them
             return self._moved(metric, self.value(metric, run),
                                self.value(metric, self.baseline), run, rows)

@@ -108,7 +108,7 @@ def colour_source(cmp: Comparison, metric: str, by_share: bool = False) -> str:
 
 
 def colour_change(cmp: Comparison, metric: str, run: int | None = None,
-                  by_share: bool = False, rows: slice = slice(None),
+                  by_share: bool = False, rows: slice | np.ndarray = slice(None),
                   factor: float | None = None) -> np.ndarray:
     """The oriented change (positive = worse) every view colours, in percentage points of
     the **baseline run's total**.
@@ -120,9 +120,9 @@ def colour_change(cmp: Comparison, metric: str, run: int | None = None,
     did not change beyond the precision of its values is neutral.  ``by_share`` keeps the
     old share-of-run colouring as an explicit choice.
 
-    ``rows``: a block of rows only, with ``factor`` = ``change_scale_factor(cmp, src)``
-    computed once by the caller (a view colours the few hundred cells it paints without
-    computing 10^6-row columns first).
+    ``rows``: a block of rows only, or row ids, with ``factor`` =
+    ``change_scale_factor(cmp, src)`` computed once by the caller (a view colours the few
+    hundred cells it paints without computing 10^6-row columns first).
     """
     src = colour_source(cmp, metric, by_share)
     if factor is None:

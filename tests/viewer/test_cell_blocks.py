@@ -314,3 +314,28 @@ def test_columns_owed_by_a_hidden_view_are_dropped_with_its_comparison(qapp):
     qapp.processEvents()
     assert v.tree.model().rowCount() > 0
     v.close()
+
+
+def test_few_rows_coloured_alone_equal_their_blocks(qapp, cmp, monkeypatch):
+    """The Δ colours of a few rows of blocks not computed yet (a big tree's first paint:
+    its rows spread over a handful of blocks) are those rows' colours in their computed
+    blocks, and in the whole column."""
+    from profdiff.viewer.qt import models
+
+    metrics = _metrics(cmp)
+    rows = np.unique(np.linspace(0, cmp.n_rows - 1, 50).astype(np.int64))
+
+    def backgrounds(few: int, whole: bool = False) -> list:
+        monkeypatch.setattr(models, "_FEW_ROWS", few)
+        m = ComparisonTreeModel(cmp, diff_columns(cmp, metrics))
+        if whole:  # every Δ column computed whole first: the cells read from it
+            for name in metrics:
+                m.change_pp(name)
+        cols = [c for c in range(m.columnCount()) if m.columns[c].kind in ("delta", "rel")]
+        assert cols
+        m.fill_cells(rows)
+        return [_roles(m, m.index_for_row(int(r), c))[2] for r in rows for c in cols]
+
+    alone = backgrounds(10**9)
+    assert alone == backgrounds(0) == backgrounds(0, whole=True)
+    assert any(b is not None for b in alone)  # some of these rows are coloured

@@ -303,9 +303,9 @@ def bench_app(d: Path, mb: float, rounds: int) -> None:
     build_large(a, mb, hs / "v1" / "ad.P.prof")
     build_large(b, mb, hs / "v2" / "ad.P.prof")
 
-    def shot(cli: list[str], name: str, *opts: str) -> list[str]:
+    def shot(cli: list[str], name: str, *opts: str, files: tuple = (a, b)) -> list[str]:
         app = [*cli[:-1], "profdiff.viewer.qt.app"]  # same interpreter (and --code tree)
-        return ["env", "QT_QPA_PLATFORM=offscreen", *app, str(a), str(b), *opts,
+        return ["env", "QT_QPA_PLATFORM=offscreen", *app, *map(str, files), *opts,
                 "--screenshot", str(d / name)]
 
     cmds = {}
@@ -314,9 +314,7 @@ def bench_app(d: Path, mb: float, rounds: int) -> None:
             cmds[f"{tag}app first paint"] = shot(cli, f"{tag}diff.png", "--view", "diff",
                                                  "--expand", "hot")
             cmds[f"{tag}app opens on the Summary"] = shot(cli, f"{tag}summary.png")
-            cmds[f"{tag}app opens an empty window"] = [
-                "env", "QT_QPA_PLATFORM=offscreen", *cli[:-1], "profdiff.viewer.qt.app",
-                "--screenshot", str(d / f"{tag}empty.png")]
+            cmds[f"{tag}app opens an empty window"] = shot(cli, f"{tag}empty.png", files=())
             cmds[f"{tag}profdiff diff"] = [*cli, "diff", str(a), str(b)]
     res = alternate(cmds, rounds)
     print(f"app opens a pair of {mb:.0f} MB .prof and paints the diff tree:")

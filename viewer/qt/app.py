@@ -135,13 +135,11 @@ def open_live(win, args, spec, view) -> None:
         win.act_palette.setChecked(True)
     from .runs_panel import is_watch_folder, open_watch
 
+    _apply_options(win, args)  # before opening, as --screenshot: --view is known then
     if len(args.files) == 1 and is_watch_folder(args.files[0]):
         open_watch(win, args.files[0])  # profdiff DIR: watch it, runs compare themselves
-        win.show()
-        _apply_options(win, args)
-        return
-    _apply_options(win, args)  # before opening, as --screenshot: --view is known then
-    win.open_spec(spec, view)
+    else:
+        win.open_spec(spec, view)
     win.show()
 
 

@@ -220,3 +220,64 @@ def test_rows_of_a_few_nodes_found_without_the_runs_inverse(pair):
         assert v.rows_of(run, nodes).tolist() == few.tolist()  # from the inverse now
     with pytest.raises(IndexError):
         GatheredValues(cmp.runs, ["time_pct"], cmp.node).rows_of(0, np.array([10**9]))
+
+
+def _judged_by_columns(monkeypatch, cmp, metrics):
+    """The estimate with every counted metric judged from its gathered columns (the
+    general path), for comparison with the node-order one."""
+    from profdiff.viewer import noise
+
+    with monkeypatch.context() as m:
+        m.setattr(noise, "_no_nan_by_nodes", lambda *a: False)
+        return single_run_noise(align(list(cmp.runs)), metrics=metrics)
+
+
+def _assert_same_estimates(got, want, metrics):
+    for name in metrics:
+        g, w = got.metrics[name], want.metrics[name]
+        assert g.method == w.method, name
+        np.testing.assert_array_equal(g.significant, w.significant, err_msg=name)
+        np.testing.assert_array_equal(g.p, w.p, err_msg=name)
+        for key in w.spread:
+            np.testing.assert_array_equal(g.spread[key], w.spread[key], err_msg=name)
+
+
+@pytest.mark.parametrize("pair", [*sorted(PAIRS), "hs-ad -P"])
+def test_counted_metrics_judged_in_node_order_as_from_their_columns(pair, monkeypatch):
+    """A 1-vs-1 tree's counted metrics (entries, bytes, allocation shares) are judged a
+    block of nodes at a time, no column of theirs gathered, with the verdicts, p-values
+    and spreads of the estimate from their gathered columns."""
+    if pair == "hs-ad -P":
+        cmp = align([load(DATA / "hs-ad/v1/ad.P.prof"), load(DATA / "hs-ad/v2/ad.P.prof")])
+    else:
+        cmp = _cmp(pair)
+    counted = [m.name for m in cmp.metrics if not m.sampled]
+    assert len(counted) >= 3 and "entries" in counted
+    read: list[str] = []
+    real = GatheredValues.column
+    monkeypatch.setattr(GatheredValues, "column",
+                        lambda self, name, run: read.append(name) or real(self, name, run))
+    got = single_run_noise(cmp, metrics=counted)
+    assert not set(read) & set(counted)
+    assert not any(cmp.values.is_built(m) for m in counted)
+    want = _judged_by_columns(monkeypatch, cmp, counted)
+    _assert_same_estimates(got, want, counted)
+    assert any(got.metrics[m].significant.any() for m in counted)  # real changes judged
+
+
+def test_a_counted_metric_with_nan_values_is_judged_from_its_columns(monkeypatch):
+    """A NaN in a run's column of a counted metric makes that side's rows not exactly
+    known: the estimate goes the general way (its columns gathered), as before."""
+    a, b = load(PAIRS["hs-ad"][0]), load(PAIRS["hs-ad"][1])
+    col = b.values["alloc_pct"].astype(np.float64)  # a copy: the profile's own array
+    col[np.flatnonzero(col > 0)[:3]] = np.nan
+    b.values["alloc_pct"] = col
+    cmp = align([a, b])
+    read: list[str] = []
+    real = GatheredValues.column
+    monkeypatch.setattr(GatheredValues, "column",
+                        lambda self, name, run: read.append(name) or real(self, name, run))
+    got = single_run_noise(cmp, metrics=["alloc_pct", "entries"])
+    assert read.count("alloc_pct") == 2 and "entries" not in read
+    want = _judged_by_columns(monkeypatch, cmp, ["alloc_pct", "entries"])
+    _assert_same_estimates(got, want, ["alloc_pct", "entries"])

@@ -153,6 +153,9 @@ def _application(readers: bool = True):
     import_qt_free_modules(readers)
     from PySide6.QtWidgets import QApplication
 
+    from .qt_messages import pass_on_qt_messages
+
+    pass_on_qt_messages()
     app = QApplication.instance()
     if app is None:
         app = QApplication([sys.argv[0] if sys.argv else "profdiff"])

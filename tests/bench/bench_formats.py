@@ -294,7 +294,9 @@ def bench_app(d: Path, mb: float, rounds: int) -> None:
     the same pair.  Target <= 1.5x.  Also printed: the window as it opens without
     ``--view`` (the Summary page, with its verdicts); the empty window's screenshot (no
     file: Python, PySide6, the window and a PNG), which is the part of that budget spent
-    before any file is read; and with ``--baseline`` the same rows of that tree
+    before any file is read; the floor of any window on this stack (``app_floor.py``: the
+    same reads and tree alignment under a bare ``QTreeWidget``) against ``profdiff diff``,
+    and the app against it; and with ``--baseline`` the same rows of that tree
     (before/after)."""
     from bench_ghc_prof import build_large
 
@@ -308,7 +310,9 @@ def bench_app(d: Path, mb: float, rounds: int) -> None:
         return ["env", "QT_QPA_PLATFORM=offscreen", *app, *map(str, files), *opts,
                 "--screenshot", str(d / name)]
 
-    cmds = {}
+    cmds = {"bare Qt window over the same reads and tree alignment": [
+        "env", "QT_QPA_PLATFORM=offscreen", *PROFDIFF[:-2], str(HERE / "app_floor.py"),
+        str(a), str(b), str(d / "floor.png")]}
     for tag, cli in (("", PROFDIFF), ("baseline ", BASELINE)):
         if cli:
             cmds[f"{tag}app first paint"] = shot(cli, f"{tag}diff.png", "--view", "diff",
@@ -322,6 +326,9 @@ def bench_app(d: Path, mb: float, rounds: int) -> None:
         for what in ("app first paint", "app opens on the Summary",
                      "app opens an empty window"):
             print("   ", summary(res, f"{tag}{what}", f"{tag}profdiff diff"))
+    floor = "bare Qt window over the same reads and tree alignment"
+    print("   ", summary(res, floor, "profdiff diff"))
+    print("   ", summary(res, "app first paint", floor))
     if BASELINE:
         for what in ("app first paint", "app opens on the Summary", "profdiff diff"):
             print("   ", summary(res, what, f"baseline {what}"))

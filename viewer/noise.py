@@ -357,8 +357,9 @@ def _no_nan_by_nodes(cmp: Comparison, metric: str, base_runs: Sequence[int],
         if not p.has_metric(metric):
             return False
         col = p.values.get(metric)
-        if col is None or (col.dtype.kind == "f" and bool(np.isnan(col).any())):
-            return False
+        if col is None or col.dtype.kind not in "biuf" or \
+                (col.dtype.kind == "f" and bool(np.isnan(col).any())):
+            return False  # NaN, or a dtype that could hold one
     return True
 
 

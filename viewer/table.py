@@ -233,9 +233,30 @@ def _legend(cmp: Comparison, metrics: Sequence[str], paint: _Painter, color: boo
             cmp.noise is not None and (cmp.noise.n_base > 1 or cmp.noise.n_new > 1)):
         legend += ("; ≈123 = approximate (from a rounded percentage or a mean of runs), "
                    "printed to the digits it is known to")
+    legend += _status_basis(cmp, metrics)
     if color:
         legend += f"; {paint('red', RED)} = worse, {paint('green', GREEN)} = better"
     return paint(legend, GREY)
+
+
+def _status_basis(cmp: Comparison, metrics: Sequence[str]) -> str:
+    """What a row's status is judged on, said when some of those metrics are not columns
+    of the table.
+
+    Why: a status compares absolute costs (shares move when another row grows), so with
+    the shares shown a row can read "changed" while every printed value is the same -
+    a root whose run got longer: total % 100 -> 100, total samples 169 -> 228."""
+    if cmp.n_runs < 2:
+        return ""
+    judged = cmp.status_metrics()
+    hidden = [m for m in judged if m not in metrics]
+    if not hidden:
+        return ""
+    title = {m: cmp.metric_by_name[m].title if m in cmp.metric_by_name else m for m in judged}
+    return (f"; status = changed when {' or '.join(title[m] for m in judged)} moved beyond "
+            f"precision{' and noise' if cmp.noise is not None else ''} "
+            f"(not shown: {', '.join(f'{title[m]} [{m}]' for m in hidden)}; --metrics "
+            "chooses the columns)")
 
 
 def render_comparison(

@@ -197,3 +197,25 @@ def test_auto_match_is_visible_and_works_with_groups(capsys):
     row = next(r for r in doc["rows"] if r["name"] in ("sigmoidD", "logisticD"))
     assert row["matched_by"] == "suggestion" and row["status"] in ("same", "changed")
     assert [x["name"] for x in row["names"]] == ["sigmoidD", "logisticD"]
+
+
+FUNCAB = (DATA / "perf/script/flamegraph-perf-funcab-cmd-01.txt",
+          DATA / "perf/script/flamegraph-perf-funcab-pid-01.txt")
+
+
+def test_a_status_judged_on_a_metric_not_shown_is_said(capsys):
+    """The funcab pair (one program, recorded 169 and 228 samples long): main and
+    __libc_start_main read 0 -> 0 and 100 % -> 100 % in the default columns, yet are
+    "changed" by their total samples, which the legend then names with its column
+    name; shown (--metrics), the change is in the table and the legend says no more."""
+    code, out, _ = run(capsys, "diff", *FUNCAB)
+    assert code == 0
+    main_row = next(line for line in out.splitlines() if line.split()[1:2] == ["main"])
+    assert "changed" in main_row and "100.0 %" in main_row
+    legend = out.split("legend:")[1]
+    assert "status = changed when self samples or total samples moved" in legend
+    assert "not shown: total samples [total_samples]" in legend
+    code, out, _ = run(capsys, "diff", *FUNCAB, "--metrics", "self_samples,total_samples")
+    main_row = next(line for line in out.splitlines() if line.split()[1:2] == ["main"])
+    assert main_row.split()[-4:] == ["169", "228", "+59", "+34.9%"]
+    assert "status = " not in out.split("legend:")[1]

@@ -200,3 +200,37 @@ def test_map_rows_finds_the_same_key_path_in_real_runs():
     assert twins and any(old.name[rows[0]] == "trainStep.(...)" for rows in twins)
     for rows in twins:  # each of the twins maps to a row of its own
         assert len({got[r] for r in rows}) == len(rows)
+
+
+def test_a_share_cell_coloured_by_its_absolute_cost_says_so(qapp):
+    """The c-vm perf pair (v2's interpreter 52 % slower): the root's total % reads
+    100 -> 100 (+<0.1 pp) and its Δ cell is coloured by the root's total samples,
+    +1,639 = 52.4 pp of the baseline's 3,129: its tooltip says so.  A Δ cell coloured by
+    its own value, or by share, says nothing of it."""
+    from pathlib import Path
+
+    from profdiff.parsers import load
+
+    d = Path(__file__).parents[1] / "data" / "perf" / "c-vm"
+    c = align([load(d / "v1/perf.script.txt.gz"), load(d / "v2/perf.script.txt.gz")],
+              mode="tree")
+    root = int(np.flatnonzero(c.parent < 0)[0])
+    assert c.values["total_samples"][root].tolist() == [3129, 4768]
+    m = ComparisonTreeModel(c, diff_columns(c, ["total_pct", "total_samples"]))
+    heads = [m.headerData(i, Qt.Orientation.Horizontal) for i in range(m.columnCount())]
+
+    def tip(head: str) -> str:
+        idx = m.index_for_row(root, next(i for i, h in enumerate(heads) if head in h))
+        return m.data(idx, Qt.ItemDataRole.ToolTipRole)
+
+    pct = next(h for h in heads if h.startswith("total %") and h.endswith("Δ"))
+    assert "colour: total samples +1,639, +52.4 pp of the baseline run's total" in tip(pct)
+    samples = next(h for h in heads if h.startswith("total samples") and h.endswith("Δ"))
+    assert "colour:" not in tip(samples)
+    from profdiff.viewer.qt.models import set_colour_by_share
+
+    set_colour_by_share(True)
+    try:
+        assert "colour:" not in tip(pct)
+    finally:
+        set_colour_by_share(False)

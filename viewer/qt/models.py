@@ -1159,6 +1159,29 @@ class ComparisonTreeModel(QAbstractItemModel):
                 return self._removed
         return None
 
+    def _colour_note(self, c: Column, r: int) -> list[str]:
+        """What a Δ cell of a share is coloured by, when that is its absolute cost
+        (:func:`viewer.view_state.colour_change`) and not the number in the cell.
+
+        Why said: a root's total % reads 100 -> 100 (+<0.1 pp) in a run that got 52 %
+        slower, and its cell is full red: the colour is right (the whole run's cost grew)
+        but without this line it looks like a wrong colour."""
+        if c.metric in self._factors:
+            return []
+        src = colour_source(self.cmp, c.metric, self.colour_by_share)
+        if src == c.metric:
+            return []
+        met = self.cmp.metric_by_name[src]
+        vals = self.cmp.row_values(src, r)
+        run = self.cmp.current if c.run is None else c.run
+        d = float(vals[run] - vals[self.cmp.baseline])
+        pp = self._change_at(c.metric, c.run, r)
+        if met.better == "higher":
+            pp = -pp
+        return [f"colour: {met.title} {format_delta(d, met.unit)}, "
+                f"{pp:+.1f} pp of the baseline run's total",
+                "  (shares move when another row grows: absolute costs colour the cells)"]
+
     def _tooltip(self, c: Column, r: int, absent: bool) -> str | None:
         if absent:
             return f"not present in run {self.pane_run} ({self._run_name(self.pane_run)})"
@@ -1189,6 +1212,8 @@ class ComparisonTreeModel(QAbstractItemModel):
                 real = bool(mn.significant[r])
                 lines.append(f"  {'significant' if real else 'within the noise'} "
                              f"({format_pvalue(mn.pvalue_at(r))})")
+            if c.kind in ("delta", "rel"):
+                lines += self._colour_note(c, r)
             return "\n".join(lines)
         return None
 

@@ -64,11 +64,11 @@ TOTAL_METRICS: dict[str, Metric] = {
     "integral_byte_s": Metric("integral_byte_s", Unit.BYTE_SECONDS, Kind.NODE, "heap byte·s",
                               "area under the total heap curve"),
     "n_samples": Metric("n_samples", Unit.COUNT, Kind.NODE, "heap samples",
-                        "number of complete samples"),
+                        "number of complete samples", better="none"),
     "duration_s": Metric("duration_s", Unit.SECONDS, Kind.NODE, "profiled time",
                          "time between the first and the last sample"),
     "peak_time_s": Metric("peak_time_s", Unit.SECONDS, Kind.NODE, "peak at",
-                          "sample time of the largest sample total"),
+                          "sample time of the largest sample total", better="none"),
 }
 
 # ``-h`` flag letter -> heap_mode name.

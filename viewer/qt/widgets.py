@@ -143,14 +143,21 @@ def _total_keys(cmp: Comparison, limit: int = 4) -> list[str]:
     return (headline + preferred + rest)[:limit]
 
 
+GAP_PX = 14
+"""Space before each column of the runs' header after the first two: with Qt's 2 px cell
+padding, two right-aligned totals side by side read as one number ("7,718,382
+12,517,993,311,808 B")."""
+_GAP = f" style='padding-left:{GAP_PX}px'"
+
+
 def summary_html(cmp: Comparison) -> str:
     rows = []
     keys = _total_keys(cmp)
-    head = "<tr><th></th><th align=left>file</th><th align=left>program / command line</th>"
-    head += "<th align=left>date</th>"
+    head = (f"<tr><th></th><th align=left>file</th><th align=left{_GAP}>program / command "
+            f"line</th><th align=left{_GAP}>date</th>")
     for k in keys:
         m = cmp.total_metric(k)
-        head += f"<th align=right>{html.escape(m.title if m and m.label else k)}</th>"
+        head += f"<th align=right{_GAP}>{html.escape(m.title if m and m.label else k)}</th>"
     head += "</tr>"
     rows.append(head)
     labels = labels_of(cmp)
@@ -161,12 +168,12 @@ def summary_html(cmp: Comparison) -> str:
         name = html.escape(labels[i])
         if cmp.groups is not None and i < len(cmp.groups):
             name = f"mean of {len(cmp.groups[i])}: " + html.escape(group_label(cmp.groups[i]))
-        tr = (f"<tr><td><b>{run_role(cmp, i)}</b></td><td>{name}"
-              f"{inc}</td><td>{html.escape(str(cmd))}</td><td>{html.escape(str(date))}</td>")
+        tr = (f"<tr><td><b>{run_role(cmp, i)}</b></td><td>{name}{inc}</td>"
+              f"<td{_GAP}>{html.escape(str(cmd))}</td><td{_GAP}>{html.escape(str(date))}</td>")
         for k in keys:
             m = cmp.total_metric(k)
             v = cmp.total_values(k)[i]
-            tr += f"<td align=right>{format_total(v, m.unit if m else Unit.COUNT)}</td>"
+            tr += f"<td align=right{_GAP}>{format_total(v, m.unit if m else Unit.COUNT)}</td>"
         rows.append(tr + "</tr>")
     if cmp.n_runs > 1:
         tr = "<tr><td><b>Δ</b></td><td></td><td></td><td></td>"
@@ -178,12 +185,14 @@ def summary_html(cmp: Comparison) -> str:
                 tr += "<td></td>"
                 continue
             d = n - b
-            worse = (d > 0) if (m is None or m.better == "lower") else (d < 0)
-            color = "#b2182b" if worse and d else ("#1a7a30" if d else "#555")
+            better = m.better if m is not None else "lower"
+            worse = (d > 0) if better == "lower" else (d < 0)
+            color = "#555" if better == "none" or not d else \
+                ("#b2182b" if worse else "#1a7a30")
             rel = format_rel(d / abs(b) if b else (float("inf") if d else 0.0))
             unit = m.unit if m else Unit.COUNT
-            tr += (f"<td align=right style='color:{color}'><b>{format_delta(d, unit)} "
-                   f"({rel})</b></td>")
+            tr += (f"<td align=right style='color:{color}; padding-left:{GAP_PX}px'>"
+                   f"<b>{format_delta(d, unit)} ({rel})</b></td>")
         rows.append(tr + "</tr>")
     out = "<table cellspacing=0 cellpadding=2>" + "".join(rows) + "</table>"
     for w in incomparable_warnings(cmp.runs):

@@ -1,0 +1,49 @@
+"""The runs' header above the views (:func:`viewer.qt.widgets.summary_html`): totals
+that can be read apart, and Δ colours only where a direction is better."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from profdiff.parsers import load
+from profdiff.viewer.compare import align
+from profdiff.viewer.qt.widgets import GAP_PX, summary_html
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+def _cells(html: str) -> list[list[str]]:
+    return [re.findall(r"<t[dh]([^>]*)>", row) for row in html.split("<tr>")[1:]]
+
+
+def test_the_totals_side_by_side_are_spaced_apart():
+    """hs-ad .prof pair: total ticks and total alloc are right-aligned next to each other
+    ('7,718,382 12,517,993,311,808 B' read as one number with 2 px between them); every
+    column after the file's starts with a gap."""
+    cmp = align([load(DATA / "hs-ad/v1/ad.prof"), load(DATA / "hs-ad/v2/ad.prof")])
+    html = summary_html(cmp)
+    assert "total ticks" in html and "total alloc" in html
+    rows = _cells(html)
+    assert len(rows) == 4  # head, baseline, current, Δ
+    gap = f"padding-left:{GAP_PX}px"
+    for attrs in rows[:3]:  # the head and the runs: every column after the file's
+        assert len(attrs) > 4
+        assert all(gap in a for a in attrs[2:]), attrs
+    totals = [a for a in rows[3] if "align=right" in a]  # the Δ row: its totals
+    assert len(totals) == len(rows[1]) - 4 and all(gap in a for a in totals)
+    assert GAP_PX >= 10
+
+
+def test_heap_totals_without_a_better_direction_are_not_coloured():
+    """hs-ad heap profiles: more heap samples (31 -> 40) and a later peak (1.738 s ->
+    2.651 s) are neither worse nor better (grey); the mean heap grew (red), the peak
+    fell (green)."""
+    cmp = align([load(DATA / "ghc-hp/hs-ad-v1.hp"), load(DATA / "format-views/hs-ad-v2.hp")])
+    delta_row = summary_html(cmp).split("<tr>")[-1]
+    cells = re.findall(r"color:(#[0-9a-f]{3,6})[^>]*><b>([^<]*)</b>", delta_row)
+    colour = {text.split(" (")[0]: c for c, text in cells}
+    assert colour["+9"] == "#555"
+    assert colour["+0.913 s"] == "#555"
+    assert colour["−75,336 B"] == "#1a7a30"
+    assert colour["≈+254,691 B"] == "#b2182b"

@@ -580,7 +580,8 @@ class Comparison:
             if has_absolute and m is not None and m.unit is Unit.PERCENT:
                 continue  # shares move when others grow (dilution): absolute costs decide
             sig = None
-            if noise is not None and m is not None and m.sampled and name in noise.metrics:
+            if noise is not None and m is not None and name in noise.metrics and (
+                    m.sampled or _repeated(noise)):
                 sig = noise.metrics[name].significant  # within noise: not a change
             judge.append((name, sig))
         return judge
@@ -980,6 +981,13 @@ def align(
     if rules:
         cmp.matched_by = _matched_by(cmp, [h for _, h in keyed])
     return cmp
+
+
+def _repeated(noise: Noise) -> bool:
+    """Whether ``noise`` was measured from repeated runs of a side: then it is the
+    run-to-run spread, which judges any metric (a counted one's is 0 when it does not
+    vary), not only the sampled ones."""
+    return noise.n_base > 1 or noise.n_new > 1
 
 
 def _matched_by(cmp: Comparison, frame_how: list[np.ndarray]) -> np.ndarray:

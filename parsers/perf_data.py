@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import ExternalToolError, ParseError
+from .errors import ExternalToolError, ParseError, ProfdiffError
 from .perf_header import HEADER_SIZE_V2, recorded_build_ids, recorded_dsos, sample_time_span
 from .process_group import ProcessGroup, distinct_stderr
 from .reader import usable_cores
@@ -50,6 +50,9 @@ DEFAULT_TIMEOUT_S = 600.0
 MAX_BESIDE = 64  # binaries beside the recording that are offered to perf
 MAX_SLICES = 4  # perf script runs at once over disjoint time ranges (one per core)
 SLICE_MIN_BYTES = 16 << 20  # smaller recordings: one run (a perf start costs ~0.1 s)
+# perf's message when it stops at a record it cannot read: its byte, size and type
+_STOPPED_RE = re.compile(r"^(0x[0-9a-f]+) \[(?:0x)?[0-9a-f]+\]: failed to process type\b.*$",
+                         re.MULTILINE)
 INSTALL_HINT = (
     "install perf (Debian/Ubuntu: 'apt-get install linux-perf' or 'linux-tools-generic'; "
     "Fedora: 'dnf install perf'), or run 'perf script -i FILE > FILE.txt' where perf is "
@@ -271,17 +274,7 @@ def read(
         if prof is not None and _may_lack_binaries(prof):
             missing = _missing_binaries(perf, p, env)  # only worth a perf run when needed
     if prof is None:
-        first = next((ln for ln in err.splitlines() if ln.strip()), "")
-        if "has no samples" in err or (rc == 0 and not first):
-            raise ParseError(p, "a recording with at least one sample",
-                             found="no samples (perf script printed none)")
-        if rc < 0:
-            raise ExternalToolError(f"{p}: {_killed(rc)} while reading this file"
-                                    + (f" ({first})" if first else ""))
-        if "incompatible file format" in err:
-            first = _verbose_reason(perf, p, env_plain()) or first
-        raise ParseError(p, "a perf.data this perf can read", offset=0,
-                         found=f"perf script exit {rc}: {first}")
+        raise _no_profile_error(perf, p, rc, err)
     meta = dict(prof.meta)
     meta["perf_binary"] = perf
     meta["perf_fields"] = ",".join(fields)
@@ -587,6 +580,46 @@ class _GrowingFile:
 
     def close(self) -> None:
         self._f.close()
+
+
+def _no_profile_error(perf: str, p: Path, rc: int, err: str) -> ProfdiffError:
+    """Why perf gave no sample of ``p`` (exit status ``rc``, stderr ``err``): none
+    recorded, perf killed, stopped at a cut or damaged record, or a file it cannot read."""
+    first = next((ln for ln in err.splitlines() if ln.strip()), "")
+    if "has no samples" in err or (rc == 0 and not first):
+        return ParseError(p, "a recording with at least one sample",
+                          found="no samples (perf script printed none)")
+    if rc < 0:
+        return ExternalToolError(f"{p}: {_killed(rc)} while reading this file"
+                                 + (f" ({first})" if first else ""))
+    stopped = _stopped_before_samples(p, err)
+    if stopped is not None:
+        return stopped
+    if "incompatible file format" in err:
+        first = _verbose_reason(perf, p, env_plain()) or first
+    return ParseError(p, "a perf.data this perf can read", offset=0,
+                      found=f"perf script exit {rc}: {first}")
+
+
+def _stopped_before_samples(p: Path, err: str) -> ParseError | None:
+    """The error for a recording of which perf printed no sample before it stopped at a
+    record it could not read ('0x226d0 [0]: failed to process type: 0'), located at
+    that record (at most the file's end); None when perf's message is another one.
+
+    Why its own message: this is how perf stops on a cut or damaged file, and perf loses
+    the samples it held back for time ordering, so even a file cut near its end may
+    give none; 'a perf.data this perf can read' at byte 0 would blame the whole file.
+    """
+    m = _STOPPED_RE.search(err)
+    if m is None:
+        return None
+    try:
+        at = min(int(m.group(1), 16), p.stat().st_size)
+    except OSError:
+        at = int(m.group(1), 16)
+    return ParseError(p, "a sample before perf stopped reading here (the file is cut or "
+                      "damaged)", offset=at,
+                      found=f"none; perf: {m.group(0).strip()}")
 
 
 def _killed(rc: int) -> str:

@@ -147,6 +147,8 @@ class _Parser:
         self.meta: dict[str, Any] = {}
         self.warnings: list[str] = []
         self.ignored_lines = 0
+        self.cut_samples = 0  # perf's zero-filled samples of a cut perf.data, not counted
+        self.cut_sample_after = -1  # how many real samples came before the last of them
         self.t_first: str | None = None
         self.t_last: str | None = None
         self.cur_line = 0  # line number of the block being parsed (for errors)
@@ -245,6 +247,10 @@ class _Parser:
     def _sample(self, g: tuple, sid: int) -> None:
         comm, pid, tid, _cpu, time, period, event, _rest = g
         per = _period(period) if period else -1
+        if per == 0 and self._is_cut_sample(time, sid):
+            self.cut_samples += 1
+            self.cut_sample_after = len(self.s_stack)
+            return
         ev = self.events.get(event)
         if ev is None:
             ev = self.events[event] = len(self.events)
@@ -265,6 +271,27 @@ class _Parser:
             if self.t_first is None:
                 self.t_first = time
             self.t_last = time
+
+    def _is_cut_sample(self, time: str | None, sid: int) -> bool:
+        """True for the sample perf prints for a perf.data cut inside a sample record
+        (the caller has checked that its period is printed and 0).
+
+        Why it is not a sample: perf reads the cut record's missing bytes as zeros, so
+        its time, period and callchain are 0 (only the ip, before the time, may be
+        kept), and a time of 0 makes perf print it at once, while the real samples it
+        still held back for time ordering are lost when it stops at the zero bytes
+        after it (``failed to process type: 0``).  No real sample has time 0 and
+        period 0; a period that is not printed tells nothing (``--reltime`` prints the
+        first sample at time 0), so such a sample is kept.
+        """
+        if not time or time.strip("0."):
+            return False
+        return self.stack_off[sid + 1] - self.stack_off[sid] <= 1
+
+    @property
+    def ends_with_cut_sample(self) -> bool:
+        """True when the last sample of the text was perf's zero-filled cut sample."""
+        return self.cut_samples > 0 and self.cut_sample_after == len(self.s_stack)
 
     def feed_blocks(self, body: str, line_base: int) -> int:
         """Parse complete sample blocks (``body`` ends at a blank-line boundary); returns
@@ -369,6 +396,8 @@ class _Parser:
         except (ValueError, OverflowError):
             return None  # out-of-range values: the per-sample path locates them
         if int(period.max(initial=0)) >= 1 << 62:  # let the careful path check the edge
+            return None
+        if not period.all():  # a zero period: _sample checks for perf's cut sample
             return None
         keys = list(map("{}\0{}".format, prefix, evs))  # the header without time and period
         shape_get = self.shape_ids.get
@@ -791,9 +820,10 @@ def read_stream(
             if progress is not None and size:
                 progress(min(done / size, 1.0))
     carry, reason = _unterminated_tail(carry, line_base, blank_seen, bool(incomplete_reason))
-    incomplete_reason = "; ".join(r for r in (incomplete_reason, reason) if r)
     if carry.strip():
         ps.feed_lines(carry.split("\n"), line_base)
+    reasons = (incomplete_reason, reason, _cut_sample_reason(ps))
+    incomplete_reason = "; ".join(r for r in reasons if r)
     if not incomplete_reason and format == FORMAT:
         ps.meta["completeness"] = (
             "cannot tell: the text ends with a whole sample, and a file cut exactly between "
@@ -857,6 +887,23 @@ def _finish(ps: _Parser, *, event: str | None, format: str, meta: dict[str, Any]
     prof = _build(ps, event=event, format=format, extra_meta=extra_meta,
                   incomplete_reason=incomplete_reason)
     return perf_kernel.collapse_unresolved(prof)
+
+
+def _cut_sample_reason(ps: _Parser) -> str:
+    """Warn about perf's zero-filled cut samples (:meth:`_Parser._is_cut_sample`) that
+    were not counted; the incomplete reason when the text ends with one.
+
+    Why incomplete: the text then comes from a perf.data that is cut or damaged there,
+    and perf lost the samples it had not printed yet, so the profile lacks samples."""
+    if not ps.cut_samples:
+        return ""
+    ps.warnings.append(
+        f"{ps.cut_samples} sample(s) with time 0, period 0 and no callchain were not "
+        "counted: perf prints such a zero-filled sample for a perf.data cut inside a sample")
+    if not ps.ends_with_cut_sample or not ps.n_samples:
+        return ""
+    return ("the text ends with the zero-filled sample perf prints for a cut or damaged "
+            "perf.data; the samples perf had not printed yet are missing")
 
 
 def _lines_before(blocks: list[str], bi: int) -> int:
@@ -984,13 +1031,23 @@ def _run_meta(ps: _Parser, comm: np.ndarray, ev_name: str, events: dict[str, int
     return meta
 
 
+def _no_samples(ps: _Parser) -> ParseError:
+    """The error for text without a sample; it names perf's zero-filled cut sample when
+    that was all there was, so a text from a cut perf.data says why it is empty."""
+    found = "no samples"
+    if ps.cut_samples:
+        found += (" (only the zero-filled sample, time 0 and period 0, that perf prints "
+                  "for a cut or damaged perf.data)")
+    return ParseError(ps.path, "at least one perf sample ('comm pid time: period event:' "
+                      "followed by its callchain)", found=found)
+
+
 def _build(ps: _Parser, *, event: str | None, format: str, extra_meta: dict[str, Any],
            incomplete_reason: str) -> Profile:
     """Assemble the profile of one event: distinct (stack, group) keys -> tree, then
     inclusive and percent columns, Rust-hash-free identities, totals and metadata."""
     if ps.n_samples == 0:
-        raise ParseError(ps.path, "at least one perf sample ('comm pid time: period event:' "
-                         "followed by its callchain)", found="no samples")
+        raise _no_samples(ps)
     events, ev_name, mask = _choose_event(ps, event)
     sid = np.frombuffer(ps.s_stack, dtype=np.int32)[mask].astype(np.int64)
     period = np.frombuffer(ps.s_period, dtype=np.int64)[mask]

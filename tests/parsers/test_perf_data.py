@@ -210,6 +210,90 @@ def test_corrupt_and_truncated(tmp_path: Path) -> None:
         assert prof.incomplete and "perf script" in prof.incomplete_reason
 
 
+def _cut_cvm(tmp_path: Path, size: int) -> Path:
+    """The c-vm v1 recording cut after ``size`` bytes (as a copy cut in transfer)."""
+    cut = tmp_path / "cut.perf.data"
+    cut.write_bytes((DATA / "c-vm" / "v1" / "perf.data").read_bytes()[:size])
+    return cut
+
+
+def _perf_text(path: Path) -> str:
+    """What ``perf script`` prints for ``path`` with the fields profdiff asks for."""
+    r = subprocess.run([_perf(), "script", "-i", str(path), "-F", ",".join(perf_data.FIELDS)],
+                       capture_output=True, text=True, check=False,
+                       env={**os.environ, "LC_ALL": "C"})
+    assert r.returncode != 0 and "failed to process type: 0" in r.stderr  # perf stopped
+    return r.stdout
+
+
+def _headers(text: str) -> tuple[list[str], list[str]]:
+    """(real, zero-filled) sample header lines of perf script text: perf's sample of a
+    record cut by the file's end has time 0.000000 and period 0."""
+    heads = [ln for ln in text.splitlines() if ln.strip() and not ln[0].isspace()]
+    zero = [h for h in heads if h.split()[-3:-1] == ["0.000000:", "0"]]
+    return [h for h in heads if h not in zero], zero
+
+
+@needs_perf
+@pytest.mark.parametrize("size", [6000, 140938])
+@pytest.mark.parametrize("lenient", [False, True])
+def test_cut_recording_with_no_sample_is_an_error(tmp_path: Path, size: int,
+                                                  lenient: bool) -> None:
+    """perf prints only its zero-filled sample for these cuts: that is not a one-sample
+    profile but an error naming the file and the byte where it ends (also --lenient:
+    there is nothing to skip to)."""
+    cut = _cut_cvm(tmp_path, size)
+    real, zero = _headers(_perf_text(cut))
+    assert not real and len(zero) == 1
+    with pytest.raises(ParseError, match=r"cut or damaged") as e:
+        perf_data.read(cut, lenient=lenient)
+    assert e.value.offset == size and f"cut.perf.data (byte {size})" in str(e.value)
+    assert "failed to process type: 0" in str(e.value)
+
+
+@needs_perf
+def test_cut_recording_cli_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from profdiff.viewer.cli import main
+
+    cut = _cut_cvm(tmp_path, 140938)
+    assert main(["show", str(cut)]) == 2
+    err = capsys.readouterr().err
+    assert f"{cut} (byte 140938)" in err and "cut or damaged" in err
+
+
+@needs_perf
+def test_cut_recording_keeps_its_real_samples_only(tmp_path: Path) -> None:
+    """A cut after perf has printed real samples: those load, marked incomplete, and
+    perf's zero-filled sample of the cut record is not counted."""
+    cut = _cut_cvm(tmp_path, 263000)
+    real, zero = _headers(_perf_text(cut))
+    assert real and len(zero) == 1
+    prof = perf_data.read(cut)
+    assert prof.incomplete and "perf script stopped" in prof.incomplete_reason
+    assert prof.totals["total_samples"] == len(real)
+    assert prof.totals["total_period"] == sum(int(h.split()[-2]) for h in real)
+    assert perf_script.NO_STACK not in prof.name.tolist()
+    assert any("zero-filled sample" in w for w in prof.warnings)
+
+
+@needs_perf
+def test_cut_recordings_text_drops_the_zero_filled_sample(tmp_path: Path) -> None:
+    """The same holds for the text perf printed for a cut recording: alone, the
+    zero-filled sample is no sample; after real ones, the text is incomplete."""
+    only = tmp_path / "only.perf.txt"
+    only.write_text(_perf_text(_cut_cvm(tmp_path, 140938)))
+    with pytest.raises(ParseError, match="no samples .only the zero-filled sample"):
+        perf_script.read(only)
+    some = tmp_path / "some.perf.txt"
+    text = _perf_text(_cut_cvm(tmp_path, 263000))
+    some.write_text(text)
+    real, _zero = _headers(text)
+    prof = perf_script.read(some)
+    assert prof.totals["total_samples"] == len(real)
+    assert prof.incomplete and "zero-filled sample" in prof.incomplete_reason
+    assert perf_script.NO_STACK not in prof.name.tolist()
+
+
 def test_perf_missing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PROFDIFF_PERF", str(tmp_path / "no-such-perf"))
     with pytest.raises(ExternalToolError, match="apt-get install linux-perf"):

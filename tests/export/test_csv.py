@@ -55,8 +55,9 @@ def test_tree_csv_columns_and_values(tmp_path):
     assert s["rows"] == cmp.n_rows == len(lines) - 1 and s["columns"] == 13
     rows = {ln[3]: ln for ln in lines[1:]}
     assert rows["M.main > M.g"][4:] == ["changed", "5", "7", "2", "0.4", "5", "7", "2", "0.4"]
-    assert rows["M.main > M.f > M.h"][4:9] == ["removed", "1", "0", "-1", "-1"]
-    assert rows["M.main > M.k"][4:9] == ["added", "0", "3", "3", "inf"]
+    # absent is not zero: no value in the run without the row, no rel from a zero base
+    assert rows["M.main > M.f > M.h"][4:9] == ["removed", "1", "", "-1", "-1"]
+    assert rows["M.main > M.k"][4:9] == ["added", "", "3", "3", ""]
     assert rows["M.main"][:3] == ["main", "M", "m.c:4"]
     assert rows["M.main"][9:] == ["16", "20", "4", "0.25"]
 
@@ -108,10 +109,10 @@ def test_real_perf_pair_via_cli(tmp_path, capsys):
     deltas = [int(ln[hdr.index("self_samples delta[c-vm-v2.perf.script.txt.gz]")])
               for ln in lines[1:]]
     assert deltas == sorted(deltas, reverse=True)
-    # the columns sum to the runs' sample counts
+    # the columns sum to the runs' sample counts (an empty cell: the run lacks the row)
     col = hdr.index("self_samples[c-vm-v1.perf.script.txt.gz]")
-    assert sum(int(ln[col]) for ln in lines[1:]) == 3130
-    assert sum(int(ln[col + 1]) for ln in lines[1:]) == 4768
+    assert sum(int(ln[col] or 0) for ln in lines[1:]) == 3130
+    assert sum(int(ln[col + 1] or 0) for ln in lines[1:]) == 4768
 
 
 def test_cli_tree_csv_and_speedscope_together(tmp_path, capsys):
@@ -156,3 +157,47 @@ def test_csv_statuses_are_the_cli_tables(tmp_path, capsys, mode):
     assert len(rows) == len(doc["rows"])
     counts = {s: sum(1 for r in rows if r["status"] == s) for s in doc["status_counts"]}
     assert counts == doc["status_counts"] and 0 < counts["changed"] < counts["same"]
+
+
+def _prof_entries(path: Path, name: str) -> int:
+    """Sum of a cost centre's ``entries`` column read straight from the .prof text (the
+    call-tree lines: name, module, src, no., entries, ...): the parser's independent check."""
+    total = 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        f = line.split()
+        if len(f) >= 9 and f[0] == name and f[3].isdigit():
+            total += int(f[4])
+    return total
+
+
+def test_real_pair_absent_row_and_zero_base_are_empty_cells(tmp_path, capsys):
+    """hs-ad v1 -> v2: logisticD exists only in v2, addGrad's time goes 0.0 -> 24.7 %.
+    Before, the CSV gave logisticD a baseline of 0 and both rels ``inf``; now those cells
+    are empty, as ``diff --json`` says null, and every present 0 stays 0."""
+    import json
+
+    hs = Path(__file__).resolve().parents[1] / "data" / "hs-ad"
+    v1, v2 = hs / "v1" / "ad.prof", hs / "v2" / "ad.prof"
+    out = tmp_path / "hs.csv"
+    assert main(["export", str(v1), str(v2), "--csv", str(out)]) == 0
+    capsys.readouterr()
+    with open(out, encoding="utf-8", newline="") as f:
+        table = list(csv.DictReader(f))
+    rows = {(r["name"], r["module"], r["src"]): r for r in table}
+    assert _prof_entries(v1, "logisticD") == 0  # the file: v1 never calls it
+    added = rows[("logisticD", "AD.Dual", "AD/Dual.hs:(56,1)-(57,71)")]
+    assert added["status"] == "added" and added["entries[v1/ad.prof]"] == ""
+    assert added["entries[v2/ad.prof]"] == str(_prof_entries(v2, "logisticD")) == "12928"
+    assert added["entries delta[v2/ad.prof]"] == "12928" and added["entries rel[v2/ad.prof]"] == ""
+    grew = rows[("addGrad", "AD.Eval", "AD/Eval.hs:(26,1)-(28,27)")]
+    assert grew["time_pct[v1/ad.prof]"] == "0" and grew["time_pct[v2/ad.prof]"] == "24.7"
+    assert grew["time_pct rel[v2/ad.prof]"] == "" and grew["entries rel[v2/ad.prof]"] == "0"
+    assert "inf" not in out.read_text(encoding="utf-8")
+    # a value cell is empty exactly where diff --json gives the run null (no row)
+    assert main(["diff", "--json", "--top", "0", str(v1), str(v2)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert len(doc["rows"]) == len(table)
+    for r in doc["rows"]:
+        line = rows[(r["name"], r["module"], r["src"])]
+        for run, label in enumerate(["v1/ad.prof", "v2/ad.prof"]):
+            assert (line[f"entries[{label}]"] == "") == (r["values"][run] is None)

@@ -7,8 +7,10 @@ matches the screen).  Columns::
     then per metric: <metric>[<run>] for every run, and for every run other than the
     baseline <metric> delta[<run>], <metric> rel[<run>]
 
-``rel`` is the relative change as a fraction (0.25 = +25 %), ``inf`` when the baseline is
-zero and the value grew.  Empty cells mean "no value" (a run without that metric).
+``rel`` is the relative change as a fraction (0.25 = +25 %), empty when the baseline is
+zero and the value moved (undefined; ``diff --json`` gives null).  Empty cells mean "no
+value": a run without that metric, or without that row (absent is not zero; ``delta``
+still counts an absent row as zero cost, as ``diff`` does).
 Numbers keep full precision; integral values are written without ``.0``.
 """
 
@@ -48,6 +50,29 @@ def _paths(cmp: Comparison) -> list[str]:
     return out
 
 
+def _numeric_columns(cmp: Comparison, metrics: Sequence[str], order: np.ndarray
+                     ) -> list[np.ndarray]:
+    """Every numeric column for the rows ``order``, computed vectorised before the lines
+    are streamed, with NaN (an empty cell) where there is no number to give.
+
+    As in ``diff --json``: a run that lacks the row has no value (the comparison stores
+    0 there for the deltas, but absent is not zero: a reader summing or averaging a
+    column must not count it), and a relative change from a zero base is undefined
+    (``inf`` is no number a spreadsheet or ``float()`` reader should meet).  A run that
+    has the row with value 0 keeps its 0, and the deltas keep counting absence as zero
+    cost, as everywhere else."""
+    others = [r for r in range(cmp.n_runs) if r != cmp.baseline]
+    absent = ~cmp.present[order]
+    numeric: list[np.ndarray] = []
+    for m in metrics:
+        v = np.where(absent, np.nan, cmp.values[m][order])
+        numeric += [v[:, r] for r in range(cmp.n_runs)]
+        for r in others:
+            rel = cmp.rel(m, r)[order]
+            numeric += [cmp.delta(m, r)[order], np.where(np.isinf(rel), np.nan, rel)]
+    return numeric
+
+
 def csv_header(cmp: Comparison, metrics: Sequence[str]) -> list[str]:
     labels = run_labels(cmp)
     cols = ["name", "module", "src"]
@@ -79,14 +104,7 @@ def export_csv(cmp: Comparison, out_path: str | os.PathLike[str],
         rows, np.ndarray) else rows, dtype=np.int64)
     if order.size and (order.min() < 0 or order.max() >= cmp.n_rows):
         raise ExportError(f"row ids must be in 0..{cmp.n_rows - 1}")
-    others = [r for r in range(cmp.n_runs) if r != cmp.baseline]
-    # Pre-compute every numeric column for the chosen rows (vectorised), then stream lines.
-    numeric: list[np.ndarray] = []
-    for m in metrics:
-        v = cmp.values[m][order]
-        numeric += [v[:, r] for r in range(cmp.n_runs)]
-        for r in others:
-            numeric += [cmp.delta(m, r)[order], cmp.rel(m, r)[order]]
+    numeric = _numeric_columns(cmp, metrics, order)
     status = np.array([Status(i).label for i in range(4)], dtype=object)[cmp.status[order]]
     paths = _paths(cmp) if cmp.mode == "tree" else None
     header = csv_header(cmp, metrics)

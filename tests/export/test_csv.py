@@ -201,3 +201,33 @@ def test_real_pair_absent_row_and_zero_base_are_empty_cells(tmp_path, capsys):
         line = rows[(r["name"], r["module"], r["src"])]
         for run, label in enumerate(["v1/ad.prof", "v2/ad.prof"]):
             assert (line[f"entries[{label}]"] == "") == (r["values"][run] is None)
+
+
+def test_cli_partial_export_writes_what_it_can_and_exits_2(tmp_path, capsys):
+    """-o and --csv: the GHC RTS summaries have no per-node metric to weight a flame graph
+    by, so no speedscope file; the CSV is still written (the same bytes as --csv alone),
+    stderr names the file not written and why, and the exit code is 2."""
+    rts = Path(__file__).resolve().parents[1] / "data" / "ghc-rts"
+    pair = [str(rts / "hs-ad-v1.stats.txt"), str(rts / "hs-ad-v2.stats.txt")]
+    alone = tmp_path / "alone.csv"
+    assert main(["export", *pair, "--csv", str(alone)]) == 0
+    capsys.readouterr()
+    out_json, out_csv = tmp_path / "r.json", tmp_path / "r.csv"
+    assert main(["export", "-o", str(out_json), "--csv", str(out_csv), *pair]) == 2
+    err = capsys.readouterr().err
+    assert not out_json.exists() and out_csv.read_bytes() == alone.read_bytes()
+    assert err.splitlines() == [
+        f"profdiff: error: speedscope file {out_json} not written: the runs have no metric "
+        f"to weight a flame graph by; written: {out_csv}"]
+
+
+def test_cli_partial_export_csv_fails_speedscope_written(tmp_path, capsys):
+    """The other way round: an unknown --metrics column stops the CSV, not the flame graph."""
+    out_json, out_csv = tmp_path / "p.json", tmp_path / "p.csv"
+    rc = main(["export", str(PERF_V1), str(PERF_V2), "-o", str(out_json), "--csv", str(out_csv),
+               "--metrics", "nope"])
+    cap = capsys.readouterr()
+    assert rc == 2 and out_json.exists() and not out_csv.exists()
+    assert f"wrote {out_json}" in cap.out and "Traceback" not in cap.err
+    assert f"profdiff: error: CSV {out_csv} not written: unknown metric(s) nope" in cap.err
+    assert cap.err.rstrip().endswith(f"written: {out_json}")

@@ -11,6 +11,8 @@ given; the CSV table follows ``diff`` and is flat unless ``--tree`` is given.
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..options import (
@@ -27,7 +29,8 @@ if TYPE_CHECKING:
 
 DESCRIPTION = ("Export one run or a comparison. -o writes one speedscope JSON file with "
                "a profile per run plus 'grew' and 'shrank' difference profiles (speedscope "
-               "has no diff view and no negative weights). --csv writes the comparison table.")
+               "has no diff view and no negative weights). --csv writes the comparison table. "
+               "With both, each is written if it can be; if either cannot, exit code 2.")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -70,6 +73,10 @@ def _unit_for_format(unit: str) -> str:
     return {"bytes": "bytes", "seconds": "seconds", "nanoseconds": "nanoseconds"}.get(unit, "count")
 
 
+Writer = Callable[["Session", argparse.Namespace], None]
+"""Writes one of the outputs; raises a ProfdiffError when it cannot."""
+
+
 def run(args: argparse.Namespace) -> int:
     if not args.output and not args.csv:
         raise UsageError("export: nothing to write; give -o OUT.speedscope.json and/or --csv OUT.csv")
@@ -79,15 +86,43 @@ def run(args: argparse.Namespace) -> int:
     for p in session.runs:
         if p.incomplete:
             print(f"note: {p.path} is incomplete ({p.incomplete_reason}); exporting what was read")
-    if args.output:
-        from .speedscope import export_speedscope
+    asked: list[tuple[str | None, str, Writer]] = [
+        (args.output, "speedscope file", _write_speedscope), (args.csv, "CSV", _write_csv)]
+    parts = [(path, what, write) for path, what, write in asked if path]
+    if len(parts) == 1:  # one output: its error is the command's error, as ever
+        parts[0][2](session, args)
+        return 0
+    return _write_parts(session, args, parts)
 
-        cmp = session.comparison(_mode(args, session, "tree"))
-        _print_speedscope(export_speedscope(cmp, args.output,
-                                            args.metric or _culprit_metric(session, cmp)))
-    if args.csv:
-        _write_csv(session, args)
-    return 0
+
+def _write_parts(session: Session, args: argparse.Namespace,
+                 parts: list[tuple[str, str, Writer]]) -> int:
+    """Write every output asked for, each on its own: one that cannot be written (a
+    comparison with no metric to weight a flame graph by) must not cost the user the
+    others.  Each failure is one stderr line naming the file, why, and what was written;
+    any failure is still exit 2 (a script must not take half the outputs for all)."""
+    from profdiff.parsers.errors import ProfdiffError
+
+    failed: list[tuple[str, str, ProfdiffError]] = []
+    written: list[str] = []
+    for path, what, write in parts:
+        try:
+            write(session, args)
+            written.append(path)
+        except ProfdiffError as e:
+            failed.append((path, what, e))
+    done = f"; written: {', '.join(written)}" if written else ""
+    for path, what, err in failed:
+        print(f"profdiff: error: {what} {path} not written: {err}{done}", file=sys.stderr)
+    return 2 if failed else 0
+
+
+def _write_speedscope(session: Session, args: argparse.Namespace) -> None:
+    from .speedscope import export_speedscope
+
+    cmp = session.comparison(_mode(args, session, "tree"))
+    _print_speedscope(export_speedscope(cmp, args.output,
+                                        args.metric or _culprit_metric(session, cmp)))
 
 
 def _culprit_metric(session: Session, cmp) -> str | None:

@@ -417,3 +417,30 @@ def test_real_speedscope_loads_export(tmp_path, case):
     report = run_checker(out)
     assert report["profile_names"] == [p["name"] for p in s["profiles"]]
     assert report["active_profile"] == s["active_profile"]
+
+
+def test_cli_missing_weight_metric_names_common_metrics_and_option(tmp_path, capsys):
+    """GHC 7.x ticky counts alloc_words, GHC 9.2 alloc: the baseline's weight metric is not
+    in the other run.  The error names the metrics both runs have and --metric; the
+    suggested metric then works, and its sums are the files' own FUNCTION ENTRIES lines."""
+    import re
+
+    ticky = Path(__file__).resolve().parents[1] / "data" / "ghc-ticky"
+    old = ticky / "ghc-7.x-haskell-opengl-Performance-ticky.txt"
+    new = ticky / "ghc-9.2-naivesolver-main.ticky"
+    out = tmp_path / "t.json"
+    assert main(["export", "-o", str(out), str(old), str(new)]) == 2
+    err = capsys.readouterr().err
+    common = sorted({m.name for m in load(old).metrics} & {m.name for m in load(new).metrics})
+    assert common == ["entries"] and not out.exists()
+    assert err == ("profdiff: error: metric 'alloc_words' is missing in "
+                   "ghc-9.2-naivesolver-main.ticky; metrics every run has: entries; choose one "
+                   "with --metric NAME (e.g. --metric entries)\n")
+    assert main(["export", "-o", str(out), "--metric", "entries", str(old), str(new)]) == 0
+    text = capsys.readouterr().out
+    sums = [int(s.replace(",", "")) for s in
+            re.findall(r"profile: (?:base|new): [^\n]* \[entries\]: \d+ stacks, sum ([\d,]+)",
+                       text)]
+    files = [int(re.search(r"FUNCTION ENTRIES: (\d+)", f.read_text(encoding="utf-8"))[1])
+             for f in (old, new)]
+    assert sums == files == [41260591, 225708152]

@@ -118,11 +118,20 @@ def _write_parts(session: Session, args: argparse.Namespace,
 
 
 def _write_speedscope(session: Session, args: argparse.Namespace) -> None:
-    from .speedscope import export_speedscope
+    """``-o``: the speedscope file; a weight metric some run lacks is an error that says
+    how to choose one every run has (the library's message cannot name the option)."""
+    from .speedscope import ExportError, MissingMetricError, export_speedscope
 
     cmp = session.comparison(_mode(args, session, "tree"))
-    _print_speedscope(export_speedscope(cmp, args.output,
-                                        args.metric or _culprit_metric(session, cmp)))
+    try:
+        summary = export_speedscope(cmp, args.output,
+                                    args.metric or _culprit_metric(session, cmp))
+    except MissingMetricError as e:
+        if not e.common:
+            raise
+        raise ExportError(f"{e}; choose one with --metric NAME (e.g. --metric {e.common[0]})"
+                          ) from e
+    _print_speedscope(summary)
 
 
 def _culprit_metric(session: Session, cmp) -> str | None:

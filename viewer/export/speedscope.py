@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,34 @@ _SRC_FILE = re.compile(r"^([^\s:<>]*[./\\][^\s:<>]*):\(?(\d+)")
 
 class ExportError(ProfdiffError):
     """The comparison cannot be exported as asked (unknown metric, nothing to write)."""
+
+
+class MissingMetricError(ExportError):
+    """The weight metric is missing in some runs (GHC ticky files of different GHC
+    versions count alloc_words vs alloc).  The message names the metrics every run has,
+    so the user can pick one instead of guessing; ``common`` keeps them for a caller
+    that can say how to choose (the CLI's ``--metric``)."""
+
+    def __init__(self, cmp: Comparison, metric: str, missing: Sequence[int]) -> None:
+        labels = run_labels(cmp)
+        self.common = metrics_in_every_run(cmp)
+        have = (f"metrics every run has: {', '.join(self.common)}" if self.common
+                else "no metric is in every run")
+        super().__init__(f"metric {metric!r} is missing in "
+                         f"{', '.join(labels[i] for i in missing)}; {have}")
+
+
+def metrics_in_every_run(cmp: Comparison) -> list[str]:
+    """Names of the metrics with a value in every run (a run without a metric has NaN
+    throughout its column), in the comparison's order."""
+    out = []
+    for m in cmp.metrics:
+        if m.name not in cmp.values:
+            continue
+        v = np.asarray(cmp.values[m.name], dtype=np.float64)
+        if v.size and not np.isnan(v).all(axis=0).any():
+            out.append(m.name)
+    return out
 
 
 # ------------------------------------------------------------------------------------------
@@ -266,10 +295,7 @@ def build_speedscope(cmp: Comparison, metric: str | None = None) -> tuple[dict, 
     weights, wmetric, how = self_weights(cmp, metric)
     missing = [i for i in range(cmp.n_runs) if np.isnan(weights[:, i]).all() and cmp.n_rows]
     if missing:
-        labels = run_labels(cmp)
-        raise ExportError(
-            f"metric {metric!r} is missing in {', '.join(labels[i] for i in missing)}"
-        )
+        raise MissingMetricError(cmp, metric, missing)
     weights = np.nan_to_num(weights)
     negative = int(np.count_nonzero(weights < 0))
     unit = speedscope_unit(wmetric.unit)

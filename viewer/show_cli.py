@@ -25,7 +25,7 @@ DESCRIPTION = "Print one run: its header facts and the hottest rows of its call 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--top", type=int, default=40, help="rows to print (default 40)")
+    p.add_argument("--top", type=int, default=40, help="rows to print (0 = all; default 40)")
     p.add_argument("--depth", type=int, default=None, help="deepest tree level to print")
     p.add_argument("--sort", help="metric to order siblings by (hottest first)")
     p.add_argument("--metrics", help="comma-separated metric columns")
@@ -46,13 +46,14 @@ def metric_list(spec: str | None, default: list[str], known: list[str]) -> list[
 
 
 def dfs_rows(p: Profile, metric: str | None, limit: int, max_depth: int | None) -> list[int]:
-    """Depth-first rows, hottest child first, up to ``limit`` rows."""
+    """Depth-first rows, hottest child first, up to ``limit`` rows; ``limit`` <= 0: every
+    row (down to ``max_depth``), as ``diff --top 0`` means all rows."""
     import numpy as np
 
     key = np.asarray(p.values[metric], dtype=float) if metric else None
     out: list[int] = []
     stack = list(reversed(_sorted(p.roots, key)))
-    while stack and len(out) < limit:
+    while stack and (limit <= 0 or len(out) < limit):
         n = int(stack.pop())
         out.append(n)
         if max_depth is not None and p.depth[n] >= max_depth:

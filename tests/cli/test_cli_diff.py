@@ -95,6 +95,24 @@ def test_show_json(capsys):
     assert doc["run"]["counters"]  # ticky's global counters travel with the run
 
 
+def test_show_top_0_is_every_row_as_in_diff(capsys):
+    """``show --top 0`` printed no row ("0 of 239 nodes shown") where ``diff --top 0``
+    means all rows; now both mean all, and both --help texts say so."""
+    prof = DATA / "hs-ad" / "v1" / "ad.prof"
+    # the .prof call tree, counted from the text: name module src no. entries ... lines
+    lines = [ln.split() for ln in prof.read_text(encoding="utf-8").splitlines()]
+    n_tree = sum(1 for f in lines if len(f) >= 9 and f[3].isdigit() and f[4].isdigit())
+    assert n_tree == 239
+    code, out, _ = run(capsys, "show", prof, "--top", "0")
+    assert code == 0 and out.rstrip().endswith(f"{n_tree} of {n_tree} nodes shown")
+    code, out, _ = run(capsys, "show", prof, "--top", "0", "--json")
+    assert code == 0 and len(json.loads(out)["rows"]) == n_tree
+    for command in ("show", "diff"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        assert "rows to print (0 = all;" in " ".join(capsys.readouterr().out.split())
+
+
 def test_three_runs_have_per_run_deltas(capsys):
     code, out, _ = run(capsys, "diff", TICKY1, TICKY2, TICKY1, "--json", "--top", "0")
     assert code == 0

@@ -19,7 +19,8 @@ class ParseError(ProfdiffError):
     """A file could not be read as the format it claims (or any supported format).
 
     ``line`` is 1-based; ``None`` when the problem is about the whole file (empty,
-    binary).  ``offset`` is used instead of ``line`` for binary formats.
+    binary).  ``offset`` is used instead of ``line`` for binary formats.  ``found`` may
+    be the raw bytes a binary reader met (see :func:`found_text`).
     """
 
     def __init__(
@@ -28,14 +29,14 @@ class ParseError(ProfdiffError):
         expected: str,
         *,
         line: int | None = None,
-        found: str | None = None,
+        found: str | bytes | None = None,
         offset: int | None = None,
     ) -> None:
         self.path = str(path) if path is not None else "<input>"
         self.line = line
         self.offset = offset
         self.expected = expected
-        self.found = found
+        self.found = found_text(found) if isinstance(found, bytes) else found
         super().__init__(self._message())
 
     def _message(self) -> str:
@@ -49,6 +50,14 @@ class ParseError(ProfdiffError):
             found = self.found if len(self.found) <= 120 else self.found[:117] + "..."
             msg += f", found {found!r}"
         return msg
+
+
+def found_text(raw: bytes) -> str:
+    """The bytes a reader found, as text for a message: decoded as UTF-8 with errors
+    replaced.  Why: the message quotes ``found`` with ``repr`` of a *string*, which
+    escapes control characters readably ('\\tSun Nov'); a caller passing ``repr(bytes)``
+    showed the user a Python literal inside that ("b'\\tSun Nov'")."""
+    return raw.decode("utf-8", "replace")
 
 
 class UnreadableFileError(ParseError):

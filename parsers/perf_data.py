@@ -78,7 +78,7 @@ def _check_header(path: Path) -> None:
         head = f.read(HEADER_SIZE_V2)
     if head[:8] not in MAGICS:
         raise ParseError(path, "a perf.data file starting with 'PERFILE2'", offset=0,
-                         found=repr(head[:8]))
+                         found=head[:8])
     if head[:8] != b"PERFFILE" and len(head) < HEADER_SIZE_V2:
         raise ParseError(path, f"a {HEADER_SIZE_V2}-byte perf.data header", offset=len(head),
                          found=f"end of file after {len(head)} bytes")

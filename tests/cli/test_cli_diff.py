@@ -237,3 +237,29 @@ def test_a_status_judged_on_a_metric_not_shown_is_said(capsys):
     main_row = next(line for line in out.splitlines() if line.split()[1:2] == ["main"])
     assert main_row.split()[-4:] == ["169", "228", "+59", "+34.9%"]
     assert "status = " not in out.split("legend:")[1]
+
+
+@pytest.mark.parametrize("argv", [
+    ["show", "--format", "perf-data", "{prof}"],
+    ["annotate", "{prof}", "{prof}", "--symbol", "main"],
+], ids=["show", "annotate"])
+def test_not_perf_data_error_quotes_the_bytes_as_text(capsys, argv):
+    """A GHC .prof read as perf.data: the message quoted a Python bytes literal inside a
+    string literal (found "b'\\\\tSun Nov'"); now the text, control characters escaped."""
+    prof = DATA / "hs-ad" / "v1" / "ad.prof"
+    head = prof.read_bytes()[:8]
+    assert head == b"\tSun Nov"  # the file's first 8 bytes: a tab, then the date line
+    code, _, err = run(capsys, *[a.format(prof=prof) for a in argv])
+    assert code == 2 and "b'" not in err and "Traceback" not in err
+    assert err.rstrip().endswith("expected a perf.data file starting with 'PERFILE2', "
+                                 "found '\\tSun Nov'")
+
+
+def test_parse_error_found_bytes_decoded_with_replacement():
+    """Any reader may pass the raw bytes it found: invalid UTF-8 becomes U+FFFD, control
+    characters are escaped, and nothing of Python's bytes syntax reaches the user."""
+    from profdiff.parsers.errors import ParseError
+
+    e = ParseError("x.data", "a header", offset=0, found=b"PER\x00\x01\xffok")
+    assert e.found == "PER\x00\x01\ufffdok"
+    assert str(e) == "x.data (byte 0): expected a header, found 'PER\\x00\\x01\ufffdok'"

@@ -104,7 +104,7 @@ def _check_magic(p: Path) -> None:
         raise ParseError(p, "a readable perf.data file", found=str(e.strerror or e)) from None
     if perf_data.sniff(head, p) <= 0:
         raise ParseError(p, "a perf.data file starting with 'PERFILE2'", offset=0,
-                         found=repr(head))
+                         found=head)
 
 
 def _count(p: Path, lines: Counter, event: str | None,

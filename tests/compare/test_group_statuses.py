@@ -15,7 +15,7 @@ from pathlib import Path
 from profdiff.viewer.cli import main
 
 HP = Path(__file__).parents[1] / "data" / "ghc-hp"
-NOISE = [HP / "hs-ad-noise-v1" / f"run{i}.hp" for i in (1, 2, 3)]
+NOISE = [HP.parent / "ghc-hp-noise" / f"run{i}.hp" for i in (1, 2, 3)]
 V1, V2 = HP / "hs-ad-v1.hp", HP.parent / "format-views" / "hs-ad-v2.hp"
 
 

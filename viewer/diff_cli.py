@@ -293,7 +293,7 @@ def violation_json(v) -> dict:
 
 
 def violations_text(violations, cmp: Comparison) -> str:
-    from .units import format_delta, format_rel, format_value
+    from .units import format_delta, format_rel, format_total_delta, format_value
 
     if not violations:
         return "fail-if: no threshold crossed"
@@ -301,7 +301,9 @@ def violations_text(violations, cmp: Comparison) -> str:
     for v in violations[:50]:
         m = cmp.metric_by_name.get(v.gate.metric) or cmp.total_metric(v.gate.metric)
         unit = m.unit if m else "count"
-        change = format_rel(v.change / 100) if v.gate.relative else format_delta(v.change, unit)
+        change = (format_rel(v.change / 100) if v.gate.relative
+                  else format_total_delta(v.base, v.new, unit) if v.row is None  # a total's
+                  else format_delta(v.change, unit))
         lines.append(f"  {v.gate.text}: {v.label}: {format_value(v.base, unit)} -> "
                      f"{format_value(v.new, unit)} ({change})")
     if len(violations) > 50:

@@ -17,7 +17,7 @@ from profdiff.parsers.model import Metric, Profile, Unit
 
 from .compare import Comparison, Status, incomparable_warnings
 from .run_labels import labels_of
-from .units import digits_rounding, format_delta, format_rel, format_value
+from .units import digits_rounding, format_delta, format_rel, format_total_delta, format_value
 
 RED, GREEN, GREY, BOLD, YELLOW, RESET = (
     "\x1b[31m", "\x1b[32m", "\x1b[90m", "\x1b[1m", "\x1b[33m", "\x1b[0m")
@@ -100,7 +100,7 @@ def render_totals(cmp: Comparison, color: bool) -> list[str]:
                 continue
             d = n - b
             code = _direction_code(m, d, paint)
-            cells.append(paint(format_delta(d, unit), code))
+            cells.append(paint(format_total_delta(b, n, unit), code))
             cells.append(paint(format_rel(d / abs(b) if b else (float("inf") if d else 0.0)), code))
         rows.append(cells)
     if len(rows) == 1:

@@ -10,7 +10,10 @@ through this module, so the terminal and the window agree and no view invents di
 * **times** get a fixed number of decimals: seconds to the millisecond unless the value is
   only known more coarsely (``Profile.rounding``: a GHC ``-p`` time derived from a %time
   printed to 0.1 % is known to ± 0.05 % of the total, so it gets no more digits than
-  that).  Nanosecond periods (perf ``cpu-clock``/``task-clock``, pprof ``cpu``) are scaled
+  that).  A time under a second known to better than the millisecond (a GHC RTS pause
+  read as ``0.0022s``) is printed in ms / µs with the digits it was read with: ``2.2 ms``,
+  ``300 µs`` (not ``0.002 s``, ``300.0 µs``); a Δ of two run totals gets the digits of its
+  printed operands (:func:`format_total_delta`).  Nanosecond periods (perf ``cpu-clock``/``task-clock``, pprof ``cpu``) are scaled
   to ns / µs / ms / s - per value when the text carries its unit, per column (the
   column's largest value decides) when the header carries it.
 * **percentages** have one decimal; deltas of percentages are percentage points (pp).
@@ -149,22 +152,81 @@ def _whole_text(x: float, rounding: float) -> tuple[str, str]:
     return APPROX, f"{int(round(round(x / step) * step)):,}"
 
 
-def _time_text(x: float, unit: Unit, rounding: float, scale: Scale | None) -> tuple[str, str]:
-    """(digits, unit label) of a time magnitude in ``scale`` (default: its own scale;
-    an exact time under a millisecond then reads ``123.0 µs``, not ``<0.001 s``)."""
-    if scale is None and unit is Unit.SECONDS and rounding <= 0 and x < 1e-3:
-        x, unit = x * 1e9, Unit.NANOSECONDS
+def carried_step(x: float) -> float:
+    """The step of the last decimal digit a time read from text carries (``0.0022`` ->
+    ``0.0001``; 0 when it has more than 12 decimals, i.e. was computed, not read).
+
+    Why: totals (GHC's RTS statistics) carry no ``rounding``; the digits they were read
+    with are all that is known of them, so a printed value must neither drop one of those
+    digits nor add zeros the file did not print (``300.0 µs`` for ``0.0003s``).  A Δ of
+    two such values has the same decimals, up to float noise (hence the tolerance)."""
+    for d in range(13):
+        if abs(round(x, d) - x) <= 1e-7 * x:
+            return 10.0 ** -d
+    return 0.0
+
+
+def _own_time_scale(x: float, unit: Unit, rounding: float) -> tuple[float, Unit, float]:
+    """(value, unit, step of its last known digit in that unit) a single time is printed
+    from.  A seconds value under 1 s known to better than the millisecond (read from text
+    with more decimals, like GHC's ``0.0022s`` pauses, or computed) moves to ns, so that
+    :func:`time_scale` gives it ms / µs: ``2.2 ms``, not ``0.002 s`` (a digit lost, and
+    another unit than its ``+600 µs`` Δ).  A time known only to the millisecond or worse
+    (``0.893s``; GHC ``-p`` times) stays in seconds, as its column's other rows."""
+    step = step_of(rounding) if rounding > 0 else 0.0
+    if unit is not Unit.SECONDS or x >= 1.0:
+        return x, unit, step
+    if rounding <= 0:
+        step = carried_step(x)
+    if step >= 1e-3:
+        return x, unit, step if rounding > 0 else 0.0  # (seconds: to the millisecond)
+    return x * 1e9, Unit.NANOSECONDS, step * 1e9
+
+
+def _time_digits(x: float, unit: Unit, rounding: float, scale: Scale | None
+                 ) -> tuple[float, Scale, int, float, float]:
+    """(x in the scale's unit, scale, decimals, step of the last known digit in the
+    scale's unit (0: exact), size of one scale unit in ``unit``) of a time magnitude:
+    the one place that decides a time's digits, for its text and for
+    :func:`shown_rounding`."""
+    step = step_of(rounding)
+    moved = 1.0
+    if scale is None:
+        x0 = x
+        x, unit, step = _own_time_scale(x, unit, rounding)
+        moved = x0 / x if x else 1.0
     sc = scale or time_scale(x, unit) or SECONDS_SCALE
     if scale is not None or sc.label in ("s", "ns"):
         dec = sc.decimals  # a column's fixed decimals; seconds to the millisecond
     else:  # one value in ms / µs: four significant digits (1.001 ms, 123.5 µs)
         dec = max(0, 3 - math.floor(math.log10(x / sc.factor)))
-    step = step_of(rounding) / sc.factor
-    if step > 0:  # known only to ± rounding: no digit below that
+    step /= sc.factor
+    if step > 0:  # known only to ± rounding (or read with these decimals): no digit below
         dec = max(0, min(dec, -math.floor(math.log10(step) + 1e-12)))
-        if round(x / sc.factor, dec) == 0:
-            return APPROX + "0", sc.label  # within the rounding of zero
-    return _decimal_text(x / sc.factor, dec), sc.label
+    return x / sc.factor, sc, dec, step, sc.factor * moved
+
+
+def _time_text(x: float, unit: Unit, rounding: float, scale: Scale | None) -> tuple[str, str]:
+    """(digits, unit label) of a time magnitude in ``scale`` (default: its own scale,
+    :func:`_own_time_scale`)."""
+    v, sc, dec, step, _ = _time_digits(x, unit, rounding, scale)
+    if step > 0 and round(v, dec) == 0:
+        return APPROX + "0", sc.label  # within the rounding of zero
+    return _decimal_text(v, dec), sc.label
+
+
+def total_rounding(v: float | None, unit: Unit | str) -> float:
+    """Half the last digit :func:`format_value` prints of a run total (a number read from
+    text, with no ``rounding`` of its own); 0 but for seconds.  Summed over both runs it is
+    the ``rounding`` of their Δ (:func:`format_total_delta`).
+
+    Why: the Δ then has the digits and the unit of the values it is printed next to:
+    ``2.2 ms → 3.2 ms`` is ``+1.0 ms``, not ``+0.001 s``; ``2.247 s → 3.064 s`` is
+    ``+0.817 s``, not ``+816.6 ms``."""
+    if v is None or _bad(v) or not math.isfinite(v) or v == 0 or Unit(unit) is not Unit.SECONDS:
+        return 0.0
+    _, _, dec, _, one = _time_digits(abs(float(v)), Unit.SECONDS, 0.0, None)
+    return 0.5 * 10.0 ** -dec * one
 
 
 def _magnitude(x: float, unit: Unit, rounding: float, scale: Scale | None
@@ -226,6 +288,19 @@ def format_delta(d: float | None, unit: Unit | str, *, suffix: bool = True,
     if digits in ("0", APPROX + "0"):  # a change within the rounding: no sign to give
         return APPROX + "0"
     return approx + ("+" if d > 0 else MINUS) + digits + (sfx if suffix else "")
+
+
+def format_total_delta(base: float | None, new: float | None, unit: Unit | str) -> str:
+    """:func:`format_delta` of two run totals (``new − base``), with the digits of the
+    printed operands (:func:`total_rounding`): totals carry no ``rounding``, and the Δ's
+    own float (``0.0005999999999999998``) cannot say that ``0.0022 → 0.0032`` is
+    ``+1.0 ms``.  A change below those digits is printed with its own (``2.247251 →
+    2.2475 s`` is ``+249 µs``), never as a ``≈0`` the data does not support."""
+    if base is None or new is None or _bad(base) or _bad(new):
+        return "-"
+    d = new - base
+    text = format_delta(d, unit, rounding=total_rounding(base, unit) + total_rounding(new, unit))
+    return format_delta(d, unit) if text == APPROX + "0" else text
 
 
 def format_rel(r: float | None) -> str:

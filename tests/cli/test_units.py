@@ -16,7 +16,7 @@ import pytest
 from profdiff.parsers import load
 from profdiff.parsers.model import Unit
 from profdiff.viewer.session import Session, SessionSpec
-from profdiff.viewer.table import render_comparison
+from profdiff.viewer.table import render_comparison, render_profile, render_totals
 from profdiff.viewer.units import (
     APPROX,
     column_scale,
@@ -24,6 +24,7 @@ from profdiff.viewer.units import (
     format_delta,
     format_precision,
     format_rel,
+    format_total_delta,
     format_value,
     step_of,
     with_unit,
@@ -166,3 +167,81 @@ def test_cli_table_uses_the_runs_rounding_for_digits():
     row = next(x for x in text.splitlines() if "evalDelta" in x)
     assert "≈133,000,000 B" in row          # 3.1 % of 4.29 GB, to the million
     assert re.search(r"\b0\.325 s\b", row)  # 11.3 % of 2.88 s, to the millisecond
+
+
+RTS = DATA / "ghc-rts"
+
+
+def _pause_texts(path: Path, gen: int) -> tuple[str, str]:
+    """GHC's own ``Avg pause``/``Max pause`` of one generation (``0.0022``, ``0.0828``)."""
+    m = re.search(rf"Gen\s+{gen}\s.*?([\d.]+)s\s+([\d.]+)s\s*$", path.read_text(), re.M)
+    assert m, f"no Gen {gen} line in {path}"
+    return m.group(1), m.group(2)
+
+
+def _shifted(text: str, places: int) -> str:
+    """``0.0022`` moved ``places`` digits to the left of the point (3: ms, 6: µs) with
+    the same digits: ``2.2`` (none added, none dropped)."""
+    whole, frac = text.split(".")
+    frac += "0" * max(0, places - len(frac))
+    digits = (whole + frac[:places]).lstrip("0") or "0"
+    return digits + ("." + frac[places:] if frac[places:] else "")
+
+
+def _expected(text: str) -> str:
+    """The text of a sub-second time GHC printed as ``text`` seconds: ms from 1 ms,
+    µs below."""
+    return f"{_shifted(text, 3)} ms" if float(text) >= 1e-3 else f"{_shifted(text, 6)} µs"
+
+
+def test_rts_pauses_keep_every_digit_ghc_printed_and_no_more():
+    """GHC prints pauses to 0.1 ms (``0.0022s``): ``2.2 ms``, not ``0.002 s`` (a digit
+    lost) nor ``2.200 ms`` (digits GHC did not print); the CLI's totals agree."""
+    path = RTS / "hs-ad-v1.stats.txt"
+    p = load(path)
+    for gen in (0, 1):
+        avg, mx = _pause_texts(path, gen)
+        for key, text in ((f"gen{gen}_avg_pause_s", avg), (f"gen{gen}_max_pause_s", mx)):
+            assert p.totals[key] == float(text)
+            assert format_value(p.totals[key], Unit.SECONDS) == _expected(text), (key, text)
+    shown = render_profile(p, [], [], color=False)
+    assert f"gen 1 average pause: {_expected(_pause_texts(path, 1)[0])}\n" in shown
+    assert "gen 1 average pause: 2.2 ms\n" in shown  # (the file's 0.0022s)
+    assert "gen 0 average pause: 300 µs\n" in shown  # 0.0003s: not 300.0 µs
+
+
+def test_rts_pause_delta_has_the_digits_and_unit_of_its_values():
+    """``0.0022s`` -> ``0.0028s``: ``2.2 ms → 2.8 ms, Δ +600 µs`` (it was ``0.002 s →
+    0.003 s, Δ +600.0 µs``); a Δ of a whole ms keeps the 0.1 ms digit (``+1.0 ms``)."""
+    a, b = RTS / "hs-ad-v1.stats.txt", RTS / "hs-ad-v2.stats.txt"
+    (x, _), (y, _) = _pause_texts(a, 1), _pause_texts(b, 1)
+    pa, pb = load(a), load(b)
+    base, new = pa.totals["gen1_avg_pause_s"], pb.totals["gen1_avg_pause_s"]
+    assert (base, new) == (float(x), float(y))
+    delta_us = round((float(y) - float(x)) * 1e6)
+    assert format_total_delta(base, new, Unit.SECONDS) == f"+{delta_us} µs"
+    s = Session.open(SessionSpec(files=(str(a), str(b))))
+    row = next(ln for ln in render_totals(s.flat, color=False)
+               if ln.startswith("gen 1 average pause"))
+    assert row.split()[4:11] == [*_expected(x).split(), *_expected(y).split(),
+                                 f"+{delta_us}", "µs", "+27.3%"]
+    # one more 0.1 ms step on top of a whole-ms change: the digit GHC printed stays
+    assert format_total_delta(base, base + 0.001, Unit.SECONDS) == "+1.0 ms"
+
+
+def test_rts_machine_readable_times_keep_their_six_decimals_under_a_millisecond():
+    """``-t --machine-readable`` prints seconds to 1 µs: ``"0.000257"`` is ``257 µs``
+    (not ``257.0 µs``), ``"0.001346"`` is ``1.346 ms`` (not ``0.001 s``)."""
+    path = RTS / "hs-ad-v1.t-machine-readable.txt"
+    text = path.read_text()
+    p = load(path)
+    for key, field in (("gen0_avg_pause_s", "gen_0_avg_pause_seconds"),
+                       ("gen1_avg_pause_s", "gen_1_avg_pause_seconds")):
+        raw = re.search(rf'"{field}", "([\d.]+)"', text)
+        assert raw and p.totals[key] == float(raw.group(1))
+    assert format_value(p.totals["gen0_avg_pause_s"], Unit.SECONDS) == "257 µs"
+    assert format_value(p.totals["gen1_avg_pause_s"], Unit.SECONDS) == "1.346 ms"
+    # above a second: still seconds to the millisecond, the Δ too
+    b = load(RTS / "hs-ad-v2.t-machine-readable.txt")
+    assert format_total_delta(p.totals["mut_cpu_s"], b.totals["mut_cpu_s"], Unit.SECONDS) == \
+        f"+{b.totals['mut_cpu_s'] - p.totals['mut_cpu_s']:.3f} s"

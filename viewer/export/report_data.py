@@ -23,7 +23,13 @@ import numpy as np
 from profdiff.viewer import __version__
 from profdiff.viewer.compare import Status
 from profdiff.viewer.run_labels import labels_of
-from profdiff.viewer.units import digits_rounding, format_delta, format_rel, format_value
+from profdiff.viewer.units import (
+    digits_rounding,
+    format_delta,
+    format_rel,
+    format_total_delta,
+    format_value,
+)
 from profdiff.viewer.units import format_many as _format_many
 
 if TYPE_CHECKING:
@@ -86,7 +92,7 @@ def totals_json(cmp: Comparison) -> list[dict[str, Any]]:
         rel = d / abs(b) if d is not None and b else None
         out.append({"key": k, "label": m.title if m else k, "values": [_num(v) for v in vals],
                     "text": [format_value(v, unit) for v in vals],
-                    "delta": _num(d), "delta_text": format_delta(d, unit) if d is not None
+                    "delta": _num(d), "delta_text": format_total_delta(b, c, unit) if d is not None
                     else "", "rel_text": format_rel(rel) if rel is not None else ""})
     return out
 

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QTextBrowser
 
 from profdiff.parsers.model import Unit
 from profdiff.viewer.summary import NOISE, REAL, ROUNDING, Change, Summary, TotalRow
-from profdiff.viewer.units import format_delta, format_rel, format_value
+from profdiff.viewer.units import format_delta, format_rel, format_total_delta, format_value
 
 from .widgets import format_total
 
@@ -119,7 +119,7 @@ class SummaryView(QTextBrowser):
         for t in s.totals:
             cells = "".join(f"<td align=right>&nbsp;&nbsp;{format_total(v, t.unit)}</td>"
                             for v in t.values)
-            cells += "".join(f"<td align=right>&nbsp;&nbsp;{_total_delta(t, i)}</td>"
+            cells += "".join(f"<td align=right>&nbsp;&nbsp;{_total_delta(t, i, s.baseline)}</td>"
                              for i in others)
             note = (f"<td style='color:{MUTED}'>&nbsp;&nbsp;sampled: one run is noisy</td>"
                     if t.sampled and others and not s.grouped else "<td></td>")
@@ -259,11 +259,11 @@ class SummaryView(QTextBrowser):
         return [k for k in self.links if k.kind == kind]
 
 
-def _total_delta(t: TotalRow, i: int) -> str:
+def _total_delta(t: TotalRow, i: int, baseline: int) -> str:
     d, r = t.deltas[i], t.rels[i]
     if d is None:
         return "-"
     worse = (d > 0) if t.better == "lower" else (d < 0) if t.better == "higher" else None
     color = MUTED if not d or worse is None else (WORSE if worse else BETTER)
-    return (f"<span style='color:{color}'><b>{html.escape(format_delta(d, t.unit))}</b> "
+    return (f"<span style='color:{color}'><b>{html.escape(format_total_delta(t.values[baseline], t.values[i], t.unit))}</b> "
             f"({html.escape(format_rel(r))})</span>")

@@ -27,7 +27,7 @@ from profdiff.parsers.model import Kind, Metric, Unit
 from profdiff.viewer.colors import DivergingScale, text_color_for
 from profdiff.viewer.compare import Comparison
 from profdiff.viewer.run_labels import distinct_labels, labels_of  # noqa: F401 - labels_of for the views
-from profdiff.viewer.units import format_delta, format_rel, format_value
+from profdiff.viewer.units import format_delta, format_rel, format_total_delta, format_value
 
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
@@ -177,6 +177,13 @@ class TotalsModel(QAbstractItemModel):
     def delta(self, key: str, run: int) -> float:
         return self.value(key, run) - self.value(key, self.d.baseline)
 
+    def delta_text(self, key: str, run: int, unit: Unit) -> str:
+        """The Δ's text, with the digits of the two values it is the difference of."""
+        b, v = self.value(key, self.d.baseline), self.value(key, run)
+        if math.isnan(b) or math.isnan(v):
+            return format_delta(float("nan"), unit)
+        return format_total_delta(b, v, unit)
+
     def ratio(self, key: str, run: int) -> float:
         b, v = self.value(key, self.d.baseline), self.value(key, run)
         if math.isnan(b) or math.isnan(v):
@@ -307,7 +314,7 @@ class TotalsModel(QAbstractItemModel):
                 v = self.value(key, run)
                 return "—" if math.isnan(v) else format_value(v, unit)
             if kind == "delta":
-                return format_delta(self.delta(key, run), unit)
+                return self.delta_text(key, run, unit)
             return ratio_text(self.ratio(key, run))
         if role == KEY_ROLE:
             return key
@@ -342,7 +349,7 @@ class TotalsModel(QAbstractItemModel):
             for r in self.others:
                 rel = self.delta(key, r) / abs(self.value(key, self.d.baseline)) \
                     if self.value(key, self.d.baseline) else float("nan")
-                lines.append(f"  Δ {self.d.runs[r]}: {format_delta(self.delta(key, r), unit)}"
+                lines.append(f"  Δ {self.d.runs[r]}: {self.delta_text(key, r, unit)}"
                              f" ({format_rel(rel)})")
             direction = better_of(key, m)
             if direction != "none":

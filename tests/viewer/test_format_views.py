@@ -239,6 +239,12 @@ def test_rts_view_values_and_warning(qtbot, rts_runs, model_tester):
     assert w.table.row_index("gc_time_pct_reported").siblingAtColumn(1).data() == "0 %"
     assert "allocated +54.5%" in w.headline.text()
     assert "64.0 % → 43.1 %" in w.headline.text()
+    # "Gen 1 ... Avg pause 0.0022s" / "0.0028s": each known to ± 0.05 ms, so their ratio
+    # to ± 0.04 (1.27 ± 0.04): one decimal, marked approximate; exact counts keep three
+    pause = w.table.row_index("gen1_avg_pause_s")
+    assert [pause.siblingAtColumn(c).data() for c in (1, 2, 4)] == ["2.2 ms", "2.8 ms", "≈×1.3"]
+    gcs = w.table.row_index("gen1_collections")
+    assert gcs.siblingAtColumn(4).data() == "×2.486"  # 658 -> 1,636 collections
 
 
 def test_totals_model_flat_and_three_runs(qtbot, rts_runs, model_tester):

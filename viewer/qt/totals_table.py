@@ -27,7 +27,15 @@ from profdiff.parsers.model import Kind, Metric, Unit
 from profdiff.viewer.colors import DivergingScale, text_color_for
 from profdiff.viewer.compare import Comparison
 from profdiff.viewer.run_labels import distinct_labels, labels_of  # noqa: F401 - labels_of for the views
-from profdiff.viewer.units import format_delta, format_rel, format_total_delta, format_value
+from profdiff.viewer.units import (
+    APPROX,
+    format_delta,
+    format_rel,
+    format_total_delta,
+    format_value,
+    step_of,
+    total_rounding,
+)
 
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
@@ -66,19 +74,32 @@ def run_labels(paths: Sequence[str]) -> list[str]:
     return distinct_labels(paths)
 
 
-def ratio_text(r: float) -> str:
-    """``1.5448`` -> ``×1.545``; ``inf`` (from zero) -> ``new``; NaN -> ``-``."""
+def ratio_text(r: float, rounding: float = 0.0) -> str:
+    """``1.5448`` -> ``×1.545``; ``inf`` (from zero) -> ``new``; NaN -> ``-``.
+
+    ``rounding``: the ± half-width the ratio is known to (:func:`ratio_rounding`); the
+    ratio then gets no digit below it, and is marked ``≈`` when that leaves fewer digits
+    than usual (``2.2 ms → 2.8 ms`` read to ± 0.05 ms each is ``≈×1.3``, not ``×1.273``)."""
     if r is None or math.isnan(r):
         return "-"
     if math.isinf(r):
         return "new"
-    if r == 1.0:
+    if r == 1.0 and not rounding:
         return "="
-    if r >= 100:
-        return f"×{r:,.0f}"
-    if r >= 10:
-        return f"×{r:.1f}"
-    return f"×{r:.3f}"
+    dec = 0 if r >= 100 else (1 if r >= 10 else 3)
+    step = step_of(rounding)
+    known = dec if step <= 0 else max(0, min(dec, -math.floor(math.log10(step) + 1e-12)))
+    return f"{APPROX if known < dec else ''}×{r:,.{known}f}"
+
+
+def ratio_rounding(b: float, v: float, unit: Unit) -> float:
+    """± half-width of ``v / b`` from the digits the two totals were read with
+    (:func:`viewer.units.total_rounding`; 0 for exact counts): the ratio's relative
+    error is at most the sum of theirs."""
+    hb, hv = total_rounding(b, unit), total_rounding(v, unit)
+    if not (hb or hv) or not b or not v:
+        return 0.0
+    return abs(v / b) * (hb / abs(b) + hv / abs(v))
 
 
 @dataclass
@@ -315,7 +336,8 @@ class TotalsModel(QAbstractItemModel):
                 return "—" if math.isnan(v) else format_value(v, unit)
             if kind == "delta":
                 return self.delta_text(key, run, unit)
-            return ratio_text(self.ratio(key, run))
+            return ratio_text(self.ratio(key, run), ratio_rounding(
+                self.value(key, self.d.baseline), self.value(key, run), unit))
         if role == KEY_ROLE:
             return key
         if role == VALUE_ROLE:

@@ -331,7 +331,7 @@ def metric_noise(cmp: Comparison, metric: str, base_runs: Sequence[int],
     return _share_noise(cmp, m, base_runs, new_runs, spread, beyond, alpha)
 
 
-def _deterministic(cmp: Comparison, metric: str, spread: Mapping[str, np.ndarray],
+def _deterministic(cmp: Comparison, metric: str, spread: Spread,
                    changed: np.ndarray) -> MetricNoise:
     """A metric counted, not sampled, the same in every run of a side: every row that
     ``changed`` is a real change."""

@@ -13,7 +13,8 @@ The file (schema ``https://www.speedscope.app/file-format-schema.json``) holds
 
 Both are real call stacks, so the result is a call tree (``TreeBuilder``; identical
 stacks merge).  Frames are ``name``, ``module`` = ``file``, ``line``; ``src`` =
-``file:line``.
+``file:line``; but py-spy's ``line`` is the line running when sampled, so its frames are
+read per function (``src`` = ``file``, :attr:`_Reader.sampled_lines`).
 
 Several profiles (py-spy writes one per thread): by default (``profile="all"``) their
 stacks are merged into one tree (thread ids change every run, so a per-thread root would
@@ -107,7 +108,20 @@ class _Reader:
             self.fail("a number", where, v)
         return f
 
+    @property
+    def sampled_lines(self) -> bool:
+        """Whether a frame's ``line`` is the line running when the sample was taken (py-spy,
+        unless recorded with ``--function``), not where its function starts.
+
+        Why it matters: such frames are one function at many lines (a caller's frame at
+        each of its call sites), so a function became several sibling rows, matched
+        across runs by their order among themselves: two py-spy runs of one program
+        had 70 of 31,606 tree rows in both.  Their frames are read per function
+        (``name``, ``file``), as py-spy's own ``--nolineno`` does."""
+        return str(self.doc.get("exporter") or "").startswith("py-spy")
+
     def frame_ids(self, b: TreeBuilder) -> list[int]:
+        per_function = self.sampled_lines
         out = []
         for i, fr in enumerate(self.frames):
             if not isinstance(fr, dict) or not isinstance(fr.get("name"), str):
@@ -115,6 +129,8 @@ class _Reader:
             f, ln = fr.get("file"), fr.get("line")
             file = f if isinstance(f, str) else ""
             line = ln if isinstance(ln, int) and not isinstance(ln, bool) else 0
+            if per_function:
+                line = 0
             src = f"{file}:{line}" if file and line else file
             out.append(b.frame(fr["name"], file, src, line, "frame"))
         return out
@@ -312,6 +328,8 @@ def _build(r: _Reader, p: Path, chosen: list[int], progress) -> Profile:
     if is_sampled:
         totals[ss.name] = sum(x.get("samples", 0) for x in infos)
     meta = {"exporter": r.doc.get("exporter"), "name": r.doc.get("name"),
+            "frames": "per function: the lines are where samples were taken, not where "
+                      "functions start" if r.sampled_lines else "per file line",
             "unit": units[keep[0]] if keep else None, "profiles": infos,
             "active_profile_index": r.doc.get("activeProfileIndex"),
             "chosen": keep, "profile_count": len(profiles)}

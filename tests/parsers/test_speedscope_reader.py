@@ -218,3 +218,65 @@ def test_sniff() -> None:
     assert speedscope.sniff(b'{"a": 1}', Path("x.json")) == 0.0
     assert speedscope.sniff(b"[1]", Path("x.speedscope.json")) == 0.0
     assert speedscope.sniff(b"\xef\xbb\xbf" + head, Path("x.json")) == 1.0
+
+
+PYSPY = [n for n in CORPUS if n.startswith("pyspy")]
+
+
+def _function_paths(doc: dict) -> set[tuple]:
+    """Every root-first path of (name, file) of every sample's stack, prefixes included:
+    the call tree of a file read per function, computed from its JSON alone."""
+    frames = doc["shared"]["frames"]
+    out: set[tuple] = set()
+    for prof in doc["profiles"]:
+        for st in prof["samples"]:
+            path: tuple = ()
+            for k in st:
+                path += ((frames[k]["name"], frames[k].get("file") or ""),)
+                out.add(path)
+    return out
+
+
+@pytest.mark.parametrize("name", PYSPY)
+def test_pyspy_frames_are_functions_not_sampled_lines(name: str) -> None:
+    """py-spy's ``line`` is the line running when sampled (a caller's frame: its call
+    site), so one function came as a frame per line and as several sibling rows; its
+    frames are read per (name, file), and the tree is the JSON's function paths."""
+    doc = _doc(name)
+    assert doc["exporter"].startswith("py-spy")
+    lines = defaultdict(set)
+    for fr in doc["shared"]["frames"]:
+        lines[(fr["name"], fr.get("file"))].add(fr.get("line"))
+    assert any(len(v) > 1 for v in lines.values())  # the same function at several lines
+    prof = parsers.load(DATA / name)
+    keys = list(zip(prof.frames.name.tolist(), prof.frames.module.tolist(), strict=True))
+    assert len(keys) == len(set(keys)) == len(lines)
+    assert set(prof.frames.src.tolist()) == {f for _, f in lines}  # the file, no line
+    assert "per function" in prof.meta["frames"]
+    paths = _function_paths(doc)
+    assert prof.n_nodes == len(paths)
+
+
+def test_other_exporters_keep_their_lines() -> None:
+    name = "pyinstrument-molehill-evented.speedscope.json.gz"
+    if name not in CORPUS:
+        name = next(n for n in CORPUS if n.startswith("pyinstrument"))
+    doc = _doc(name)
+    prof = parsers.load(DATA / name)
+    want = {f"{f['file']}:{f['line']}" for f in doc["shared"]["frames"] if f.get("line")}
+    assert want and want <= set(prof.frames.src.tolist())
+    assert prof.meta["frames"] == "per file line"
+
+
+def test_two_pyspy_runs_share_their_common_function_paths() -> None:
+    """run-a against run-b in tree mode: the rows are the union of the two files'
+    function paths and the matched rows their intersection (before: 70 of 31,606 rows
+    matched, siblings of one function paired by their order)."""
+    from profdiff.viewer.compare import align
+
+    names = ("pyspy-0.4.1-self-driving-sim-run-a.speedscope.json.gz",
+             "pyspy-0.4.1-self-driving-sim-run-b.speedscope.json.gz")
+    pa, pb = (_function_paths(_doc(n)) for n in names)
+    cmp = align([parsers.load(DATA / n) for n in names], mode="tree")
+    assert cmp.n_rows == len(pa | pb)
+    assert int(np.count_nonzero(cmp.present.all(axis=1))) == len(pa & pb) > 5000

@@ -97,6 +97,7 @@ def refuse_mixed_formats(session: Session, allowed: bool, as_json: bool = False)
 def _load_all(spec, as_json: bool) -> dict | None:
     """Read every input; when some fail, print each error (``--json``: a document with
     the runs that loaded and ``errors``: ``[{"path", "error"}]``) and return None."""
+    from .options import lenient_hint_for
     from .report import run_json, write_json
     from .run_labels import distinct_labels
     from .session import Slot, load_slots
@@ -105,8 +106,10 @@ def _load_all(spec, as_json: bool) -> dict | None:
     outcome = load_slots(spec, [Slot(p) for p in paths])
     if not outcome.errors:
         return dict(zip(paths, outcome.slot_runs, strict=True))
-    for _path, msg in outcome.errors:
-        print(f"profdiff: error: {msg}", file=sys.stderr)
+    for path, msg in outcome.errors:
+        hint = "" if spec.lenient else lenient_hint_for(path, spec.format,
+                                                        dict(spec.reader_options))
+        print(f"profdiff: error: {msg}{hint}", file=sys.stderr)
     if as_json:
         from . import __version__
 

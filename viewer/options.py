@@ -27,6 +27,7 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from profdiff.parsers.errors import ProfdiffError
@@ -238,7 +239,7 @@ def run_guarded(func, args: argparse.Namespace):
         result = func(args)
         return result if isinstance(result, OpenApp) else int(result or 0)
     except ProfdiffError as e:
-        print(f"profdiff: error: {e}", file=sys.stderr)
+        print(f"profdiff: error: {e}{lenient_hint(e, args)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
@@ -250,6 +251,46 @@ def run_guarded(func, args: argparse.Namespace):
         print(f"profdiff: internal error: {type(e).__name__}: {e} "
               "(set PROFDIFF_DEBUG=1 for a traceback)", file=sys.stderr)
         return 2
+
+
+LENIENT_HINT_MAX_BYTES = 64 << 20
+"""Files up to this size are read again with ``--lenient`` when they fail to read, to
+say whether that option would read them (a second read of a bigger file on an error path
+could take seconds)."""
+
+
+def lenient_hint(e: ProfdiffError, args: argparse.Namespace) -> str:
+    """:func:`lenient_hint_for` the file a read error names, when the command takes
+    ``--lenient`` and it was not given; else ''."""
+    from profdiff.parsers.errors import ParseError, UnreadableFileError
+
+    if not isinstance(e, ParseError) or isinstance(e, UnreadableFileError) or \
+            getattr(args, "lenient", True):
+        return ""
+    return lenient_hint_for(e.path, getattr(args, "format", None), reader_options(args))
+
+
+def lenient_hint_for(path: str | os.PathLike[str], fmt: str | None,
+                     options: dict[str, Any]) -> str:
+    """``; --lenient reads it, with N warnings`` when a lenient read of ``path`` (a file
+    that failed to read strictly) succeeds, tried for files up to
+    :data:`LENIENT_HINT_MAX_BYTES`; else ''.
+
+    Why tried, not just suggested: whether skipping helps depends on the reader and the
+    damage (a bad line can be skipped, a missing header cannot); a hint that sends the
+    user to an option that then fails the same way costs more than none."""
+    p = Path(path)
+    try:
+        if not p.is_file() or p.stat().st_size > LENIENT_HINT_MAX_BYTES:
+            return ""
+        from profdiff.parsers import load
+
+        prof = load(p, format=fmt, lenient=True, **options)
+    except Exception:  # noqa: BLE001 - no hint when the lenient read fails too
+        return ""
+    n = len(prof.warnings)
+    return f"; --lenient reads it, with {n} warning{'s' if n != 1 else ''}" if n else \
+        "; --lenient reads it"
 
 
 def exit_now(code: int) -> None:

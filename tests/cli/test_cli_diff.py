@@ -263,3 +263,42 @@ def test_parse_error_found_bytes_decoded_with_replacement():
     e = ParseError("x.data", "a header", offset=0, found=b"PER\x00\x01\xffok")
     assert e.found == "PER\x00\x01\ufffdok"
     assert str(e) == "x.data (byte 0): expected a header, found 'PER\\x00\\x01\ufffdok'"
+
+
+def _damaged(tmp_path: Path) -> Path:
+    """hs-ad v1's .prof with one tree row's ``no.`` column made unreadable (line 40)."""
+    lines = (DATA / "hs-ad/v1/ad.prof").read_text().splitlines(keepends=True)
+    assert lines[39].split()[:1] == ["gradNorm"]
+    cols = lines[39].split()
+    lines[39] = lines[39].replace(f" {cols[3]} ", " 1x2 ", 1)
+    bad = tmp_path / "bad.prof"
+    bad.write_text("".join(lines))
+    return bad
+
+
+def test_a_file_lenient_would_read_says_so(capsys, tmp_path):
+    """The error names the file and line as ever, and (a lenient read of it succeeding)
+    says --lenient reads it, with how many warnings; show and diff alike."""
+    bad = _damaged(tmp_path)
+    code, _, err = run(capsys, "show", bad)
+    assert code == 2
+    assert f"{bad}:40: expected an integer in column no." in err
+    assert err.rstrip().endswith("; --lenient reads it, with 1 warning")
+    code, _, err = run(capsys, "diff", bad, DATA / "hs-ad/v2/ad.prof")
+    assert code == 2 and err.rstrip().endswith("; --lenient reads it, with 1 warning")
+    code, out, err = run(capsys, "show", bad, "--lenient")
+    assert code == 0 and "warning: line 40: skipped" in out + err
+
+
+def test_no_lenient_hint_where_it_would_not_help(capsys, tmp_path):
+    """Not for a file no reader knows, nor one whose header is cut (a lenient read fails
+    the same way), nor when --lenient was given."""
+    junk = tmp_path / "junk.prof"
+    junk.write_text("garbage\n")
+    cut = tmp_path / "cut.prof"
+    cut.write_text("".join((DATA / "hs-ad/v1/ad.prof").read_text().splitlines(True)[:3]))
+    for argv in (["show", junk], ["show", cut], ["diff", cut, DATA / "hs-ad/v2/ad.prof"],
+                 ["show", cut, "--lenient"]):
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and err.startswith("profdiff: error: "), argv
+        assert "--lenient reads it" not in err, argv

@@ -79,6 +79,16 @@ def run(args: argparse.Namespace) -> int:
     return rc
 
 
+_MIXED_WHY = {
+    ("ghc-prof", "ghc-prof-json"):
+        "The two are one profiler's output, but the -pj JSON also lists the cost centres "
+        "the text report hides (GC, SYSTEM, IDLE and the CAFs that cost nothing), which "
+        "then read as added, and its percentages are of totals that include them",
+}
+"""Why a pair of formats is not compared by default, where the general reason would be
+wrong: a .prof and a -pj JSON of GHC hold the same metrics."""
+
+
 def refuse_mixed_formats(session: Session, allowed: bool, as_json: bool = False) -> None:
     """Runs of different formats are not compared unless asked for (``diff``, ``report``):
     their metrics rarely mean the same thing.  Raises UsageError naming every run's format
@@ -87,8 +97,9 @@ def refuse_mixed_formats(session: Session, allowed: bool, as_json: bool = False)
     if len(formats) <= 1 or allowed:
         return
     by_format = "; ".join(f"{p.path}: {p.format}" for p in session.runs)
-    msg = (f"runs have different formats ({', '.join(formats)}): {by_format}. Their metrics "
-           "do not mean the same thing; give --allow-mixed-formats to compare them anyway")
+    why = _MIXED_WHY.get(tuple(formats), "Their metrics do not mean the same thing")
+    msg = (f"runs have different formats ({', '.join(formats)}): {by_format}. {why}; give "
+           "--allow-mixed-formats to compare them anyway")
     if as_json:
         print(json.dumps({"errors": [{"message": msg, "formats": formats}]}, indent=1))
     raise UsageError(msg)

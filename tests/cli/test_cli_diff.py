@@ -302,3 +302,21 @@ def test_no_lenient_hint_where_it_would_not_help(capsys, tmp_path):
         code, _, err = run(capsys, *argv)
         assert code == 2 and err.startswith("profdiff: error: "), argv
         assert "--lenient reads it" not in err, argv
+
+
+def test_a_prof_and_a_pj_json_are_refused_with_their_own_reason(capsys):
+    """A .prof and a -pj JSON hold the same metrics, so "their metrics do not mean the
+    same thing" would be wrong: the refusal says what does differ (the cost centres the
+    text hides read as added: 145 rows of hs-ad v1 .prof against v2 -pj, 2 against the
+    v2 .prof), and --allow-mixed-formats compares them, addGrad first."""
+    prof, pj = DATA / "hs-ad/v1/ad.prof", DATA / "hs-ad/v2/ad.prof.json"
+    code, _, err = run(capsys, "diff", prof, pj)
+    assert code == 2
+    assert "one profiler's output" in err and "do not mean the same thing" not in err
+    code, out, _ = run(capsys, "diff", prof, pj, "--allow-mixed-formats", "--json", "--top", "0")
+    doc = json.loads(out)
+    assert code == 0 and doc["rows"][0]["name"] == "addGrad"
+    added = [r for r in doc["rows"] if r["status"] == "added"]
+    assert len(added) == 145 and {"GC", "SYSTEM"} <= {r["name"] for r in added}
+    code, _, err = run(capsys, "diff", prof, DATA / "perf/script/flamegraph-perf-funcab-cmd-01.txt")
+    assert code == 2 and "do not mean the same thing" in err

@@ -1172,6 +1172,8 @@ class ComparisonTreeModel(QAbstractItemModel):
         if src == c.metric:
             return []
         met = self.cmp.metric_by_name[src]
+        if met.better == "none":
+            return []  # not coloured at all
         vals = self.cmp.row_values(src, r)
         run = self.cmp.current if c.run is None else c.run
         d = float(vals[run] - vals[self.cmp.baseline])

@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     return rc
 
 
-_MIXED_WHY = {
+_MIXED_WHY: dict[tuple[str, ...], str] = {
     ("ghc-prof", "ghc-prof-json"):
         "The two are one profiler's output, but the -pj JSON also lists the cost centres "
         "the text report hides (GC, SYSTEM, IDLE and the CAFs that cost nothing), which "

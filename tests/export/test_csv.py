@@ -194,13 +194,22 @@ def test_real_pair_absent_row_and_zero_base_are_empty_cells(tmp_path, capsys):
     assert grew["time_pct rel[v2/ad.prof]"] == "" and grew["entries rel[v2/ad.prof]"] == "0"
     assert "inf" not in out.read_text(encoding="utf-8")
     # a value cell is empty exactly where diff --json gives the run null (no row)
-    assert main(["diff", "--json", "--top", "0", str(v1), str(v2)]) == 0
+    assert main(["diff", "--json", "--top", "0", "--all-metrics", str(v1), str(v2)]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert len(doc["rows"]) == len(table)
     for r in doc["rows"]:
         line = rows[(r["name"], r["module"], r["src"])]
         for run, label in enumerate(["v1/ad.prof", "v2/ad.prof"]):
             assert (line[f"entries[{label}]"] == "") == (r["values"][run] is None)
+        for m in ("entries", "time_pct", "alloc_pct", "time_s", "alloc_bytes"):
+            # a Δ% is empty exactly where JSON's is null: a zero base, or a change
+            # within the rounding of the printed percentages (within_precision)
+            cell = line[f"{m} rel[v2/ad.prof]"]
+            assert (cell == "") == (r["rel"][m] is None), (r["name"], m)
+            if cell:
+                assert float(cell) == pytest.approx(r["rel"][m], rel=1e-12)
+    within = [r for r in doc["rows"] if "time_pct" in r.get("within_precision", ())]
+    assert within  # rows whose %time moved less than the printed 0.1 % supports
 
 
 def test_cli_partial_export_writes_what_it_can_and_exits_2(tmp_path, capsys):

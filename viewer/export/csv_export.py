@@ -8,7 +8,8 @@ matches the screen).  Columns::
     baseline <metric> delta[<run>], <metric> rel[<run>]
 
 ``rel`` is the relative change as a fraction (0.25 = +25 %), empty when the baseline is
-zero and the value moved (undefined; ``diff --json`` gives null).  Empty cells mean "no
+zero and the value moved, or when the change is within the rounding of the printed
+values (undefined; ``diff --json`` gives null).  Empty cells mean "no
 value": a run without that metric, or without that row (absent is not zero; ``delta``
 still counts an absent row as zero cost, as ``diff`` does).
 Numbers keep full precision; integral values are written without ``.0``.
@@ -57,8 +58,9 @@ def _numeric_columns(cmp: Comparison, metrics: Sequence[str], order: np.ndarray
 
     As in ``diff --json``: a run that lacks the row has no value (the comparison stores
     0 there for the deltas, but absent is not zero: a reader summing or averaging a
-    column must not count it), and a relative change from a zero base is undefined
-    (``inf`` is no number a spreadsheet or ``float()`` reader should meet).  A run that
+    column must not count it); a relative change from a zero base is undefined (``inf``
+    is no number a spreadsheet or ``float()`` reader should meet), and so is one of a
+    change within the rounding of the printed values (a ``-p`` report's 0.1 % steps).  A run that
     has the row with value 0 keeps its 0, and the deltas keep counting absence as zero
     cost, as everywhere else."""
     others = [r for r in range(cmp.n_runs) if r != cmp.baseline]
@@ -68,8 +70,11 @@ def _numeric_columns(cmp: Comparison, metrics: Sequence[str], order: np.ndarray
         v = np.where(absent, np.nan, cmp.values[m][order])
         numeric += [v[:, r] for r in range(cmp.n_runs)]
         for r in others:
-            rel = cmp.rel(m, r)[order]
-            numeric += [cmp.delta(m, r)[order], np.where(np.isinf(rel), np.nan, rel)]
+            d, rel = cmp.delta(m, r)[order], cmp.rel(m, r)[order]
+            undefined = np.isinf(rel)
+            if m in cmp.rounding:  # no Δ% the rounded printed values cannot support
+                undefined |= (d != 0) & ~cmp.changed_mask(m, r, order)
+            numeric += [d, np.where(undefined, np.nan, rel)]
     return numeric
 
 

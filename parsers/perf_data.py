@@ -34,7 +34,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import ExternalToolError, ParseError, ProfdiffError
-from .perf_header import HEADER_SIZE_V2, recorded_build_ids, recorded_dsos, sample_time_span
+from .perf_header import (
+    HEADER_SIZE_V2,
+    data_end,
+    recorded_build_ids,
+    recorded_dsos,
+    sample_time_span,
+)
 from .process_group import ProcessGroup, distinct_stderr
 from .reader import usable_cores
 
@@ -591,7 +597,7 @@ def _no_profile_error(perf: str, p: Path, rc: int, err: str) -> ProfdiffError:
                           found="no samples (perf script printed none)")
     if rc < 0:
         return ExternalToolError(f"{p}: {_killed(rc)} while reading this file"
-                                 + (f" ({first})" if first else ""))
+                                 + (f" ({first})" if first else "") + cut_note(p))
     stopped = _stopped_before_samples(p, err)
     if stopped is not None:
         return stopped
@@ -599,6 +605,20 @@ def _no_profile_error(perf: str, p: Path, rc: int, err: str) -> ProfdiffError:
         first = _verbose_reason(perf, p, env_plain()) or first
     return ParseError(p, "a perf.data this perf can read", offset=0,
                       found=f"perf script exit {rc}: {first}")
+
+
+def cut_note(p: Path) -> str:
+    """``; the file is cut: ...`` when it is shorter than its header says (perf, reading
+    past the end of a mapped file, dies of SIGBUS without saying why), else ''."""
+    end = data_end(p)
+    try:
+        size = p.stat().st_size
+    except OSError:
+        return ""
+    if end is None or size >= end:
+        return ""
+    return (f"; the file is cut: its header says its samples end at byte {end:,}, "
+            f"the file has {size:,} bytes")
 
 
 def _stopped_before_samples(p: Path, err: str) -> ParseError | None:

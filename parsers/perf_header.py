@@ -34,6 +34,24 @@ class BuildId(NamedTuple):
     cpumode: int  # MISC_KERNEL, MISC_USER, or a guest's or hypervisor's mode
 
 
+def data_end(path: Path) -> int | None:
+    """The byte where the header of the little-endian v2 perf.data ``path`` says its
+    sample data ends (data offset + size), or None (no such header, unreadable, or a
+    recording perf never finished: size 0).
+
+    Why: a file shorter than that was cut after perf wrote it (a copy, a full disk),
+    which perf itself does not say when it dies reading it (SIGBUS)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(HEADER_SIZE_V2)
+    except OSError:
+        return None
+    if len(head) < HEADER_SIZE_V2 or head[:8] != b"PERFILE2":
+        return None
+    data_off, data_size = struct.unpack_from("<QQ", head, 40)
+    return data_off + data_size if data_size else None
+
+
 def feature_section(f: BinaryIO, bit: int) -> tuple[int, int] | None:
     """(offset, size) of header feature ``bit`` of the open little-endian v2 perf.data
     ``f``, or None."""

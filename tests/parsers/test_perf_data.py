@@ -534,3 +534,31 @@ def test_slice_file_growing_is_read_while_its_writer_still_writes(tmp_path: Path
     reader.close()
     assert writer.poll() is not None
     assert len(parts) > 1 and "".join(parts) == text
+
+
+@needs_perf
+def test_data_end_is_the_header_perf_reports(tmp_path: Path) -> None:
+    """The byte where a recording's samples end, from its header, is perf's own ``data
+    offset`` + ``data size`` (``perf report --header-only``); a cut copy still says it."""
+    src = DATA / "c-vm" / "v1" / "perf.data"
+    r = subprocess.run(["perf", "report", "--header-only", "-i", str(src)],
+                       capture_output=True, text=True, timeout=60)
+    fields = dict(ln.lstrip("# ").split(":", 1) for ln in r.stdout.splitlines()
+                  if ln.startswith("# data offset") or ln.startswith("# data size"))
+    want = int(fields["data offset    "]) + int(fields["data size      "])
+    assert perf_header.data_end(src) == want <= src.stat().st_size
+    assert perf_header.data_end(_cut_cvm(tmp_path, 4096)) == want
+
+
+@needs_perf
+def test_a_recording_cut_before_its_samples_says_so_whatever_perf_does(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Cut at 4,096 bytes, perf dies of SIGBUS here (another perf may stop with an
+    error): either way the message names the file and says it is cut, exit 2."""
+    from profdiff.viewer.cli import main
+
+    cut = _cut_cvm(tmp_path, 4096)
+    assert main(["show", str(cut)]) == 2
+    err = capsys.readouterr().err
+    assert str(cut) in err and ("the file is cut" in err or "cut or damaged" in err), err
+    assert perf_data.cut_note(DATA / "c-vm" / "v1" / "perf.data") == ""  # not cut

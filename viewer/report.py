@@ -53,6 +53,34 @@ def bounded_path(label, parent: np.ndarray, row: int) -> list[str]:
     return out[::-1]
 
 
+def bounded_paths(label, parent: np.ndarray, rows: Sequence[int]) -> list[list[str]]:
+    """:func:`bounded_path` of every row of ``rows``, each ancestor's path built once.
+
+    Why: walking up from every row called ``label`` depth times per row (7.6 M calls and
+    10 of the 15 s of ``show --json --top 0`` on a 425k-node pprof); a row's path is its
+    parent's plus its own label, so each is a tuple concatenation."""
+    memo: dict[int, tuple[tuple[str, ...], bool]] = {}  # row -> (last labels, cut)
+
+    def path_of(row: int) -> tuple[tuple[str, ...], bool]:
+        chain = []
+        while row >= 0 and row not in memo:
+            chain.append(row)
+            row = int(parent[row])
+        labels, cut = memo[row] if row >= 0 else ((), False)
+        for r in reversed(chain):
+            labels += (label(r),)
+            if len(labels) > PATH_LIMIT:
+                labels, cut = labels[1:], True
+            memo[r] = (labels, cut)
+        return labels, cut
+
+    out = []
+    for row in rows:
+        labels, cut = path_of(int(row))
+        out.append(["…", *labels] if cut else list(labels))
+    return out
+
+
 def ancestors_json(label_parts, parent: np.ndarray,
                    rows: np.ndarray | Sequence[int] | range) -> list[dict]:
     """The ancestors of ``rows`` not in ``rows`` (each once): ids to follow ``parent``."""
@@ -278,26 +306,32 @@ def profile_json(p: Profile, rows: Sequence[int], run_label: str | None = None
     """``profdiff show --json``: one run, its metrics and the listed rows (tree order)."""
     names = [m.name for m in p.metrics]
 
-    def label(row: int) -> str:
-        m = p.module[row]
-        return f"{m}.{p.name[row]}" if m else str(p.name[row])
+    name, module = p.name, p.module
 
+    def label(row: int) -> str:
+        m = module[row]
+        return f"{m}.{name[row]}" if m else str(name[row])
+
+    ids = np.asarray(rows, dtype=np.int64)
+    paths = bounded_paths(label, p.parent, ids.tolist())
+    values = {m: [_num(v) for v in np.asarray(p.values[m])[ids].tolist()] for m in names}
+    parents, depths = p.parent[ids].tolist(), p.depth[ids].tolist()
     return {
         "profdiff": __version__,
         "run": run_json(p, run_label),
         "metrics": {m.name: metric_json(m) for m in p.metrics},
         "rows": [
             {
-                "name": p.name[i],
-                "module": p.module[i],
+                "name": name[i],
+                "module": module[i],
                 "src": p.src[i],
-                "id": int(i),
-                "parent": int(p.parent[i]) if p.parent[i] >= 0 else None,
-                "depth": int(p.depth[i]),
-                "path": bounded_path(label, p.parent, int(i)),
-                "values": {m: _num(p.values[m][i]) for m in names},
+                "id": i,
+                "parent": parents[k] if parents[k] >= 0 else None,
+                "depth": depths[k],
+                "path": paths[k],
+                "values": {m: values[m][k] for m in names},
             }
-            for i in rows
+            for k, i in enumerate(ids.tolist())
         ],
-        "ancestors": ancestors_json(lambda a: (p.name[a], p.module[a]), p.parent, rows),
+        "ancestors": ancestors_json(lambda a: (name[a], module[a]), p.parent, rows),
     }

@@ -15,7 +15,6 @@ from .options import (
 )
 
 if TYPE_CHECKING:
-    import numpy as np
 
     from profdiff.parsers.model import Profile
 
@@ -47,27 +46,43 @@ def metric_list(spec: str | None, default: list[str], known: list[str]) -> list[
 
 def dfs_rows(p: Profile, metric: str | None, limit: int, max_depth: int | None) -> list[int]:
     """Depth-first rows, hottest child first, up to ``limit`` rows; ``limit`` <= 0: every
-    row (down to ``max_depth``), as ``diff --top 0`` means all rows."""
-    import numpy as np
+    row (down to ``max_depth``), as ``diff --top 0`` means all rows.
 
-    key = np.asarray(p.values[metric], dtype=float) if metric else None
+    Every node's children are put in order in one sort (by parent, then hottest first,
+    ties in file order) before the walk: sorting each node's children as it is reached
+    cost one numpy call per node, 7 of the 15 s of ``show --json --top 0`` on a
+    425k-node pprof."""
+    kids = _hottest_first_children(p, metric)
+    off, ids = kids
     out: list[int] = []
-    stack = list(reversed(_sorted(p.roots, key)))
+    root = p.n_nodes
+    stack = ids[off[root] : off[root + 1]][::-1].tolist()
     while stack and (limit <= 0 or len(out) < limit):
-        n = int(stack.pop())
+        n = stack.pop()
         out.append(n)
         if max_depth is not None and p.depth[n] >= max_depth:
             continue
-        stack.extend(reversed(_sorted(p.children(n), key)))
+        lo, hi = off[n], off[n + 1]
+        if hi > lo:
+            stack.extend(ids[lo:hi][::-1].tolist())
     return out
 
 
-def _sorted(ids: np.ndarray, key: np.ndarray | None) -> list[int]:
+def _hottest_first_children(p: Profile, metric: str | None):
+    """CSR children lists (roots under the virtual parent ``n``), each hottest first by
+    ``metric`` (NaN as 0), ties in file order; file order without a metric."""
     import numpy as np
 
-    if key is None or len(ids) == 0:
-        return ids.tolist()
-    return ids[np.argsort(-np.nan_to_num(key[ids]), kind="stable")].tolist()
+    if metric is None:
+        off, ids = p.children_offsets_ids
+        return off.tolist(), ids
+    n = p.n_nodes
+    par = np.where(p.parent < 0, n, p.parent).astype(np.int64)
+    key = -np.nan_to_num(np.asarray(p.values[metric], dtype=float))
+    order = np.lexsort((np.arange(n), key, par))  # by parent, hottest, file order
+    off = np.zeros(n + 2, dtype=np.int64)
+    np.cumsum(np.bincount(par, minlength=n + 1), out=off[1:])
+    return off.tolist(), order
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,9 +13,10 @@ through this module, so the terminal and the window agree and no view invents di
   that).  A time under a second known to better than the millisecond (a GHC RTS pause
   read as ``0.0022s``) is printed in ms / µs with the digits it was read with: ``2.2 ms``,
   ``300 µs`` (not ``0.002 s``, ``300.0 µs``); a Δ of two run totals gets the digits of its
-  printed operands (:func:`format_total_delta`).  Nanosecond periods (perf ``cpu-clock``/``task-clock``, pprof ``cpu``) are scaled
-  to ns / µs / ms / s - per value when the text carries its unit, per column (the
-  column's largest value decides) when the header carries it.
+  printed operands (:func:`format_total_delta`).  Nanosecond periods (perf
+  ``cpu-clock``/``task-clock``, pprof ``cpu``) are scaled to ns / µs / ms / s - per value
+  when the text carries its unit, per column (the column's largest value decides) when
+  the header carries it.
 * **percentages** have one decimal; deltas of percentages are percentage points (pp).
 * **zero** is ``0`` in every kind; a non-zero value too small for the printed digits is
   ``<0.1`` / ``<0.001`` rather than a zero that did not happen.

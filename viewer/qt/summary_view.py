@@ -265,5 +265,6 @@ def _total_delta(t: TotalRow, i: int, baseline: int) -> str:
         return "-"
     worse = (d > 0) if t.better == "lower" else (d < 0) if t.better == "higher" else None
     color = MUTED if not d or worse is None else (WORSE if worse else BETTER)
-    return (f"<span style='color:{color}'><b>{html.escape(format_total_delta(t.values[baseline], t.values[i], t.unit))}</b> "
+    text = format_total_delta(t.values[baseline], t.values[i], t.unit)
+    return (f"<span style='color:{color}'><b>{html.escape(text)}</b> "
             f"({html.escape(format_rel(r))})</span>")

@@ -215,15 +215,17 @@ def percent_of(values: np.ndarray, total: float) -> np.ndarray:
 
 def self_and_total(
     base: str, unit: Any, label: str, *, sampled: bool = False, self_prefix: str = "self_",
-    total_prefix: str = "total_", percent_of: str | None = None,
+    total_prefix: str = "total_", percent_of: str | None = None, timed: bool = False,
 ) -> tuple[Metric, Metric]:
     """The usual pair ``self_<base>`` / ``total_<base>`` (perf, pprof).  ``percent_of``: for
-    a percent pair, the base of the absolute pair it is the share of (``"samples"``)."""
+    a percent pair, the base of the absolute pair it is the share of (``"samples"``);
+    ``timed``: durations measured once (:attr:`Metric.timed`)."""
     s = Metric(f"{self_prefix}{base}", unit, Kind.SELF, f"self {label}", sampled=sampled,
-               percent_of=f"{self_prefix}{percent_of}" if percent_of else None)
+               percent_of=f"{self_prefix}{percent_of}" if percent_of else None, timed=timed)
     t = Metric(
         f"{total_prefix}{base}", unit, Kind.INCLUSIVE, f"total {label}", sampled=sampled,
         self_of=s.name, percent_of=f"{total_prefix}{percent_of}" if percent_of else None,
+        timed=timed,
     )
     return s, t
 

@@ -143,7 +143,14 @@ def metric_for(key: str) -> Metric:
         better = "higher"  # more mutator time / better parallel GC balance is good
     elif key.endswith("_reported") or key.endswith("_samples") or key.startswith("num_"):
         better = "none"
-    return Metric(key, unit, Kind.NODE, label, desc, better=better)
+    return Metric(key, unit, Kind.NODE, label, desc, better=better, timed=_timed(key, unit))
+
+
+def _timed(key: str, unit: Unit) -> bool:
+    """Times and what is computed from them (GC share, productivity, allocation rate)
+    are measured once per run (:attr:`Metric.timed`); bytes and counts are not."""
+    return unit is Unit.SECONDS or key.startswith(
+        ("gc_time_pct", "gc_elapsed_pct", "productivity", "alloc_rate"))
 
 
 def snake_key(ghc_key: str) -> tuple[str, float]:

@@ -59,7 +59,11 @@ class Metric:
 
     ``sampled`` marks statistically sampled values (time ticks, perf samples) as opposed
     to deterministic counters (entries, GHC allocation); the noise-aware comparison uses
-    it.  ``self_of`` names, for an inclusive metric, the self metric it is the subtree
+    it.  ``timed`` marks values that follow the run's timing with no sampling model: heap
+    residency read at GC censuses, durations measured once.  Two runs of one binary move
+    them by tens of percent (the hs-ad heap profiles: 11-34 % per band) and nothing in one
+    run tells by how much, so with one run per side their changes are not judged
+    (:class:`viewer.compare.Status` ``MOVED``); repeated runs give their spread.  ``self_of`` names, for an inclusive metric, the self metric it is the subtree
     sum of (so flat aggregation and exports can pair them).  ``percent_of`` names, for a
     percent-of-run metric, its absolute twin (``time_pct`` -> ``time_s``): the "% of run"
     toggle swaps one for the other.  Pairing is data, never guessed from names.
@@ -71,6 +75,7 @@ class Metric:
     label: str = ""
     description: str = ""
     sampled: bool = False
+    timed: bool = False
     self_of: str | None = None
     percent_of: str | None = None  # a percent metric: the absolute metric it is the share of
     better: str = "lower"  # "lower" (costs), "higher" (productivity, hit rates) or "none"
@@ -304,10 +309,14 @@ class Profile:
 
     def precision(self, name: str) -> str:
         """``"rounded"`` (derived from a printed, rounded number), ``"sampled"`` (time from
-        ticks or samples) or ``"exact"`` (counted: entries, bytes, ticks, perf samples)."""
+        ticks or samples), ``"timed"`` (read at moments that follow the run's timing: heap
+        censuses, measured durations) or ``"exact"`` (counted: entries, bytes, ticks, perf
+        samples)."""
         if self.rounding.get(name, 0.0) > 0:
             return "rounded"
         m = self.metric_by_name.get(name)
+        if m is not None and m.timed:
+            return "timed"
         return "sampled" if m is not None and m.sampled else "exact"
 
     def total(self, name: str, default: float | None = None) -> float | None:

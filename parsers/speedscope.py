@@ -27,7 +27,8 @@ Metrics: time units are converted to seconds: ``self_time_s`` / ``total_time_s``
 ``bytes``: ``self_bytes`` / ``total_bytes``; ``none``: ``self_weight`` /
 ``total_weight``; sampled profiles add ``self_samples`` / ``total_samples`` (sample
 counts).  ``meta["unit"]`` is the file's unit.  Sampled metrics are ``sampled=True``;
-evented durations are measured, not sampled.  ``totals``: the sum of the weights
+evented durations are measured, not sampled: in time units they are ``timed`` (two
+runs of one program differ and one run tells not by how much).  ``totals``: the sum of the weights
 (sampled: empty-stack samples included; evented: time with a frame open); ``meta["profiles"][i]["speedscope_total"]`` is the total speedscope
 itself shows (``max(endValue - startValue, weights or last event)``, file unit).
 
@@ -308,7 +309,8 @@ def _build(r: _Reader, p: Path, chosen: list[int], progress) -> Profile:
     keep = [i for i in chosen if _KINDS[units[i]][0] == base]
     for i in set(chosen) - set(keep):
         r.warnings.append(f"profile {i} ({units[i]}) left out: its unit is not {label}")
-    s, t = self_and_total(base, unit, label, sampled=False)
+    # evented durations are measured once: timed (identical runs differ, no sampling model)
+    s, t = self_and_total(base, unit, label, sampled=False, timed=unit is Unit.SECONDS)
     ss, ts = self_and_total("samples", Unit.SAMPLES, "samples", sampled=True)
     is_sampled = any(profiles[i].get("type") == "sampled" for i in keep)
     if is_sampled:

@@ -67,10 +67,19 @@ by an accepted suggestion.  ``Comparison.matched_by`` holds indices into this tu
 
 
 class Status(IntEnum):
+    """A row's verdict in a run against the baseline.
+
+    ``MOVED``: a value moved beyond its precision, but only in metrics that follow the
+    run's timing (:attr:`parsers.model.Metric.timed`: heap residency, measured
+    durations) and with one run per side, which cannot tell such a move from run-to-run
+    noise: two runs of one binary read 47 of 47 heap bands "changed".  Repeated runs
+    (``--base``/``--new``) judge it by their spread instead."""
+
     SAME = 0
     CHANGED = 1
     ADDED = 2
     REMOVED = 3
+    MOVED = 4
 
     @property
     def label(self) -> str:
@@ -490,11 +499,15 @@ class Comparison:
         # absent from both): their masks are false elsewhere.
         moved = self._moved_rows(run)
         changed = np.zeros(self.n_rows, dtype=bool)
+        unjudged = np.zeros(self.n_rows, dtype=bool)
         for name, sig in self._status_judge(noise):
-            if run != self.current or sig is None:
+            if name in self._unjudged_metrics(noise):
+                unjudged |= moved[name]
+            elif run != self.current or sig is None:
                 changed |= moved[name]
             else:
                 changed |= moved[name] & sig
+        st[unjudged] = Status.MOVED
         st[changed] = Status.CHANGED
         st[~b & c] = Status.ADDED
         st[b & ~c] = Status.REMOVED
@@ -586,6 +599,26 @@ class Comparison:
             judge.append((name, sig))
         return judge
 
+    def _unjudged_metrics(self, noise: Noise | None) -> set[str]:
+        """The status metrics whose moves are :attr:`Status.MOVED`, not changes: timed
+        ones (:attr:`parsers.model.Metric.timed`) unless ``noise`` was measured from
+        repeated runs, whose spread judges them."""
+        if noise is not None and _repeated(noise):
+            return set()
+        by_name = self.metric_by_name
+        return {n for n in self.values if n in by_name and by_name[n].timed}
+
+    def unjudged_metrics(self) -> list[str]:
+        """The metrics a row's status reports as moved but cannot judge (see
+        :attr:`Status.MOVED`), for legends and notes."""
+        unjudged = self._unjudged_metrics(self.noise)
+        return [n for n in self.status_metrics() if n in unjudged]
+
+    def is_judged(self, metric: str) -> bool:
+        """Whether a change of ``metric`` can be told from run-to-run noise here: false
+        for a timed metric with one run per side (:attr:`Status.MOVED`)."""
+        return metric not in self._unjudged_metrics(self.noise)
+
     def status_metrics(self, sampled_only: bool = False) -> list[str]:
         """The metrics a row's status compares (``sampled_only``: those whose changes need
         a noise estimate to be judged: without one, any change beyond precision counts).
@@ -634,8 +667,8 @@ class Comparison:
 
 
     def status_counts(self) -> dict[str, int]:
-        counts = np.bincount(self.status, minlength=4)
-        return {Status(i).label: int(counts[i]) for i in range(4)}
+        counts = np.bincount(self.status, minlength=len(Status))
+        return {s.label: int(counts[s]) for s in Status}
 
     def presence_counts(self) -> dict[str, int]:
         """Rows both runs have ('matched'), only the current run has ('added') and only

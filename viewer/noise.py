@@ -99,6 +99,13 @@ class MetricNoise:
     detectable: MinDetectable | None = None  # sampled metrics only
     speed_factor: float | None = None  # run-level new/base factor taken out before testing
     dispersion: float | None = None  # variance inflation over sampling error (>= 1)
+    judged: bool = True  # False: a timed metric, one run per side (see :func:`_unjudged`)
+
+    @property
+    def exact(self) -> bool:
+        """A counted metric, the same in every run of a side: a change is real, with no
+        p-value to show."""
+        return self.method.startswith("deterministic")
 
     @property
     def pvalue(self) -> np.ndarray:
@@ -328,6 +335,8 @@ def metric_noise(cmp: Comparison, metric: str, base_runs: Sequence[int],
     the metrics of one estimate, so the self metric's speed factor and dispersion are
     computed once for it and its inclusive counterpart."""
     m = cmp.metric_by_name[metric]
+    if m.timed and len(base_runs) == 1 and len(new_runs) == 1:
+        return _unjudged(cmp, metric, base_runs, new_runs)
     nb = _sample_counts(cmp, base_runs)
     nn = _sample_counts(cmp, new_runs)
     if m.sampled and np.isfinite(nb).all() and np.isfinite(nn).all():
@@ -344,6 +353,25 @@ def metric_noise(cmp: Comparison, metric: str, base_runs: Sequence[int],
         changed = (spread["base_mean"] != spread["new_mean"]) & beyond
         return _deterministic(cmp, metric, spread, changed)
     return _share_noise(cmp, m, base_runs, new_runs, spread, beyond, alpha)
+
+
+UNJUDGED = ("not judged: one run per side, and this metric follows the run's timing "
+            "(heap censuses, measured durations), which moves it between runs of one "
+            "binary by more than one run can show; give repeated runs (--base/--new)")
+
+
+def _unjudged(cmp: Comparison, metric: str, base_runs: Sequence[int],
+              new_runs: Sequence[int]) -> MetricNoise:
+    """A timed metric (:attr:`parsers.model.Metric.timed`) with one run per side: no
+    p-value; ``significant`` marks the rows that moved beyond rounding, so a view still
+    colours and ranks the measured change, while statuses call it moved, not changed.
+
+    Why not "deterministic": the heap profiles of one binary run twice differ in every
+    band (census timing), and calling those changes real read 47 of 47 bands changed."""
+    known = _no_nan_by_nodes(cmp, metric, base_runs, new_runs)
+    spread, beyond = _spread_and_beyond(cmp, metric, base_runs, new_runs, known=known)
+    return MetricNoise(UNJUDGED, spread, p=np.full(cmp.n_rows, np.nan), significant=beyond,
+                       judged=False)
 
 
 def _deterministic(cmp: Comparison, metric: str, spread: Spread,

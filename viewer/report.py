@@ -230,7 +230,7 @@ def _noise_json(mn, i: int) -> dict[str, Any]:
         "new": {"mean": _num(mn.new_mean[i]), "std": _num(mn.new_std[i]),
                 "min": _num(mn.new_min[i]), "max": _num(mn.new_max[i])},
         "p": _num(mn.pvalue_at(i)),
-        "significant": bool(mn.significant[i]),
+        "significant": bool(mn.significant[i]) if mn.judged else None,
     }
     if mn.detectable is not None:
         d["min_detectable_rel"] = _num(mn.min_detectable_at(i))

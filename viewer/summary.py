@@ -8,7 +8,9 @@ One page, like hotspot's Summary, answering in order:
   its verdict, decided by the comparison itself and never by this module:
   ``real`` (beyond the precision of the printed values and, for sampled metrics, beyond
   noise), ``within noise`` (a sampled change the noise estimate cannot tell from zero)
-  or ``within rounding`` (smaller than the rounding of the printed numbers allows).
+  or ``within rounding`` (smaller than the rounding of the printed numbers allows), or
+  ``not judged`` (a timed metric, heap residency, with one run per side: run-to-run
+  noise moves it by more than one run can show; :attr:`viewer.compare.Status.MOVED`).
   Real changes come first; when there are fewer than ``top`` of them the largest
   unsupported ones fill the list, labelled as such, so "nothing changed" is visible.
 * **Unmatched renames** offered as one rule each (a moved module is one
@@ -40,7 +42,8 @@ from .suggest import Suggestion, accept, suggest_matches
 from .units import digits_rounding
 
 REAL, NOISE, ROUNDING = "real", "within noise", "within rounding"
-VERDICTS = (REAL, NOISE, ROUNDING)
+NOT_JUDGED = "not judged"
+VERDICTS = (REAL, NOISE, ROUNDING, NOT_JUDGED)
 
 # Run totals a reader looks for first, in this order (any format); then the rest.
 HEADLINE_TOTALS = ("total_time_s", "total_ticks", "total_alloc_bytes", "total_samples",
@@ -77,6 +80,7 @@ class TotalRow:
     rels: tuple[float | None, ...]
     sampled: bool
     better: str
+    timed: bool = False  # measured once, with no sampling model (Metric.timed)
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,7 @@ class MetricChanges:
     # ± half-widths that set the digits of base, new and Δ (units.digits_rounding), so the
     # Summary prints a value as the tables, the CLI and the reports do
     digits: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    n_unjudged: int = 0  # rows moved beyond precision, not judged (NOT_JUDGED: timed)
 
 
 @dataclass(frozen=True)
@@ -247,7 +252,8 @@ def total_rows(cmp: Comparison) -> list[TotalRow]:
         out.append(TotalRow(k, m.title if m is not None else k,
                             m.unit if m is not None else Unit.COUNT, vals, tuple(deltas),
                             tuple(rels), bool(m is not None and m.sampled),
-                            m.better if m is not None else "lower"))
+                            m.better if m is not None else "lower",
+                            bool(m is not None and m.timed)))
     return out
 
 
@@ -255,9 +261,10 @@ def total_rows(cmp: Comparison) -> list[TotalRow]:
 def verdicts(session: Session, cmp: Comparison, metric: str) -> np.ndarray:
     """Per row: the verdict on the change of ``metric`` ("" for no change at all).
 
-    Exactly what the views and ``--fail-if`` use: :meth:`Comparison.changed_mask` (float
-    noise and the rounding of printed values) and, for a sampled metric, the session's
-    noise estimate.
+    Exactly what the views and the statuses use: :meth:`Comparison.changed_mask` (float
+    noise and the rounding of printed values) and, for a sampled metric or groups of
+    repeated runs, the session's noise estimate; a timed metric with one run per side is
+    not judged (:meth:`Comparison.is_judged`).
     """
     d = np.nan_to_num(cmp.delta(metric))
     out = np.full(cmp.n_rows, "", dtype=object)
@@ -265,8 +272,11 @@ def verdicts(session: Session, cmp: Comparison, metric: str) -> np.ndarray:
     changed = cmp.changed_mask(metric)
     out[moved & ~changed] = ROUNDING
     real = moved & changed
+    if not cmp.is_judged(metric):
+        out[real] = NOT_JUDGED
+        return out
     m = cmp.metric_by_name[metric]
-    sig = _significant(session, cmp, metric) if m.sampled else None
+    sig = _significant(session, cmp, metric) if m.sampled or cmp.groups is not None else None
     if sig is not None:
         out[real & ~sig] = NOISE
         real &= sig
@@ -326,7 +336,8 @@ def top_changes(session: Session, flat: Comparison, tree: Comparison, metric: st
               digits_rounding(flat.runs, metric, flat.current),
               digits_rounding(flat.runs, metric, flat.current, flat.baseline))
     return MetricChanges(metric, met.title, met.unit, base_run.precision(metric),
-                         int(len(real)), tuple(items), digits)
+                         int(len(real)), tuple(items), digits,
+                         int(np.count_nonzero(verdict == NOT_JUDGED)))
 
 
 def top_costs(flat: Comparison, tree: Comparison, metric: str, top: int = 5

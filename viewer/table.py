@@ -163,7 +163,7 @@ def _table_head(cmp: Comparison, metrics: Sequence[str]) -> list[str]:
 
 
 _STATUS_CODE = {Status.ADDED: YELLOW, Status.REMOVED: GREY, Status.SAME: GREY,
-                Status.CHANGED: ""}
+                Status.CHANGED: "", Status.MOVED: ""}
 
 
 def _row_cells(cmp: Comparison, i: int, rank: int, metrics: Sequence[str], paint: _Painter,
@@ -219,7 +219,8 @@ def _legend(cmp: Comparison, metrics: Sequence[str], paint: _Painter, color: boo
     """What the symbols mean, including how significance was judged for this run set."""
     legend = "legend: Δ = current − baseline; Δ% relative to baseline; pp = percentage points;"
     legend += " · = absent in that run"
-    if cmp.noise is not None:
+    sampled = any(cmp.metric_by_name[m].sampled for m in metrics if m in cmp.metric_by_name)
+    if cmp.noise is not None and (sampled or cmp.noise.n_base > 1 or cmp.noise.n_new > 1):
         if cmp.noise.n_base > 1 or cmp.noise.n_new > 1:
             legend += (f"; ~ = within the noise of the repeated runs ({cmp.noise.n_base} vs "
                        f"{cmp.noise.n_new}), not significant")
@@ -234,9 +235,20 @@ def _legend(cmp: Comparison, metrics: Sequence[str], paint: _Painter, color: boo
         legend += ("; ≈123 = approximate (from a rounded percentage or a mean of runs), "
                    "printed to the digits it is known to")
     legend += _status_basis(cmp, metrics)
+    legend += moved_legend(cmp)
     if color:
         legend += f"; {paint('red', RED)} = worse, {paint('green', GREEN)} = better"
     return paint(legend, GREY)
+
+
+def moved_legend(cmp: Comparison) -> str:
+    """What "moved" means, said when some row is (see :attr:`Status.MOVED`)."""
+    if cmp.n_runs < 2 or not cmp.status_counts()[Status.MOVED.label]:
+        return ""
+    titles = [cmp.metric_by_name[m].title for m in cmp.unjudged_metrics()]
+    return (f"; moved = {', '.join(titles)} moved beyond precision, but these follow the "
+            "run's timing and one run per side cannot tell that from run-to-run noise "
+            "(not judged: give repeated runs with --base/--new)")
 
 
 def _status_basis(cmp: Comparison, metrics: Sequence[str]) -> str:
@@ -289,7 +301,7 @@ def render_comparison(
     lines.append("")
     lines.append(
         f"{len(rows)} of {cmp.n_rows} rows ({cmp.mode} mode{', ' + sort_desc if sort_desc else ''}); "
-        + ", ".join(f"{v} {k}" for k, v in counts.items())
+        + ", ".join(f"{v} {k}" for k, v in counts.items() if v or k != Status.MOVED.label)
     )
     lines.append(_legend(cmp, metrics, paint, color))
     return "\n".join(lines)

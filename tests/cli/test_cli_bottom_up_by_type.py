@@ -187,7 +187,8 @@ def test_by_type_diff_json_on_real_julia_profiles(capsys):
     assert new["status"] == "added" and new["values"][1] == {"alloc_count": 1,
                                                              "alloc_bytes": 288}
     assert doc["rows"][0]["name"] == "Profile.Allocs.UnknownType"  # largest byte growth
-    assert doc["status_counts"] == {"same": 0, "changed": 2, "added": 11, "removed": 1}
+    assert doc["status_counts"] == {"same": 0, "changed": 2, "added": 11, "removed": 1,
+                                   "moved": 0}
 
 
 def test_by_type_text_table_and_gate(capsys):

@@ -304,3 +304,33 @@ def test_app_command_line_groups(tmp_path, capsys):
     assert out.stat().st_size > 10_000
     with pytest.raises(SystemExit):
         main(["--base", str(V1), "--screenshot", str(out)])
+
+
+HP1, HP2 = DATA / "ghc-hp-noise" / "run1.hp", DATA / "ghc-hp-noise" / "run2.hp"
+
+
+def test_heap_pair_of_one_binary_reads_moved_not_changed(win):
+    """Two heap profiles of one binary, one run per side: the status bar, the details
+    pane and the Summary say the bands moved and are not judged; nothing reads
+    "changed", "real" or "within noise"."""
+    from profdiff.viewer.compare import Status
+    from profdiff.viewer.qt.widgets import details_html
+
+    win.load_paths([str(HP1), str(HP2)])
+    win.flush_pending()
+    cmp = win.comparison
+    c = cmp.status_counts()
+    assert c["changed"] == 0 and c["moved"] > 0
+    assert f"(0 changed, {c['moved']:,} moved, not judged)" in win.status_label.text()
+    peak = cmp.delta("peak_bytes") != 0
+    row = int(np.flatnonzero((cmp.status == Status.MOVED) & peak)[0])
+    html = details_html(cmp, row)
+    assert "moved, not judged" in html and "real" not in html and "within noise" not in html
+    win.tabs.setCurrentWidget(win.summary_view)
+    text = win.summary_view.toPlainText()
+    assert "moved (not judged)" in text and "moved, not judged)" in text
+    assert "real change" not in text
+    # the run totals measured once say so, as sampled ones do
+    totals = {t.key: t for t in win.summary_view.summary.totals}
+    assert totals["mean_bytes"].timed and totals["duration_s"].timed
+    assert "timed: one run is noisy" in text

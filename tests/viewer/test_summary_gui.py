@@ -204,8 +204,9 @@ def test_heap_pair_summary_links_to_the_band(win):
     view.activate(link)
     assert win.tabs.currentWidget() is heap
     assert heap.highlighted is not None and heap.cmp.keys[heap.highlighted] == link.target.key
-    # the Summary and the heap tab agree on the band's change
-    assert link.target.verdict == "real" and link.target.delta == pytest.approx(
+    # the Summary and the heap tab agree on the band's change; one run per side of a heap
+    # profile cannot judge it (census timing moves identical runs' bands by 11-34 %)
+    assert link.target.verdict == "not judged" and link.target.delta == pytest.approx(
         heap.cmp.delta(link.target.metric)[heap.highlighted])
 
 

@@ -110,7 +110,7 @@ def export_csv(cmp: Comparison, out_path: str | os.PathLike[str],
     if order.size and (order.min() < 0 or order.max() >= cmp.n_rows):
         raise ExportError(f"row ids must be in 0..{cmp.n_rows - 1}")
     numeric = _numeric_columns(cmp, metrics, order)
-    status = np.array([Status(i).label for i in range(4)], dtype=object)[cmp.status[order]]
+    status = np.array([s.label for s in Status], dtype=object)[cmp.status[order]]
     paths = _paths(cmp) if cmp.mode == "tree" else None
     header = csv_header(cmp, metrics)
     out = Path(out_path)

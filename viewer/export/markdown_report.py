@@ -67,7 +67,9 @@ def render_markdown(doc: dict[str, Any], top: int = TOP) -> str:
     out += _table(head, rows, "lll")
     out += ["", "Score: the row's own change against the baseline's total. *real*: beyond "
             "precision and, when sampled, significant; *within noise*: sampled, not "
-            "significant; *within rounding*: a Δ the rounded values cannot support."]
+            "significant; *within rounding*: a Δ the rounded values cannot support; "
+            "*not judged*: a heap residency (timed) change with one run per side, which "
+            "cannot be told from run-to-run noise."]
     notes = doc.get("warnings", []) + doc.get("notes", [])
     if notes:
         out += ["", "### Warnings", ""] + [f"- {w}".replace("\n", " ") for w in notes[:20]]

@@ -44,6 +44,7 @@ MAX_FRAMES = 20_000  # flame/tree rows kept; below that the smallest are pruned
 MIN_FRAME_WIDTH = 1e-4  # fraction of the total width below which a frame is pruned
 
 REAL, NOISE, ROUNDING, SAME = "real", "within noise", "within rounding", "no change"
+NOT_JUDGED = "not judged"  # a timed metric, one run per side (Status.MOVED)
 
 
 def _num(v: Any) -> float | None:
@@ -53,27 +54,34 @@ def _num(v: Any) -> float | None:
 
 def verdicts(cmp: Comparison, metrics: Sequence[str]) -> np.ndarray:
     """Per row: "real" (beyond precision and, when sampled, significant), "within noise"
-    (beyond precision but not significant), "within rounding" (a nonzero Δ the rounded
-    values cannot support) or "no change"; added/removed rows say so."""
+    (beyond precision but not significant), "not judged" (beyond precision in a timed
+    metric with one run per side: :attr:`Status.MOVED`), "within rounding" (a nonzero Δ
+    the rounded values cannot support) or "no change"; added/removed rows say so."""
     n = cmp.n_rows
     real = np.zeros(n, bool)
     noisy = np.zeros(n, bool)
+    unjudged = np.zeros(n, bool)
     rounded = np.zeros(n, bool)
     for m in metrics:
         if m not in cmp.values:
             continue
         moved = cmp.changed_mask(m)
         d = np.nan_to_num(cmp.delta(m))
+        rounded |= ~moved & (d != 0)
+        if not cmp.is_judged(m):
+            unjudged |= moved
+            continue
         sig = np.ones(n, bool)
         met = cmp.metric_by_name[m]
-        if met.sampled and cmp.noise is not None and m in cmp.noise.metrics:
+        if (met.sampled or cmp.groups is not None) and cmp.noise is not None and \
+                m in cmp.noise.metrics:
             sig = np.asarray(cmp.noise.metrics[m].significant, bool)
         real |= moved & sig
         noisy |= moved & ~sig
-        rounded |= ~moved & (d != 0)
     out = np.full(n, SAME, dtype=object)
     out[rounded] = ROUNDING
     out[noisy] = NOISE
+    out[unjudged] = NOT_JUDGED
     out[real] = REAL
     st = np.asarray(cmp.status)
     out[st == Status.ADDED] = "added"

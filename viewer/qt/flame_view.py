@@ -640,7 +640,7 @@ class FlameView(QWidget):
             except Exception:  # noqa: BLE001 - fading is optional
                 return None
         mn = cmp.noise.metrics.get(m) if cmp.noise is not None else None
-        if mn is None or mn.method.startswith("deterministic"):
+        if mn is None or mn.exact or not mn.judged:
             return None
         keep = (self._status != Status.ADDED) & (self._status != Status.REMOVED)
         return ~np.asarray(mn.significant, dtype=bool) & keep

@@ -759,8 +759,9 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
                     f"error…), {p['added']:,} added, {p['removed']:,} removed")
         c = cmp.status_counts()
         how = "" if final else "; by precision alone: no noise estimate"
-        return (f"{c['same'] + c['changed']:,} matched ({c['changed']:,} changed{how}), "
-                f"{c['added']:,} added, {c['removed']:,} removed")
+        moved = f", {c['moved']:,} moved, not judged" if c["moved"] else ""
+        return (f"{c['same'] + c['changed'] + c['moved']:,} matched ({c['changed']:,} "
+                f"changed{moved}{how}), {c['added']:,} added, {c['removed']:,} removed")
 
     def _update_status(self) -> None:
         cmp = self.comparison

@@ -368,7 +368,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         """Whether row ``r``'s change of ``metric`` is not significant (sampled metrics:
         deterministic ones are exact, any change of them is real)."""
         mn = self.noise(metric)
-        if mn is None or mn.method.startswith("deterministic"):
+        if mn is None or mn.exact or not mn.judged:
             return False
         return not bool(mn.significant[r])
 
@@ -1003,14 +1003,14 @@ class ComparisonTreeModel(QAbstractItemModel):
     def _faded_of(self, c: Column, rows: np.ndarray) -> list[bool]:
         """:meth:`_faded` for each of ``rows``."""
         mn = self.noise(c.metric) if self.fade_noise and c.kind in ("delta", "rel") else None
-        if mn is None or mn.method.startswith("deterministic"):
+        if mn is None or mn.exact or not mn.judged:
             return [False] * rows.size
         return np.logical_not(mn.significant[rows]).tolist()
 
     def _sig_real_of(self, c: Column, rows: np.ndarray) -> list[bool]:
         """:meth:`_sig_real` for each of ``rows``."""
         mn = self.noise(c.metric)
-        if mn is None:
+        if mn is None or not mn.judged:
             return [False] * rows.size
         return np.asarray(mn.significant[rows]).astype(bool).tolist()
 
@@ -1091,7 +1091,7 @@ class ComparisonTreeModel(QAbstractItemModel):
 
     def _sig_real(self, metric: str | None, r: int) -> bool:
         mn = self.noise(metric)
-        return mn is not None and bool(mn.significant[r])
+        return mn is not None and mn.judged and bool(mn.significant[r])
 
     def _sig_text(self, metric: str, r: int) -> str:
         mn = self.noise(metric)
@@ -1101,7 +1101,9 @@ class ComparisonTreeModel(QAbstractItemModel):
         if v[self.cmp.current] == v[self.cmp.baseline]:
             return ""
         sig = bool(mn.significant[r])
-        if mn.method.startswith("deterministic"):
+        if not mn.judged:
+            return "not judged" if sig else ""
+        if mn.exact:
             return "real (exact)" if sig else ""
         return f"{'real' if sig else 'noise'} {format_pvalue(mn.pvalue_at(r))}"
 
@@ -1199,6 +1201,8 @@ class ComparisonTreeModel(QAbstractItemModel):
             mn = self.noise(c.metric)
             if mn is None:
                 return "significance not computed yet"
+            if not mn.judged:
+                return mn.method
             return (f"p = {mn.pvalue_at(r):.3g} "
                     f"({'significant' if mn.significant[r] else 'within the noise'})\n"
                     f"{mn.method}")
@@ -1210,7 +1214,11 @@ class ComparisonTreeModel(QAbstractItemModel):
                 lines.append(f"  {self._run_name(i)}: "
                              f"{format_value(float(v), met.unit, rounding=self._rounding(c.metric, r, i))}")
             mn = self.noise(c.metric) if c.kind in ("delta", "rel") else None
-            if mn is not None and vals[self.cmp.current] != vals[self.cmp.baseline]:
+            if mn is not None and not mn.judged:
+                if vals[self.cmp.current] != vals[self.cmp.baseline]:
+                    lines.append("  not judged: one run per side cannot tell this metric's "
+                                 "moves from run-to-run noise")
+            elif mn is not None and vals[self.cmp.current] != vals[self.cmp.baseline]:
                 real = bool(mn.significant[r])
                 lines.append(f"  {'significant' if real else 'within the noise'} "
                              f"({format_pvalue(mn.pvalue_at(r))})")

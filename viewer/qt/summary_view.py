@@ -16,7 +16,15 @@ from PySide6.QtCore import QUrl, Signal
 from PySide6.QtWidgets import QTextBrowser
 
 from profdiff.parsers.model import Unit
-from profdiff.viewer.summary import NOISE, REAL, ROUNDING, Change, Summary, TotalRow
+from profdiff.viewer.summary import (
+    NOISE,
+    NOT_JUDGED,
+    REAL,
+    ROUNDING,
+    Change,
+    Summary,
+    TotalRow,
+)
 from profdiff.viewer.units import format_delta, format_rel, format_total_delta, format_value
 
 from .widgets import format_total
@@ -25,6 +33,10 @@ WORSE, BETTER, NEUTRAL, MUTED = "#b2182b", "#1a7a30", "#333333", "#777777"
 WARN = "#b35806"
 _SECTION = ("<h3 style='margin-top:14px; margin-bottom:4px; background:#eceff3; "
             "color:#222'>&nbsp;{}</h3>")
+_NOT_JUDGED_NOTE = ("  <i>Moved, not judged</i> = beyond the rounding of the printed values, "
+                    "in metrics that follow the run's timing (heap censuses): one run per "
+                    "side cannot tell that from run-to-run noise; open repeated runs of each "
+                    "build to judge it.")
 
 
 @dataclass(frozen=True)
@@ -121,8 +133,9 @@ class SummaryView(QTextBrowser):
                             for v in t.values)
             cells += "".join(f"<td align=right>&nbsp;&nbsp;{_total_delta(t, i, s.baseline)}</td>"
                              for i in others)
-            note = (f"<td style='color:{MUTED}'>&nbsp;&nbsp;sampled: one run is noisy</td>"
-                    if t.sampled and others and not s.grouped else "<td></td>")
+            kind = "sampled" if t.sampled else "timed" if t.timed else ""
+            note = (f"<td style='color:{MUTED}'>&nbsp;&nbsp;{kind}: one run is noisy</td>"
+                    if kind and others and not s.grouped else "<td></td>")
             body.append(f"<tr><td>{html.escape(t.title)}</td>{cells}{note}</tr>")
         out = (_SECTION.format("Run totals") + "<table cellspacing=0 cellpadding=2>"
                + "".join(body) + "</table>")
@@ -140,16 +153,21 @@ class SummaryView(QTextBrowser):
             c = s.status_counts
             noun = "cost centres" if s.runs[s.baseline].format.startswith("ghc") else "functions"
             out.append(f"<div style='color:{MUTED}; margin:2px'>{s.n_rows:,} {noun}: "
-                       f"{c.get('changed', 0):,} changed, {c.get('added', 0):,} "
+                       f"{c.get('changed', 0):,} changed, "
+                       + (f"{c['moved']:,} moved (not judged), " if c.get("moved") else "")
+                       + f"{c.get('added', 0):,} "
                        f"added, {c.get('removed', 0):,} removed, {c.get('same', 0):,} the "
                        "same.  Verdicts: <b>real</b> = beyond the rounding of the printed "
                        "values and beyond noise; <i>of run</i> = Δ as a share of the "
-                       "baseline's total of that metric.</div>")
+                       "baseline's total of that metric." + _NOT_JUDGED_NOTE * bool(
+                           c.get("moved")) + "</div>")
         for mc in s.changes:
+            count = (f"{mc.n_unjudged:,} moved, not judged" if mc.n_unjudged and not mc.n_real
+                     else f"{mc.n_real:,} real change{'s' if mc.n_real != 1 else ''}")
             out.append(f"<h4 style='margin-top:8px; margin-bottom:2px'>"
                        f"{html.escape(mc.title)} <span style='color:{MUTED}; "
-                       f"font-weight:normal'>({html.escape(mc.precision)}; {mc.n_real:,} "
-                       f"real change{'s' if mc.n_real != 1 else ''})</span></h4>")
+                       f"font-weight:normal'>({html.escape(mc.precision)}; {count})"
+                       "</span></h4>")
             if not mc.changes:
                 out.append(f"<div style='color:{MUTED}'>no row changed</div>")
                 continue
@@ -195,8 +213,8 @@ class SummaryView(QTextBrowser):
         real = c.verdict == REAL
         color = (WORSE if c.worse else BETTER) if real and c.worse is not None else (
             NEUTRAL if real else MUTED)
-        verdict = {REAL: "<b>real</b>", NOISE: "within noise",
-                   ROUNDING: "within rounding"}.get(c.verdict, html.escape(c.verdict))
+        verdict = {REAL: "<b>real</b>", NOISE: "within noise", ROUNDING: "within rounding",
+                   NOT_JUDGED: "not judged"}.get(c.verdict, html.escape(c.verdict))
         hb, hn, hd = digits
         share = f"{c.share * 100:+.2f}%".replace("-", "−")
         links = self._links_for(c)

@@ -311,7 +311,7 @@ def _precision_text(cmp: Comparison, m, row: int) -> str:
         h = cmp.rounding[m.name][row]
         half = max(float(x) for x in h) if len(h) else 0.0
         return f"{format_precision(half, m.unit)} (from a rounded percentage)"
-    return "sampled" if "sampled" in kinds else "exact"
+    return next((k for k in ("sampled", "timed") if k in kinds), "exact")
 
 
 def noise_html(cmp: Comparison, row: int) -> str:
@@ -326,6 +326,9 @@ def noise_html(cmp: Comparison, row: int) -> str:
                 f"(spread = std and min–max over the runs of each group)")
     else:
         note = "One run per side: only sampling error is known."
+        if any(not mn.judged for mn in nz.metrics.values()):
+            note += (" Metrics that follow the run's timing (heap censuses, measured "
+                     "durations) are not judged: give repeated runs.")
     rows = ["<tr><th align=left>metric</th>"
             + ("<th align=right>baseline spread</th><th align=right>current spread</th>"
                if groups else "<th align=right>smallest detectable change</th>")
@@ -342,9 +345,12 @@ def noise_html(cmp: Comparison, row: int) -> str:
 
         v = cmp.row_values(m.name, row)
         changed = v[cmp.current] != v[cmp.baseline]
-        det = mn.method.startswith("deterministic")
+        det = mn.exact or not mn.judged  # no p-value to show
         if not changed:
             verdict = "no change"
+        elif not mn.judged:
+            verdict = ("<span style='color:#888'>moved, not judged (follows the run's "
+                       "timing)</span>" if mn.significant[row] else "within rounding")
         elif mn.significant[row]:
             verdict = "<b>real</b>" + (" (exact counter)" if det else "")
         else:
@@ -356,7 +362,7 @@ def noise_html(cmp: Comparison, row: int) -> str:
                    f"{e(spread(mn.new_mean, mn.new_std, mn.new_min, mn.new_max))}</td>")
         else:
             mdr = mn.min_detectable_at(row)
-            txt = "exact" if det else (
+            txt = "unknown" if not mn.judged else "exact" if det else (
                 f"±{100 * mdr:.0f}%" if mdr is not None and np.isfinite(mdr) else "—")
             tr += f"<td align=right>{e(txt)}</td>"
         p = "—" if det else e(format_pvalue(mn.pvalue_at(row)))

@@ -224,8 +224,7 @@ class NoiseMixin:
         cmp = self.comparison
         txt = ""
         if cmp is not None and cmp.noise is not None and self.fade_noise:
-            sampled = [m for m in cmp.noise.metrics.values()
-                       if not m.method.startswith("deterministic")]
+            sampled = [m for m in cmp.noise.metrics.values() if not m.exact and m.judged]
             if sampled:
                 txt = ("faded: within run-to-run noise" if cmp.groups is not None
                        else "faded: within sampling error")

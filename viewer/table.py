@@ -86,12 +86,16 @@ def render_totals(cmp: Comparison, color: bool) -> list[str]:
         suffix = f" [{r}]" if len(others) > 1 else ""
         head += [f"Δ{suffix}", f"Δ%{suffix}"]
     rows = [head]
+    dagger = False
     for k in cmp.total_keys:
         m = cmp.total_metric(k)
         unit = m.unit if m else Unit.COUNT
         vals = cmp.total_values(k)
         b = vals[cmp.baseline]
         cells = [m.title if m and m.label else k]
+        if m is not None and m.timed and cmp.n_runs > 1 and cmp.groups is None:
+            cells[0] += " " + TIMED_MARK
+            dagger = True
         cells += [format_value(v, unit) for v in vals]
         for r in others:
             n = vals[r]
@@ -105,7 +109,17 @@ def render_totals(cmp: Comparison, color: bool) -> list[str]:
         rows.append(cells)
     if len(rows) == 1:
         return []
-    return _render(rows, ["<"] + [">"] * (len(head) - 1))
+    out = _render(rows, ["<"] + [">"] * (len(head) - 1))
+    if dagger:
+        out.append(paint(f"{TIMED_MARK} measured once: identical runs differ by tens of "
+                         "percent in such totals; give repeated runs (--base/--new) to "
+                         "judge them", GREY))
+    return out
+
+
+TIMED_MARK = "†"
+"""After a run total measured once (:attr:`Metric.timed`: times, and the GC share,
+productivity and allocation rate computed from them; heap residency)."""
 
 
 def _both_names(cmp: Comparison, i: int) -> tuple[str, str]:
@@ -288,6 +302,9 @@ def render_comparison(
         lines.append("")
         lines += tot
     lines.append("")
+    if not cmp.n_rows and not any(p.n_nodes for p in cmp.runs):
+        lines.append(paint("run totals only (no call tree)", GREY))
+        return "\n".join(lines)
     head = _table_head(cmp, metrics)
     table = [head]
     changed = {m: cmp.changed_mask(m) for m in metrics}

@@ -162,3 +162,22 @@ def test_rts_times_and_what_is_computed_from_them_are_timed():
     assert not timed & {"bytes_allocated", "num_gcs", "max_residency_bytes", "gen0_collections"}
     derived = {k for k in timed if rts.total_metrics[k].unit is not Unit.SECONDS}
     assert all(k.startswith(("gc_", "productivity", "alloc_rate")) for k in derived)
+
+
+def test_cli_totals_mark_what_was_measured_once_and_a_totals_only_pair_has_no_table(capsys):
+    """``+RTS -s`` of v1 and v2: the times (and %GC, productivity, the allocation rate)
+    carry the mark, bytes and counts do not; no empty row table ("0 of 0 rows")."""
+    from profdiff.viewer.cli import main
+
+    rts = DATA / "ghc-rts"
+    assert main(["diff", str(rts / "hs-ad-v1.stats.txt"), str(rts / "hs-ad-v2.stats.txt")]) == 0
+    out = capsys.readouterr().out
+    lines = {ln.split("  ")[0]: ln for ln in out.splitlines()}
+    assert "MUT CPU †" in lines and "productivity (CPU) †" in lines
+    assert "allocated" in lines and "GCs" in lines  # counted: no mark
+    assert "† measured once" in out
+    assert "run totals only (no call tree)" in out
+    assert "0 of 0 rows" not in out and "cost centre" not in out
+    runs = sorted((rts).glob("hs-ad-noise-v1-run*.stats.txt"))
+    assert main(["diff", "--base", *map(str, runs), "--new", str(rts / "hs-ad-v2.stats.txt")]) == 0
+    assert "†" not in capsys.readouterr().out  # group means: not one timing

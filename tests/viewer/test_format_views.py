@@ -245,6 +245,21 @@ def test_rts_view_values_and_warning(qtbot, rts_runs, model_tester):
     assert [pause.siblingAtColumn(c).data() for c in (1, 2, 4)] == ["2.2 ms", "2.8 ms", "≈×1.3"]
     gcs = w.table.row_index("gen1_collections")
     assert gcs.siblingAtColumn(4).data() == "×2.486"  # 658 -> 1,636 collections
+    # times measured once carry the mark and the headline says what it means; counts and
+    # bytes do not
+    assert w.table.row_index("mut_cpu_s").data() == "MUT CPU †"
+    assert w.table.row_index("productivity_pct").data() == "productivity †"
+    assert gcs.data() == "gen 1 collections" and texts[0] == "allocated"
+    assert "† measured once" in w.headline.text()
+
+
+def test_rts_view_of_one_run_has_no_timed_mark(qtbot, rts_runs):
+    from profdiff.viewer.qt.rts_view import RtsView
+
+    w = RtsView(align(rts_runs[:1], mode="flat"))
+    qtbot.addWidget(w)
+    assert w.table.row_index("mut_cpu_s").data() == "MUT CPU"
+    assert "measured once" not in w.headline.text()
 
 
 def test_totals_model_flat_and_three_runs(qtbot, rts_runs, model_tester):

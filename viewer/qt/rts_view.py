@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (  # noqa: E402
 from profdiff.viewer.colors import DivergingScale  # noqa: E402
 from profdiff.viewer.compare import Comparison, incomparable_warnings  # noqa: E402
 from profdiff.viewer.run_labels import labels_of  # noqa: E402
+from profdiff.viewer.table import TIMED_MARK  # noqa: E402
 from profdiff.viewer.units import format_rel, format_value  # noqa: E402
 
 from .totals_table import TotalsTable, better_of, totals_data  # noqa: E402
@@ -167,6 +168,27 @@ def gc_recomputed_note(cmp: Comparison) -> str:
             "times (GHC 9.0's integer-division bug prints 0.0%); the %GC rows are "
             "recomputed from the times, the printed values are kept as \"%GC as printed\". "
             + "; ".join(parts))
+
+
+TIMED_NOTE_HTML = (f"<br><span style='color:#777'>{TIMED_MARK} measured once: runs of one "
+                   "binary differ by tens of percent in these; open repeated runs of each "
+                   "build to judge them.</span>")
+"""Why tens of percent: three ``-s`` runs of one hs-ad binary, MUT CPU 2.6-3.2 s and
+elapsed 4.2-13.9 s (tests/data/ghc-rts/hs-ad-noise-v1-run*.stats.txt)."""
+
+
+def mark_timed(metrics: dict, cmp: Comparison) -> bool:
+    """Put :data:`~viewer.table.TIMED_MARK` after the label of each statistic measured
+    once (:attr:`Metric.timed`), as ``diff``'s totals do; with one run, or group means,
+    nothing.  Returns whether any was marked."""
+    if cmp.n_runs < 2 or cmp.groups is not None:
+        return False
+    marked = False
+    for k, m in list(metrics.items()):
+        if m is not None and m.timed:
+            metrics[k] = replace(m, label=f"{m.title} {TIMED_MARK}")
+            marked = True
+    return marked
 
 
 def warnings_text(cmp: Comparison) -> str:
@@ -396,6 +418,8 @@ class RtsView(QWidget):
                     data.metrics[k] = replace(m, label=m.title + "  ⚠ recomputed",
                                               description=m.description + ". " +
                                               gc_recomputed_note(cmp))
+        if mark_timed(data.metrics, cmp):
+            self.headline.setText(self.headline.text() + TIMED_NOTE_HTML)
         self.table = TotalsTable(data)
         if self.gc_plot is None:
             lay.addWidget(self.table, 1)

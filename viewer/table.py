@@ -17,7 +17,14 @@ from profdiff.parsers.model import Metric, Profile, Unit
 
 from .compare import Comparison, Status, incomparable_warnings
 from .run_labels import labels_of
-from .units import digits_rounding, format_delta, format_rel, format_total_delta, format_value
+from .units import (
+    TIMED_MARK,
+    digits_rounding,
+    format_delta,
+    format_rel,
+    format_total_delta,
+    format_value,
+)
 
 RED, GREEN, GREY, BOLD, YELLOW, RESET = (
     "\x1b[31m", "\x1b[32m", "\x1b[90m", "\x1b[1m", "\x1b[33m", "\x1b[0m")
@@ -116,10 +123,6 @@ def render_totals(cmp: Comparison, color: bool) -> list[str]:
                          "judge them", GREY))
     return out
 
-
-TIMED_MARK = "†"
-"""After a run total measured once (:attr:`Metric.timed`: times, and the GC share,
-productivity and allocation rate computed from them; heap residency)."""
 
 
 def _both_names(cmp: Comparison, i: int) -> tuple[str, str]:

@@ -50,6 +50,9 @@ _SUFFIX = {
 _WHOLE = (Unit.BYTES, Unit.COUNT, Unit.TICKS, Unit.SAMPLES)
 MINUS = "−"
 APPROX = "≈"
+TIMED_MARK = "†"
+"""After a run total measured once (:attr:`parsers.model.Metric.timed`: times, and the GC
+share, productivity and allocation rate computed from them; heap residency)."""
 
 
 @dataclass(frozen=True)

@@ -322,6 +322,9 @@ def test_heap_pair_of_one_binary_reads_moved_not_changed(win):
     c = cmp.status_counts()
     assert c["changed"] == 0 and c["moved"] > 0
     assert f"(0 changed, {c['moved']:,} moved, not judged)" in win.status_label.text()
+    # the header's totals were measured once: marked, and its tooltip says what that means
+    assert "peak heap †" in win.summary.text() and "heap samples †" in win.summary.text()
+    assert win.summary.toolTip().startswith("† measured once")
     peak = cmp.delta("peak_bytes") != 0
     row = int(np.flatnonzero((cmp.status == Status.MOVED) & peak)[0])
     html = details_html(cmp, row)

@@ -40,8 +40,7 @@ from PySide6.QtWidgets import (  # noqa: E402
 from profdiff.viewer.colors import DivergingScale  # noqa: E402
 from profdiff.viewer.compare import Comparison, incomparable_warnings  # noqa: E402
 from profdiff.viewer.run_labels import labels_of  # noqa: E402
-from profdiff.viewer.table import TIMED_MARK  # noqa: E402
-from profdiff.viewer.units import format_rel, format_value  # noqa: E402
+from profdiff.viewer.units import TIMED_MARK, format_rel, format_value  # noqa: E402
 
 from .totals_table import TotalsTable, better_of, totals_data  # noqa: E402
 
@@ -178,7 +177,7 @@ elapsed 4.2-13.9 s (tests/data/ghc-rts/hs-ad-noise-v1-run*.stats.txt)."""
 
 
 def mark_timed(metrics: dict, cmp: Comparison) -> bool:
-    """Put :data:`~viewer.table.TIMED_MARK` after the label of each statistic measured
+    """Put :data:`~viewer.units.TIMED_MARK` after the label of each statistic measured
     once (:attr:`Metric.timed`), as ``diff``'s totals do; with one run, or group means,
     nothing.  Returns whether any was marked."""
     if cmp.n_runs < 2 or cmp.groups is not None:

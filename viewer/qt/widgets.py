@@ -23,6 +23,7 @@ from profdiff.viewer.colors import ADDED, REMOVED, DivergingScale
 from profdiff.viewer.compare import Comparison, Status, incomparable_warnings
 from profdiff.viewer.run_labels import distinct_labels, labels_of
 from profdiff.viewer.units import (
+    TIMED_MARK,
     digits_rounding,
     format_delta,
     format_precision,
@@ -127,6 +128,20 @@ class SummaryBar(QLabel):
             self.setText("")
             return
         self.setText(summary_html(cmp))
+        self.setToolTip(TIMED_TIP if timed_totals_marked(cmp) else "")
+
+
+TIMED_TIP = (f"{TIMED_MARK} measured once (times, heap residency): runs of one binary "
+             "differ by tens of percent in these; open repeated runs of each build to judge "
+             "them")
+
+
+def timed_totals_marked(cmp: Comparison) -> bool:
+    """Whether the header marks totals measured once: 2+ single runs (group means are
+    not one timing), some shown total timed (:attr:`Metric.timed`)."""
+    if cmp.n_runs < 2 or cmp.groups is not None:
+        return False
+    return any((m := cmp.total_metric(k)) is not None and m.timed for k in _total_keys(cmp))
 
 
 # Run totals a reader of the summary bar looks for first, in this order (any format).
@@ -156,9 +171,13 @@ def summary_html(cmp: Comparison) -> str:
     keys = _total_keys(cmp)
     head = (f"<tr><th></th><th align=left>file</th><th align=left{_GAP}>program / command "
             f"line</th><th align=left{_GAP}>date</th>")
+    mark = timed_totals_marked(cmp)
     for k in keys:
         m = cmp.total_metric(k)
-        head += f"<th align=right{_GAP}>{html.escape(m.title if m and m.label else k)}</th>"
+        title = html.escape(m.title if m and m.label else k)
+        if mark and m is not None and m.timed:
+            title += f" {TIMED_MARK}"
+        head += f"<th align=right{_GAP}>{title}</th>"
     head += "</tr>"
     rows.append(head)
     labels = labels_of(cmp)

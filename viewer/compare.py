@@ -500,8 +500,9 @@ class Comparison:
         moved = self._moved_rows(run)
         changed = np.zeros(self.n_rows, dtype=bool)
         unjudged = np.zeros(self.n_rows, dtype=bool)
+        timed = self._unjudged_metrics(noise)
         for name, sig in self._status_judge(noise):
-            if name in self._unjudged_metrics(noise):
+            if name in timed:
                 unjudged |= moved[name]
             elif run != self.current or sig is None:
                 changed |= moved[name]

@@ -128,7 +128,13 @@ def evaluate(cmp: Comparison, gates: list[Gate], run: int | None = None) -> list
             if cmp.noise is None or g.metric not in cmp.noise.metrics:
                 raise GateError(f"--fail-if {g.text!r}: significance is only known for a "
                                 "two-run or two-group comparison")
-            crossing &= cmp.noise.metrics[g.metric].significant
+            mn = cmp.noise.metrics[g.metric]
+            if not mn.judged:  # never pass on what cannot be judged
+                raise GateError(f"--fail-if {g.text!r}: {g.metric} follows the run's timing "
+                                "and one run per side cannot tell its changes from noise; "
+                                "give repeated runs (--base/--new), or gate on the change "
+                                f"itself ({g.text.removeprefix('sig.')!r})")
+            crossing &= mn.significant
         base = cmp.value(g.metric, cmp.baseline)
         new = cmp.value(g.metric, run)
         order = rank_changes(cmp, run=run).order  # culprit first, as in every list of changes

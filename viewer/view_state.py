@@ -288,7 +288,8 @@ class ViewState:
             if m is not None and m in cmp.values:
                 estimate(cmp, [m])
                 if cmp.noise is not None and m in cmp.noise.metrics:
-                    keep &= cmp.noise.metrics[m].significant
+                    mn = cmp.noise.metrics[m]  # not judged: nothing is known significant
+                    keep &= mn.significant if mn.judged else False
         if self.threshold > 0:
             big = np.zeros(cmp.n_rows, dtype=bool)
             for m in (self.metrics if metrics is None else metrics):

@@ -181,3 +181,19 @@ def test_cli_totals_mark_what_was_measured_once_and_a_totals_only_pair_has_no_ta
     runs = sorted((rts).glob("hs-ad-noise-v1-run*.stats.txt"))
     assert main(["diff", "--base", *map(str, runs), "--new", str(rts / "hs-ad-v2.stats.txt")]) == 0
     assert "†" not in capsys.readouterr().out  # group means: not one timing
+
+
+def test_a_significance_gate_on_a_timed_metric_is_refused_not_passed(capsys):
+    """``sig.`` cannot be judged on heap residency with one run per side: exit 2 with the
+    reason (never a silent pass); the plain gate still fires on the measured change."""
+    from profdiff.viewer.cli import main
+
+    assert main(["diff", str(V1), str(V2), "--fail-if", "sig.peak_bytes>10%"]) == 2
+    err = capsys.readouterr().err
+    assert "peak_bytes follows the run's timing" in err and "Traceback" not in err
+    assert main(["diff", str(V1), str(V2), "--fail-if", "peak_bytes>10%"]) == 1
+    out = capsys.readouterr().out
+    assert "GHC.Types.D#" in out  # 96,736 -> 317,472 B peak
+    runs = [str(p) for p in NOISE_RUNS]
+    assert main(["diff", "--base", *runs, "--new", str(V2), "--fail-if",
+                 "sig.peak_bytes>10%"]) == 1  # repeated runs judge it

@@ -337,3 +337,9 @@ def test_heap_pair_of_one_binary_reads_moved_not_changed(win):
     totals = {t.key: t for t in win.summary_view.summary.totals}
     assert totals["mean_bytes"].timed and totals["duration_s"].timed
     assert "timed: one run is noisy" in text
+    # "significant only": nothing is known significant, so nothing is left
+    win.significant_box.setChecked(True)
+    win.flush_pending()
+    assert win.diff.layout_.visible is not None and not win.diff.layout_.visible.any()
+    win.significant_box.setChecked(False)
+    assert win.diff.models[0].rowCount() > 0

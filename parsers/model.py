@@ -63,7 +63,10 @@ class Metric:
     residency read at GC censuses, durations measured once.  Two runs of one binary move
     them by tens of percent (the hs-ad heap profiles: 11-34 % per band) and nothing in one
     run tells by how much, so with one run per side their changes are not judged
-    (:class:`viewer.compare.Status` ``MOVED``); repeated runs give their spread.  ``self_of`` names, for an inclusive metric, the self metric it is the subtree
+    (:class:`viewer.compare.Status` ``MOVED``); repeated runs give their spread.
+    ``count_of`` names, for a sum over sampled events of different sizes (the bytes of
+    sampled allocations), the metric counting those events: its sampling error is of the
+    events, not of the bytes (one sampled 1 kB allocation is one sample, not 23).  ``self_of`` names, for an inclusive metric, the self metric it is the subtree
     sum of (so flat aggregation and exports can pair them).  ``percent_of`` names, for a
     percent-of-run metric, its absolute twin (``time_pct`` -> ``time_s``): the "% of run"
     toggle swaps one for the other.  Pairing is data, never guessed from names.
@@ -76,6 +79,7 @@ class Metric:
     description: str = ""
     sampled: bool = False
     timed: bool = False
+    count_of: str | None = None  # a sampled sum: the metric counting its samples
     self_of: str | None = None
     percent_of: str | None = None  # a percent metric: the absolute metric it is the share of
     better: str = "lower"  # "lower" (costs), "higher" (productivity, hit rates) or "none"

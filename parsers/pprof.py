@@ -51,8 +51,11 @@ Model
 
   Julia's ``events`` is the number of CPU samples, hence the same name as Go's and perf's
   ``samples``.  Metrics of CPU/wall profiles (``period_type`` cpu/wall, or sample types
-  samples/events/cpu/wall/stack_depth) are ``sampled=True``; allocation counts are treated
-  as deterministic (every recorded allocation is one sample with its exact size).
+  samples/events/cpu/wall/stack_depth) are ``sampled=True``, and so are those of a Julia
+  allocation profile (PProf.jl ``Allocs``: ``Profile.Allocs`` records a random sample of
+  the allocations, 10 % by default, and the file does not say the rate) unless the option
+  ``alloc_sample_rate=1`` says every allocation was recorded; other allocation counts (Go
+  heap profiles) are treated as deterministic.
   ``default_metric`` is ``self_<T>`` of ``default_sample_type`` or, when unset, of the
   last sample type (the pprof convention).  Option ``sample_type=`` (raw or normalised
   name) overrides it; every sample type is loaded either way.
@@ -93,7 +96,7 @@ import numpy as np
 from .builder import TreeBuilder, self_and_total
 from .errors import ParseError
 from .gzip_io import cut_offset, read_all, with_cut
-from .model import FrameTable, Metric, Profile, Unit
+from .model import FrameTable, Kind, Metric, Profile, Unit
 
 FORMAT = "pprof"
 DESCRIPTION = "pprof protobuf profile (Go, Julia PProf.jl)"
@@ -346,7 +349,27 @@ def _parse(path: Path, data: bytes, gz_cut: str) -> tuple[Any, list[str]]:
     return prof, st
 
 
-def _read_header(prof: Any, s: _Strings, path: Path, sample_type: str | None) -> _Header:
+JULIA_ALLOCS_TYPES = [("allocs", "count"), ("size", "bytes")]
+"""The sample types (and ``period_type`` heap/bytes) PProf.jl's ``Allocs.pprof`` writes:
+one sample per recorded allocation, ``allocs`` = 1 and ``size`` its bytes."""
+
+
+def is_julia_allocs(types: list[tuple[str, str]], period_type: tuple[str, str]) -> bool:
+    """Whether the profile is PProf.jl's export of ``Profile.Allocs``."""
+    return types == JULIA_ALLOCS_TYPES and period_type == ("heap", "bytes")
+
+
+def _allocs_sampled(rate: float | None, path: Path) -> bool:
+    """Whether a Julia allocation profile's counts are samples (see :func:`read`)."""
+    if rate is None:
+        return True
+    if not 0 < rate <= 1:
+        raise ValueError(f"{path}: alloc_sample_rate must be in (0, 1], not {rate!r}")
+    return rate < 1
+
+
+def _read_header(prof: Any, s: _Strings, path: Path, sample_type: str | None,
+                 alloc_sample_rate: float | None = None) -> _Header:
     """Sample types -> metrics (unique base names) and the default sample type.
 
     Every sample type is loaded; ``sample_type`` only chooses the default metric, and an
@@ -356,7 +379,8 @@ def _read_header(prof: Any, s: _Strings, path: Path, sample_type: str | None) ->
              for vt in prof.sample_type]
     period_type = (s(prof.period_type.type, "period_type.type"),
                    s(prof.period_type.unit, "period_type.unit"))
-    cpu_profile = period_type[0] in ("cpu", "wall")
+    allocs = is_julia_allocs(types, period_type) and _allocs_sampled(alloc_sample_rate, path)
+    all_sampled = period_type[0] in ("cpu", "wall") or allocs
     bases: list[str] = []
     metrics: list[Metric] = []
     for typ, unit in types:
@@ -365,9 +389,12 @@ def _read_header(prof: Any, s: _Strings, path: Path, sample_type: str | None) ->
         while base in bases:
             base, k = f"{b0}_{k}", k + 1
         bases.append(base)
-        sampled = cpu_profile or typ in _SAMPLED_TYPES
+        sampled = all_sampled or typ in _SAMPLED_TYPES
         label = f"{typ} ({unit})" if unit else typ
         metrics.extend(self_and_total(base, unit_enum, label, sampled=sampled))
+    if allocs:  # a row's bytes are the sizes of its sampled allocations: counted by allocs
+        metrics[2:4] = [dataclasses.replace(m, count_of=c.name)
+                        for m, c in zip(metrics[2:4], metrics[0:2], strict=True)]
     n_types = len(types)
 
     default_type = s(prof.default_sample_type, "default_sample_type")
@@ -820,6 +847,12 @@ def _build(path: Path, builder: TreeBuilder, header: _Header, fr: _Frames, smp: 
         for m in header.metrics[2 * i : 2 * i + 2]:
             totals[m.name] = int(smp.run_totals[i])
             total_metrics[m.name] = m
+    if is_julia_allocs(header.types, header.period_type) and header.metrics[0].sampled:
+        # each recorded allocation is one sample: the count the sampling error is of
+        totals["total_samples"] = int(smp.run_totals[0])
+        total_metrics["total_samples"] = Metric(
+            "total_samples", Unit.SAMPLES, Kind.NODE, "allocations sampled",
+            "allocations Profile.Allocs recorded (a sample of all of them)", sampled=True)
     extras: dict[str, Any] = {}
     if smp.by_type:
         extras["by_type"] = [
@@ -871,12 +904,20 @@ def read(
     sample_type: str | None = None,
     granularity: str = "functions",
     type_frames: bool = False,
+    alloc_sample_rate: float | None = None,
     **_options: Any,
 ) -> Profile:
     """Read a pprof profile into a call tree with one self/total pair per sample type.
 
     Steps: decode (protobuf + string table), header (sample types -> metrics), body
     (samples grouped by stack, locations -> frames), build (profile assembly).
+
+    ``alloc_sample_rate``: the ``sample_rate`` a Julia allocation profile was recorded at
+    (``Profile.Allocs.@profile sample_rate=...``), which PProf.jl does not write into the
+    file.  Unknown (None) or below 1, its counts and bytes are samples of all allocations
+    (``sampled``; Julia's default rate is 0.1, so two runs of one program record different
+    allocations), its bytes are counted by its allocations (``Metric.count_of``) and
+    ``total_samples`` is the number recorded; 1 (every allocation recorded): exact.
     """
     path = Path(path)
     progress = _never_back(progress) if progress else None
@@ -888,7 +929,7 @@ def read(
     if progress:
         progress(0.1)
     s = _Strings(path, st, lenient)
-    header = _read_header(prof, s, path, sample_type)
+    header = _read_header(prof, s, path, sample_type, alloc_sample_rate)
     self_names = header.self_names
     builder = TreeBuilder(self_names)
     fr = _Frames(prof, s, builder, granularity, path, lenient)

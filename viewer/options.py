@@ -53,7 +53,8 @@ class OpenApp:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
 
-READER_OPTIONS = ("event", "sample_type", "group_by", "split_by", "demangle", "profile")
+READER_OPTIONS = ("event", "sample_type", "group_by", "split_by", "demangle", "profile",
+                  "alloc_sample_rate")
 """Reader keywords a reader accepts when it knows them (the others ignore them)."""
 
 VIEWS = ("summary", "side", "diff", "flat", "flame", "heap", "rts", "ticky", "counters", "totals",
@@ -71,6 +72,17 @@ a panel); every other app option is shared with ``profdiff diff``."""
 # ------------------------------------------------------------------------------------------
 # option groups
 # ------------------------------------------------------------------------------------------
+def _sample_rate(text: str) -> float:
+    """``--alloc-sample-rate``: a fraction in (0, 1]."""
+    try:
+        rate = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], not {text!r}") from None
+    if not 0 < rate <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], not {text!r}")
+    return rate
+
+
 def add_reading_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("reading")
     g.add_argument("--format", help="force a reader (skip detection), e.g. ghc-prof")
@@ -78,6 +90,11 @@ def add_reading_options(p: argparse.ArgumentParser) -> None:
                    help="skip corrupt lines (each one is reported) instead of failing")
     g.add_argument("--event", help="perf: which event to read when a file has several")
     g.add_argument("--sample-type", dest="sample_type", help="pprof: which sample type")
+    g.add_argument("--alloc-sample-rate", dest="alloc_sample_rate", type=_sample_rate,
+                   metavar="RATE",
+                   help="Julia allocation profiles (PProf.jl Allocs): the sample_rate they "
+                   "were recorded at; 1 = every allocation, counts exact (default: unknown, "
+                   "counts judged as samples)")
     g.add_argument("--group-by", dest="group_by", choices=("symbol+dso", "symbol"),
                    help="perf: frame identity (default symbol+dso; 'symbol' matches across "
                    "moved libraries)")

@@ -99,7 +99,7 @@ def _sample_argv(a: argparse.Action, tmp_path: Path) -> list[str]:
     special = {"rules": str(tmp_path / "rules.toml"), "rename": "addGrad=addGradient",
                "rename_module": "AD.Eval=AD.E", "rename_regex": "^add=plus",
                "normalize": "ghc", "format": "ghc-prof", "metrics": "entries,time_pct",
-               "filter": "Eval", "base": str(V1), "new": str(V2)}
+               "filter": "Eval", "base": str(V1), "new": str(V2), "alloc_sample_rate": "1"}
     if a.dest in special:
         return [flag, special[a.dest]]
     if a.choices:

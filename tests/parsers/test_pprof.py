@@ -143,7 +143,15 @@ def test_julia_alloc_profile_by_type_and_alloc_frames():
     assert [m.name for m in p.metrics] == [
         "self_alloc_count", "total_alloc_count", "self_alloc_bytes", "total_alloc_bytes"]
     assert p.default_metric == "self_alloc_count"  # default_sample_type = "allocs"
-    assert not p.metric("self_alloc_bytes").sampled
+    # Profile.Allocs records a sample of the allocations (the rate is not in the file):
+    # counts are samples, bytes are counted by them, and every recorded one is a sample
+    assert p.metric("self_alloc_count").sampled and p.metric("self_alloc_bytes").sampled
+    assert p.metric("self_alloc_bytes").count_of == "self_alloc_count"
+    assert p.metric("total_alloc_bytes").count_of == "total_alloc_count"
+    assert p.totals["total_samples"] == p.totals["self_alloc_count"] == 5
+    exact = load(DATA / "julia-1.8.5-pprofjl-julox-alloc-profile.pb.gz", alloc_sample_rate=1)
+    assert not any(m.sampled or m.count_of for m in exact.metrics)
+    assert "total_samples" not in exact.totals
     assert p.totals["total_alloc_count"] == 5 and p.totals["total_alloc_bytes"] == 3192
     assert p.meta["producer"] == "julia"
     assert p.meta["label_keys"] == {"bytes": "bytes", "type": ""}
@@ -319,7 +327,8 @@ def test_synthetic_allocation_profile_exact(tmp_path):
     assert p.meta["comments"] == ["written by the test"]
     assert p.meta["n_samples"] == 4 and p.meta["n_locations"] == 6
     assert p.totals == {"self_alloc_count": 4, "total_alloc_count": 4,
-                        "self_alloc_bytes": 200, "total_alloc_bytes": 200}
+                        "self_alloc_bytes": 200, "total_alloc_bytes": 200,
+                        "total_samples": 4}  # recorded allocations: a sample (rate unknown)
     # the tree, root first, inlined helper below work
     paths = {" > ".join(p.path_labels(i)): (int(p.values["self_alloc_bytes"][i]),
                                             int(p.values["total_alloc_bytes"][i]))

@@ -66,8 +66,9 @@ class Metric:
     (:class:`viewer.compare.Status` ``MOVED``); repeated runs give their spread.
     ``count_of`` names, for a sum over sampled events of different sizes (the bytes of
     sampled allocations), the metric counting those events: its sampling error is of the
-    events, not of the bytes (one sampled 1 kB allocation is one sample, not 23).  ``self_of`` names, for an inclusive metric, the self metric it is the subtree
-    sum of (so flat aggregation and exports can pair them).  ``percent_of`` names, for a
+    events, not of the bytes (one sampled 1 kB allocation is one sample, not 23).
+    ``self_of`` names, for an inclusive metric, the self metric it is the subtree sum of
+    (so flat aggregation and exports can pair them).  ``percent_of`` names, for a
     percent-of-run metric, its absolute twin (``time_pct`` -> ``time_s``): the "% of run"
     toggle swaps one for the other.  Pairing is data, never guessed from names.
     """

@@ -257,3 +257,30 @@ def test_report_of_every_format_renders_without_errors(tmp_path):
                 page.close()
         finally:
             browser.close()
+
+
+def test_heap_pair_report_says_not_judged_in_chromium(tmp_path):
+    """Two heap profiles, one run per side: the verdicts are "not judged", shown grey and
+    italic as the hint explains, and the verdict filter lists them."""
+    sync_api = _browser()
+    hp = Path(__file__).resolve().parents[1] / "data" / "ghc-hp"
+    out = tmp_path / "hp.html"
+    assert main(["report", str(hp / "hs-ad-v1.hp"), str(hp / "hs-ad-v2.hp"), "-o",
+                 str(out)]) == 0
+    doc = embedded(out.read_text(encoding="utf-8"))
+    n = doc["changes"]["verdict_counts"]["not judged"]
+    assert n > 0 and "real" not in doc["changes"]["verdict_counts"]
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(out.as_uri())
+            page.wait_for_selector("body[data-ready='1']")
+            page.select_option("#verdict-filter", "not judged")
+            cells = page.locator("#changes tbody tr td:nth-child(2)")
+            assert set(cells.all_inner_texts()) == {"not judged"} and cells.count() == n
+            style = cells.first.evaluate("e => getComputedStyle(e).fontStyle")
+            assert style == "italic"
+            assert "not judged" in page.locator(".hint").first.inner_text()
+        finally:
+            browser.close()

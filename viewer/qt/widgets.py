@@ -344,8 +344,10 @@ def noise_html(cmp: Comparison, row: int) -> str:
         note = (f"Repeated runs: baseline = mean of {nz.n_base}, current = mean of {nz.n_new} "
                 f"(spread = std and min–max over the runs of each group)")
     else:
-        note = "One run per side: only sampling error is known."
-        if any(not mn.judged for mn in nz.metrics.values()):
+        judged = [mn.judged for mn in nz.metrics.values()]
+        note = ("One run per side: only sampling error is known." if any(judged)
+                else "One run per side.")
+        if not all(judged):
             note += (" Metrics that follow the run's timing (heap censuses, measured "
                      "durations) are not judged: give repeated runs.")
     rows = ["<tr><th align=left>metric</th>"

@@ -832,6 +832,8 @@ def _meta(prof: Any, s: _Strings, header: _Header, fr: _Frames, smp: _Samples,
     }
     if prof.time_nanos > 0:
         meta["date"] = datetime.fromtimestamp(prof.time_nanos / 1e9, tz=UTC).isoformat()
+    if is_julia_allocs(header.types, header.period_type) and header.metrics[0].sampled:
+        meta["allocations_sampled"] = True  # see read(): alloc_sample_rate unknown or < 1
     if prof.mapping and mappings[prof.mapping[0].id]:
         meta["program"] = mappings[prof.mapping[0].id].replace("\\", "/").rsplit("/", 1)[-1]
     return meta

@@ -36,6 +36,7 @@ from profdiff.parsers.model import Unit
 from .compare import Comparison, KeyRule, Status, incomparable_warnings
 from .defaults import DEFAULT_MATCH_THRESHOLD
 from .ranking import baseline_total, main_metrics, system_rows
+from .reading_notes import reading_notes
 from .rules import ModuleRename
 from .session import Session
 from .suggest import Suggestion, accept, suggest_matches
@@ -477,6 +478,6 @@ def notices(flat: Comparison, tree: Comparison) -> list[Notice]:
             out.append(Notice("precision", (
                 f"{' and '.join(rounded)} {verb} derived from rounded percentages: a "
                 "change smaller than the rounding is no change")))
-    for note in dict.fromkeys([*tree.notes, *flat.notes]):
+    for note in dict.fromkeys([*tree.notes, *flat.notes, *reading_notes(flat.runs)]):
         out.append(Notice("note", note))
     return out

@@ -16,6 +16,7 @@ import numpy as np
 from profdiff.parsers.model import Metric, Profile, Unit
 
 from .compare import Comparison, Status, incomparable_warnings
+from .reading_notes import reading_notes
 from .run_labels import labels_of
 from .units import (
     TIMED_MARK,
@@ -153,7 +154,7 @@ def _runs_header(cmp: Comparison, paint: _Painter, notes: Sequence[str]) -> list
     basis = {str(p.meta["percent_basis"]) for p in cmp.runs if p.meta.get("percent_basis")}
     for b in sorted(basis):
         lines.append(paint(f"note: {b}", GREY))
-    for note in [*cmp.notes, *notes]:
+    for note in [*cmp.notes, *reading_notes(cmp.runs), *notes]:
         lines.append(paint(f"note: {note}", GREY))
     return lines
 

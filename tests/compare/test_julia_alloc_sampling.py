@@ -98,3 +98,23 @@ def test_bytes_are_judged_by_their_allocations(pair):
     for m in ("self_alloc_bytes", "total_alloc_bytes"):
         assert cmp.metric_by_name[m].count_of is not None
         assert not cmp.noise.metrics[m].significant.any()
+
+
+def test_the_sampling_assumption_is_said_where_the_counts_are_read(pair, capsys, tmp_path):
+    """The CLI header, the Summary's notes and the HTML report's notes say the counts
+    were read as samples and which option makes them exact; with that option, nothing."""
+    from profdiff.viewer.cli import main
+    from profdiff.viewer.reading_notes import ALLOCATIONS_SAMPLED
+    from profdiff.viewer.session import Session, SessionSpec
+    from profdiff.viewer.summary import build_summary
+
+    a, b, *_ = pair
+    assert main(["diff", str(a), str(b)]) == 0
+    assert f"note: {ALLOCATIONS_SAMPLED}" in capsys.readouterr().out
+    assert main(["diff", str(a), str(b), "--alloc-sample-rate", "1"]) == 0
+    assert "--alloc-sample-rate 1" not in capsys.readouterr().out
+    sm = build_summary(Session.open(SessionSpec(files=(str(a), str(b)))))
+    assert ALLOCATIONS_SAMPLED in [n.text for n in sm.warnings]
+    out = tmp_path / "r.html"
+    assert main(["report", str(a), str(b), "-o", str(out)]) == 0
+    assert "alloc-sample-rate 1 judges them as exact" in out.read_text(encoding="utf-8")

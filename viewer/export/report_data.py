@@ -260,6 +260,7 @@ def report_document(session: Session, gates: Sequence[Gate] = (), view: ViewStat
     from profdiff.viewer.diff_cli import shown_rows, table_metrics
     from profdiff.viewer.noise import run_level_notes
     from profdiff.viewer.ranking import main_metrics
+    from profdiff.viewer.reading_notes import reading_notes
     from profdiff.viewer.view_state import ViewState
 
     cmp = session.main
@@ -277,7 +278,7 @@ def report_document(session: Session, gates: Sequence[Gate] = (), view: ViewStat
         "baseline": cmp.baseline, "current": cmp.current,
         "totals": totals_json(cmp),
         "changes": changes_json(cmp, ranking, max_changes, rows, metrics),
-        "notes": [*cmp.notes, *run_level_notes(cmp)],
+        "notes": [*cmp.notes, *reading_notes(cmp.runs), *run_level_notes(cmp)],
         "warnings": warnings_json(session, cmp),
         "fail_if": gates_json(cmp, gates, allow_incomplete),
         "flame": None,

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from profdiff.parsers.model import Kind, Metric, Profile, Unit
+from profdiff.parsers.model import Kind, Metric, Profile, Unit, inclusive_from_self
 
 from .compare import Comparison, KeyRule, align, value_column
 from .defaults import DEFAULT_ALPHA  # noqa: F401 - re-exported
@@ -860,13 +860,40 @@ def _event_counts(cmp: Comparison, m: Metric, base_runs: Sequence[int],
     A row whose events kept their size is judged by its count; one whose events grew
     moves beyond it by the size change over the pooled size."""
     vb, vn = _columns(cmp, m.name, base_runs), _columns(cmp, m.name, new_runs)
-    k = _counted_by(cmp, m)
-    kb, kn = _columns(cmp, str(k), base_runs), _columns(cmp, str(k), new_runs)
+    size = _mean_event_size(cmp, m, [*base_runs, *new_runs])
+    if m.kind is Kind.INCLUSIVE and cmp.mode == "tree" and m.self_of in cmp.metric_by_name:
+        size = _subtree_event_size(cmp, cmp.metric_by_name[str(m.self_of)],
+                                   [*base_runs, *new_runs], size)
     with np.errstate(divide="ignore", invalid="ignore"):
-        size = (np.nansum(vb, axis=1) + np.nansum(vn, axis=1)) / \
-            (np.nansum(kb, axis=1) + np.nansum(kn, axis=1))
         size = np.where(np.isfinite(size) & (size > 0), size, 1.0)[:, None]
         return vb / size, vn / size
+
+
+def _mean_event_size(cmp: Comparison, m: Metric, runs: Sequence[int]) -> np.ndarray:
+    """Per row, ``m`` over the events counting it (:attr:`Metric.count_of`), pooled over
+    ``runs`` (NaN where a row has none)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.nansum(_columns(cmp, m.name, runs), axis=1) / \
+            np.nansum(_columns(cmp, str(m.count_of), runs), axis=1)
+
+
+def _subtree_event_size(cmp: Comparison, self_m: Metric, runs: Sequence[int],
+                        fallback: np.ndarray) -> np.ndarray:
+    """Per row of a tree, the variance per unit of its inclusive sum: its subtree's own
+    sums weighted by their own mean event sizes, ``sum(s_d B_d) / sum(B_d)``.
+
+    Why: a caller's bytes are its callees' allocations, of very different sizes; its
+    plain mean size let one large allocation more or less read as a change (3 callers
+    of 7,695 shared rows of two halves of one Julia profile)."""
+    if _counted_by(cmp, self_m) is None:
+        return fallback
+    own = np.nansum(_columns(cmp, self_m.name, runs), axis=1)
+    s = _mean_event_size(cmp, self_m, runs)
+    weighted = np.where(np.isfinite(s) & (own > 0), s * own, 0.0)
+    num = inclusive_from_self(cmp.parent, weighted, cmp.depth)
+    den = inclusive_from_self(cmp.parent, np.where(own > 0, own, 0.0), cmp.depth)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / den, fallback)
 
 
 def _count_z(cmp: Comparison, m: Metric, cb: np.ndarray, cn: np.ndarray,

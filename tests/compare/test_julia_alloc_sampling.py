@@ -58,8 +58,8 @@ def pair(tmp_path_factory):
             _write(prof, grown, d / "grown.pb.gz"), leaf, prof)
 
 
-def _statuses(a: Path, b: Path, **options):
-    cmp = align([load(a, **options), load(b, **options)], mode="flat")
+def _statuses(a: Path, b: Path, mode: str = "flat", **options):
+    cmp = align([load(a, **options), load(b, **options)], mode=mode)
     cmp.add_noise(single_run_noise(cmp, metrics=cmp.status_metrics(sampled_only=True)))
     return cmp
 
@@ -77,6 +77,10 @@ def test_two_samples_of_one_recording_read_unchanged(pair):
               "total_alloc_bytes"):
         moved |= exact.value(m, 0) != exact.value(m, 1)
     assert exact.status_counts()["changed"] == int((moved & shared).sum()) > 150
+    # the call tree too: callers whose bytes mix large and small allocations included
+    tree = _statuses(a, b, mode="tree")
+    assert tree.status_counts()["changed"] == 0 and tree.status_counts()["same"] > 7000
+    assert _statuses(a, b, mode="tree", alloc_sample_rate=1).status_counts()["changed"] > 5000
 
 
 def test_a_site_whose_allocations_doubled_is_changed(pair):
@@ -88,6 +92,8 @@ def test_a_site_whose_allocations_doubled_is_changed(pair):
     leaf_name = prof.string_table[fn[loc.line[0].function_id].name]
     assert leaf_name in changed
     assert len(changed) <= 3  # the site (and callers whose allocations it is)
+    # (in the call tree its 42 allocations are spread over many call paths, each too
+    # few to tell a doubling from sampling error: the flat row is where it shows)
 
 
 def test_bytes_are_judged_by_their_allocations(pair):

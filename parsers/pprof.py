@@ -296,6 +296,7 @@ class _Header:
     bases: list[str]
     metrics: list[Metric]
     default_idx: int
+    allocations_sampled: bool = False  # a Julia allocation profile read as samples
 
     @property
     def self_names(self) -> list[str]:
@@ -414,7 +415,7 @@ def _read_header(prof: Any, s: _Strings, path: Path, sample_type: str | None,
                 path, f"a sample type among {[t for t, _ in types]} (option sample_type)",
                 found=sample_type,
             )
-    return _Header(types, period_type, bases, metrics, default_idx)
+    return _Header(types, period_type, bases, metrics, default_idx, allocs)
 
 
 class _Frames:
@@ -832,7 +833,7 @@ def _meta(prof: Any, s: _Strings, header: _Header, fr: _Frames, smp: _Samples,
     }
     if prof.time_nanos > 0:
         meta["date"] = datetime.fromtimestamp(prof.time_nanos / 1e9, tz=UTC).isoformat()
-    if is_julia_allocs(header.types, header.period_type) and header.metrics[0].sampled:
+    if header.allocations_sampled:
         meta["allocations_sampled"] = True  # see read(): alloc_sample_rate unknown or < 1
     if prof.mapping and mappings[prof.mapping[0].id]:
         meta["program"] = mappings[prof.mapping[0].id].replace("\\", "/").rsplit("/", 1)[-1]
@@ -849,7 +850,7 @@ def _build(path: Path, builder: TreeBuilder, header: _Header, fr: _Frames, smp: 
         for m in header.metrics[2 * i : 2 * i + 2]:
             totals[m.name] = int(smp.run_totals[i])
             total_metrics[m.name] = m
-    if is_julia_allocs(header.types, header.period_type) and header.metrics[0].sampled:
+    if header.allocations_sampled:
         # each recorded allocation is one sample: the count the sampling error is of
         totals["total_samples"] = int(smp.run_totals[0])
         total_metrics["total_samples"] = Metric(

@@ -710,6 +710,13 @@ class Comparison:
         return [p.totals.get(key) for p in self.runs]
 
     @property
+    def totals_measured_once(self) -> bool:
+        """Whether each run's totals are one run's measurement (2+ single runs), so a
+        timed total (:attr:`Metric.timed`) is marked :data:`viewer.units.TIMED_MARK`
+        wherever totals are compared; group means are not one timing."""
+        return self.n_runs > 1 and self.groups is None
+
+    @property
     def incomplete_runs(self) -> list[int]:
         return [i for i, p in enumerate(self.runs) if p.incomplete]
 

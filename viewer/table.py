@@ -20,6 +20,7 @@ from .reading_notes import reading_notes
 from .run_labels import labels_of
 from .units import (
     TIMED_MARK,
+    TIMED_NOTE,
     digits_rounding,
     format_delta,
     format_rel,
@@ -101,7 +102,7 @@ def render_totals(cmp: Comparison, color: bool) -> list[str]:
         vals = cmp.total_values(k)
         b = vals[cmp.baseline]
         cells = [m.title if m and m.label else k]
-        if m is not None and m.timed and cmp.n_runs > 1 and cmp.groups is None:
+        if m is not None and m.timed and cmp.totals_measured_once:
             cells[0] += " " + TIMED_MARK
             dagger = True
         cells += [format_value(v, unit) for v in vals]
@@ -119,9 +120,8 @@ def render_totals(cmp: Comparison, color: bool) -> list[str]:
         return []
     out = _render(rows, ["<"] + [">"] * (len(head) - 1))
     if dagger:
-        out.append(paint(f"{TIMED_MARK} measured once: identical runs differ by tens of "
-                         "percent in such totals; give repeated runs (--base/--new) to "
-                         "judge them", GREY))
+        out.append(paint(f"{TIMED_NOTE}; give repeated runs (--base/--new) to judge them",
+                         GREY))
     return out
 
 

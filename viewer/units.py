@@ -53,6 +53,11 @@ APPROX = "≈"
 TIMED_MARK = "†"
 """After a run total measured once (:attr:`parsers.model.Metric.timed`: times, and the GC
 share, productivity and allocation rate computed from them; heap residency)."""
+TIMED_NOTE = (f"{TIMED_MARK} measured once: runs of one binary differ by tens of percent "
+              "in these")
+"""What :data:`TIMED_MARK` means, wherever it is explained (each place adds how to give
+repeated runs).  Tens of percent: three ``-s`` runs of one hs-ad binary, MUT CPU
+2.6-3.2 s and elapsed 4.2-13.9 s (tests/data/ghc-rts/hs-ad-noise-v1-run*.stats.txt)."""
 
 
 @dataclass(frozen=True)

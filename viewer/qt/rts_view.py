@@ -40,7 +40,7 @@ from PySide6.QtWidgets import (  # noqa: E402
 from profdiff.viewer.colors import DivergingScale  # noqa: E402
 from profdiff.viewer.compare import Comparison, incomparable_warnings  # noqa: E402
 from profdiff.viewer.run_labels import labels_of  # noqa: E402
-from profdiff.viewer.units import TIMED_MARK, format_rel, format_value  # noqa: E402
+from profdiff.viewer.units import TIMED_MARK, TIMED_NOTE, format_rel, format_value  # noqa: E402
 
 from .totals_table import TotalsTable, better_of, totals_data  # noqa: E402
 
@@ -169,18 +169,15 @@ def gc_recomputed_note(cmp: Comparison) -> str:
             + "; ".join(parts))
 
 
-TIMED_NOTE_HTML = (f"<br><span style='color:#777'>{TIMED_MARK} measured once: runs of one "
-                   "binary differ by tens of percent in these; open repeated runs of each "
-                   "build to judge them.</span>")
-"""Why tens of percent: three ``-s`` runs of one hs-ad binary, MUT CPU 2.6-3.2 s and
-elapsed 4.2-13.9 s (tests/data/ghc-rts/hs-ad-noise-v1-run*.stats.txt)."""
+TIMED_NOTE_HTML = (f"<br><span style='color:#777'>{html.escape(TIMED_NOTE)}; open repeated "
+                   "runs of each build to judge them.</span>")
 
 
 def mark_timed(metrics: dict, cmp: Comparison) -> bool:
     """Put :data:`~viewer.units.TIMED_MARK` after the label of each statistic measured
-    once (:attr:`Metric.timed`), as ``diff``'s totals do; with one run, or group means,
-    nothing.  Returns whether any was marked."""
-    if cmp.n_runs < 2 or cmp.groups is not None:
+    once (:attr:`Metric.timed`), as ``diff``'s totals do, when the runs' totals are
+    (:attr:`Comparison.totals_measured_once`).  Returns whether any was marked."""
+    if not cmp.totals_measured_once:
         return False
     marked = False
     for k, m in list(metrics.items()):

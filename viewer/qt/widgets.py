@@ -24,6 +24,7 @@ from profdiff.viewer.compare import Comparison, Status, incomparable_warnings
 from profdiff.viewer.run_labels import distinct_labels, labels_of
 from profdiff.viewer.units import (
     TIMED_MARK,
+    TIMED_NOTE,
     digits_rounding,
     format_delta,
     format_precision,
@@ -131,15 +132,13 @@ class SummaryBar(QLabel):
         self.setToolTip(TIMED_TIP if timed_totals_marked(cmp) else "")
 
 
-TIMED_TIP = (f"{TIMED_MARK} measured once (times, heap residency): runs of one binary "
-             "differ by tens of percent in these; open repeated runs of each build to judge "
-             "them")
+TIMED_TIP = f"{TIMED_NOTE}; open repeated runs of each build to judge them"
 
 
 def timed_totals_marked(cmp: Comparison) -> bool:
-    """Whether the header marks totals measured once: 2+ single runs (group means are
-    not one timing), some shown total timed (:attr:`Metric.timed`)."""
-    if cmp.n_runs < 2 or cmp.groups is not None:
+    """Whether the header marks totals measured once
+    (:attr:`Comparison.totals_measured_once`, some shown total timed)."""
+    if not cmp.totals_measured_once:
         return False
     return any((m := cmp.total_metric(k)) is not None and m.timed for k in _total_keys(cmp))
 

@@ -77,6 +77,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
+def tolerant_stdout() -> None:
+    """Let the tables print on a terminal that cannot show their symbols (Δ, ≈, −, †):
+    those become ``?`` instead of an "internal error: UnicodeEncodeError".
+
+    Why: Python writes UTF-8 in the C locale, but a non-UTF-8 locale (ISO-8859-1) or
+    ``PYTHONUTF8=0`` gives a strict ASCII or Latin-1 stdout, and every ``diff`` failed.
+    A UTF-8 stdout is left as it is."""
+    enc = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
+    if enc != "utf8" and hasattr(sys.stdout, "reconfigure"):
+        try:
+            sys.stdout.reconfigure(errors="replace")
+        except (ValueError, OSError):  # a closed or detached stream: nothing to print to
+            pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``profdiff`` program (``argv`` None: ``sys.argv``; the process then ends as
     soon as the command or the window is done, :func:`viewer.options.exit_now`) or one
@@ -86,6 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .blas_threads import one_blas_thread
 
         one_blas_thread()
+        tolerant_stdout()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):
         code = _run_gui(argv)

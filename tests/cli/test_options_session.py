@@ -242,3 +242,16 @@ def test_program_under_a_profiler_exits_as_usual(tmp_path):
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "hs-ad-v1.prof" in done.stdout and out.stat().st_size > 1000
+
+
+def test_a_terminal_without_unicode_gets_question_marks_not_an_internal_error():
+    """An ASCII stdout (a non-UTF-8 locale, or ``PYTHONUTF8=0``): the table's Δ and † print
+    as ``?`` and the command succeeds; before, it ended in "internal error:
+    UnicodeEncodeError"."""
+    rts = ROOT / "tests" / "data" / "ghc-rts"
+    env = {**os.environ, "PYTHONUTF8": "0", "PYTHONIOENCODING": "ascii"}
+    out = _program("diff", str(rts / "hs-ad-v1.stats.txt"), str(rts / "hs-ad-v2.stats.txt"),
+                   env=env)
+    assert out.returncode == 0, out.stderr
+    assert "internal error" not in out.stderr
+    assert "MUT CPU ?" in out.stdout and "Δ" not in out.stdout

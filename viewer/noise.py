@@ -98,6 +98,7 @@ class MetricNoise:
     significant: np.ndarray
     detectable: MinDetectable | None = None  # sampled metrics only
     speed_factor: float | None = None  # run-level new/base factor taken out before testing
+    factor_rows: int | None = None  # how many rows voted on speed_factor
     dispersion: float | None = None  # variance inflation over sampling error (>= 1)
     judged: bool = True  # False: a timed metric, one run per side (see :func:`_unjudged`)
 
@@ -542,6 +543,12 @@ MIN_INFORMATIVE = 10
 """Rows need this many samples in both runs to inform the speed factor and dispersion."""
 
 
+def informative_rows(cb: np.ndarray, cn: np.ndarray) -> np.ndarray:
+    """Rows with at least :data:`MIN_INFORMATIVE` samples in both runs: the rows that
+    vote on the run's speed and its dispersion."""
+    return (cb >= MIN_INFORMATIVE) & (cn >= MIN_INFORMATIVE)
+
+
 def speed_factor(cb: np.ndarray, cn: np.ndarray) -> float:
     """The run-level speed factor: the median of per-row ``new / base`` sample counts.
 
@@ -550,19 +557,30 @@ def speed_factor(cb: np.ndarray, cn: np.ndarray) -> float:
     comparison do not change, so the median ratio measures the run's own change; a row is
     then judged by how far it moved beyond that factor.  A regression confined to a few
     rows leaves the median near 1, so dilution of the others' shares is not read as
-    improvement.  Falls back to 1 (compare absolute counts) with too few informative rows.
-    The median is unweighted: a single hot row that regressed (an interpreter loop holding
-    90 % of the samples) must not set the factor.
+    improvement.  The median is unweighted: a single hot row that regressed (an
+    interpreter loop holding 95 % of the samples, beside two rows that did not change)
+    must not set the factor.
+
+    With two informative rows the median is their geometric mean, so what is judged is
+    how the two split the samples: a recording 35 % longer of one program (perf attached
+    with ``-p`` for longer) moves neither row.  With one row or none, the run's speed
+    cannot be told from the row's own change: 1 (absolute counts are compared).
     """
-    ok = (cb >= MIN_INFORMATIVE) & (cn >= MIN_INFORMATIVE)
+    ok = informative_rows(cb, cn)
     if ok.sum() < MIN_FACTOR_ROWS:
         return 1.0
     return float(np.exp(np.median(np.log(cn[ok] / cb[ok]))))
 
 
-MIN_FACTOR_ROWS = 5
+MIN_FACTOR_ROWS = 2
 """A speed factor needs this many informative rows; each row counts once (not by its
-weight), so one dominant row that regressed cannot pass its change off as the run's."""
+weight), so from three rows on one dominant row that regressed cannot pass its change
+off as the run's."""
+
+
+FEW_FACTOR_ROWS = 5
+"""A speed factor resting on fewer informative rows than this says so in the run-level
+note: with two, it is their mean, and a change of either moves it."""
 
 
 CHI2_1_MEDIAN = 0.4549364
@@ -594,7 +612,7 @@ def _count_noise(cmp: Comparison, m: Metric, base_runs: Sequence[int],
     that hold the same samples (:func:`_same_samples`).
     """
     self_m = _self_counterpart(cmp, m)
-    f, phi, z_self, ms_b = _self_part(cmp, self_m, base_runs, new_runs, memo)
+    f, n_f, phi, z_self, ms_b = _self_part(cmp, self_m, base_runs, new_runs, memo)
     if self_m is m:
         z, mb = z_self, ms_b
         known = memo[("known", m.name, tuple(base_runs), tuple(new_runs))]
@@ -615,12 +633,13 @@ def _count_noise(cmp: Comparison, m: Metric, base_runs: Sequence[int],
     method = (f"z test on sample counts after the run's speed factor x{f:.3f} (Poisson "
               f"sampling error{repeated}, dispersion x{phi:.2f} estimated over the rows)")
     return MetricNoise(method, spread, p=pval, significant=sig, detectable=mdr,
-                       speed_factor=f, dispersion=phi)
+                       speed_factor=f, factor_rows=n_f, dispersion=phi)
 
 
 def _self_part(cmp: Comparison, self_m: Metric, base_runs: Sequence[int],
                new_runs: Sequence[int], memo: dict) -> tuple:
-    """(speed factor, dispersion, z, mean base counts) of the self metric ``self_m``,
+    """(speed factor, the rows it rests on, dispersion, z, mean base counts) of the self
+    metric ``self_m``,
     computed once per ``memo`` (and once for the self metrics that hold the same samples:
     ``ticks``, ``time_s`` and ``%time`` of a ``-P`` report)."""
     key = ("self", self_m.name, tuple(base_runs), tuple(new_runs))
@@ -632,12 +651,13 @@ def _self_part(cmp: Comparison, self_m: Metric, base_runs: Sequence[int],
         memo[("known", self_m.name, tuple(base_runs), tuple(new_runs))] = got is not None
         if got is None:
             sb, sn = samples.counts()
-            f = speed_factor(_row_mean(sb), _row_mean(sn)) if _disjoint_rows(cmp) \
-                else 1.0
+            disjoint = _disjoint_rows(cmp)
+            mb, mn = _row_mean(sb), _row_mean(sn)
+            f = speed_factor(mb, mn) if disjoint else 1.0
+            n_f = int(informative_rows(mb, mn).sum()) if disjoint else 0
             z_self, ms_b, ms_n = _count_z(cmp, self_m, sb, sn, base_runs, new_runs, f)
-            phi = overdispersion(z_self, (ms_b >= MIN_INFORMATIVE) & (ms_n >= MIN_INFORMATIVE)) \
-                if _disjoint_rows(cmp) else 1.0
-            got = _remember(memo, kind, samples, (f, phi, z_self, ms_b))
+            phi = overdispersion(z_self, informative_rows(ms_b, ms_n)) if disjoint else 1.0
+            got = _remember(memo, kind, samples, (f, n_f, phi, z_self, ms_b))
         memo[key] = got
     return got
 
@@ -1061,13 +1081,16 @@ def run_level_notes(cmp: Comparison) -> list[str]:
         one = noise.n_base == 1 and noise.n_new == 1
         m = cmp.metric_by_name.get(name)
         more = f"{abs(f - 1) * 100:.1f} % {'more' if f > 1 else 'less'}"
+        few = mn.factor_rows is not None and mn.factor_rows < FEW_FACTOR_ROWS
+        x = f"x{f:.3f}" + (f", from only {mn.factor_rows} rows with {MIN_INFORMATIVE}+ "
+                          "samples in both runs" if few else "")
         if m is not None and (m.count_of or any(x.count_of == name for x in cmp.metrics)):
             # sampled allocations (bytes counted by their events): not a speed
-            return [f"run-level change: the median row has {more} {m.title} (x{f:.3f}); "
+            return [f"run-level change: the median row has {more} {m.title} ({x}); "
                     "rows are judged after taking that out, so a row that only moved with "
                     "the whole run is not a change"]
         return [
-            f"run-level speed: the median row takes {more} time (x{f:.3f}); rows are "
+            f"run-level speed: the median row takes {more} time ({x}); rows are "
             "judged after taking that out, so a row that only moved with the whole run is "
             "not a change"
             + ("; with one run per side this speed change cannot be told from run-to-run "

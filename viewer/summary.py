@@ -465,6 +465,11 @@ def _module_moves(removed: Sequence[str], added: Sequence[str],
 
 # ----- warnings ------------------------------------------------------------------------
 def notices(flat: Comparison, tree: Comparison) -> list[Notice]:
+    """What the Summary warns of and notes: incomplete or incomparable runs, rounded
+    metrics, the readers' notes and the run-level speed that the statuses took out
+    (``flat`` judged: :meth:`Session.judge_statuses`), as ``diff`` and the reports say."""
+    from .noise import run_level_notes
+
     labels = run_labels([p.path for p in flat.runs])
     out = [Notice("incomplete", f"{labels[i]} is incomplete: {p.incomplete_reason}", i)
            for i, p in enumerate(flat.runs) if p.incomplete]
@@ -478,6 +483,7 @@ def notices(flat: Comparison, tree: Comparison) -> list[Notice]:
             out.append(Notice("precision", (
                 f"{' and '.join(rounded)} {verb} derived from rounded percentages: a "
                 "change smaller than the rounding is no change")))
-    for note in dict.fromkeys([*tree.notes, *flat.notes, *reading_notes(flat.runs)]):
+    for note in dict.fromkeys([*tree.notes, *flat.notes, *reading_notes(flat.runs),
+                               *run_level_notes(flat)]):
         out.append(Notice("note", note))
     return out

@@ -219,24 +219,44 @@ def test_auto_match_is_visible_and_works_with_groups(capsys):
 
 FUNCAB = (DATA / "perf/script/flamegraph-perf-funcab-cmd-01.txt",
           DATA / "perf/script/flamegraph-perf-funcab-pid-01.txt")
+C_VM = (DATA / "export/c-vm-v1.perf.script.txt.gz", DATA / "export/c-vm-v2.perf.script.txt.gz")
 
 
 def test_a_status_judged_on_a_metric_not_shown_is_said(capsys):
-    """The funcab pair (one program, recorded 169 and 228 samples long): main and
-    __libc_start_main read 0 -> 0 and 100 % -> 100 % in the default columns, yet are
-    "changed" by their total samples, which the legend then names with its column
-    name; shown (--metrics), the change is in the table and the legend says no more."""
-    code, out, _ = run(capsys, "diff", *FUNCAB)
+    """The c-vm pair (the interpreter loop 55 % slower): main reads 0 s -> 0 s and
+    100 % -> 100 % in the default columns, yet is "changed" by its total samples, which
+    the legend then names with its column name; shown (--metrics), the change is in the
+    table and the legend says no more."""
+    code, out, _ = run(capsys, "diff", *C_VM)
     assert code == 0
     main_row = next(line for line in out.splitlines() if line.split()[1:2] == ["main"])
-    assert "changed" in main_row and "100.0 %" in main_row
+    assert "changed" in main_row and main_row.count("100.0 %") == 2
     legend = out.split("legend:")[1]
-    assert "status = changed when self samples or total samples moved" in legend
-    assert "not shown: total samples [total_samples]" in legend
-    code, out, _ = run(capsys, "diff", *FUNCAB, "--metrics", "self_samples,total_samples")
+    assert "status = changed when self samples or total samples" in legend
+    assert "not shown: self samples [self_samples], total samples [total_samples]" in legend
+    code, out, _ = run(capsys, "diff", *C_VM, "--metrics",
+                       "self_samples,total_samples,total_period")
     main_row = next(line for line in out.splitlines() if line.split()[1:2] == ["main"])
-    assert main_row.split()[-4:] == ["169", "228", "+59", "+34.9%"]
+    assert main_row.split()[-11:-7] == ["3,129", "4,768", "+1,639", "+52.4%"]
     assert "status = " not in out.split("legend:")[1]
+
+
+def test_two_recordings_of_one_program_differing_in_length_read_same(capsys):
+    """The funcab pair: one program recorded for 169 and 228 samples (perf attached with
+    -p for longer), its two functions splitting them 48/52 and 49/51.  Only two rows have
+    10+ samples in both runs; their mean ratio is the run's speed factor (x1.350), so
+    no row reads changed only because the recording was longer, and the note says how
+    few rows the factor rests on."""
+    code, out, _ = run(capsys, "diff", *FUNCAB)
+    assert code == 0
+    assert "4 same, 0 changed" in out
+    note = next(line for line in out.splitlines() if "run-level speed" in line)
+    assert "x1.350, from only 2 rows with 10+ samples in both runs" in note
+    code, out, _ = run(capsys, "diff", *C_VM)
+    vm_run = next(line for line in out.splitlines() if "vm_run" in line)
+    assert vm_run.split()[3] == "changed"  # one dominant row does not set the factor
+    note = next(line for line in out.splitlines() if "run-level speed" in line)
+    assert "x1.049, from only 3 rows" in note
 
 
 @pytest.mark.parametrize("argv", [

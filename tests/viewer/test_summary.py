@@ -188,6 +188,21 @@ def test_perf_pair_totals_and_top_change_match_perf_report():
     assert not [w for w in sm.warnings if w.kind == "incomparable"]
 
 
+def test_the_run_level_speed_the_statuses_took_out_is_noted():
+    """The funcab pair (one program, 169 and 228 samples: perf attached for longer): the
+    Summary says, as ``diff`` does, that rows were judged after a run-level factor of
+    x1.350 resting on two rows, so its "within noise" beside +38 % can be understood."""
+    perf = DATA / "perf" / "script"
+    s = _session(perf / "flamegraph-perf-funcab-cmd-01.txt",
+                 perf / "flamegraph-perf-funcab-pid-01.txt")
+    sm = build_summary(s)
+    (note,) = [w.text for w in sm.warnings if "run-level speed" in w.text]
+    assert "35.0 % more time (x1.350, from only 2 rows" in note
+    (mc,) = sm.changes
+    assert {c.verdict for c in mc.changes} == {NOISE}
+    assert sm.status_counts[Status.CHANGED.label] == 0
+
+
 def test_incomplete_run_is_a_warning(tmp_path):
     text = HS2.read_text()
     cut = tmp_path / "cut.prof"

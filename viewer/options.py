@@ -288,10 +288,11 @@ def lenient_hint(e: ProfdiffError, args: argparse.Namespace) -> str:
 
 
 def lenient_hint_for(path: str | os.PathLike[str], fmt: str | None,
-                     options: dict[str, Any]) -> str:
+                     options: dict[str, Any], how: str = "--lenient") -> str:
     """``; --lenient reads it, with N warnings`` when a lenient read of ``path`` (a file
     that failed to read strictly) succeeds, tried for files up to
-    :data:`LENIENT_HINT_MAX_BYTES`; else ''.
+    :data:`LENIENT_HINT_MAX_BYTES`; else ''.  ``how``: what the user sets to read so
+    (the window names its dialog).
 
     Why tried, not just suggested: whether skipping helps depends on the reader and the
     damage (a bad line can be skipped, a missing header cannot); a hint that sends the
@@ -306,8 +307,8 @@ def lenient_hint_for(path: str | os.PathLike[str], fmt: str | None,
     except Exception:  # noqa: BLE001 - no hint when the lenient read fails too
         return ""
     n = len(prof.warnings)
-    return f"; --lenient reads it, with {n} warning{'s' if n != 1 else ''}" if n else \
-        "; --lenient reads it"
+    return f"; {how} reads it, with {n} warning{'s' if n != 1 else ''}" if n else \
+        f"; {how} reads it"
 
 
 def exit_now(code: int) -> None:

@@ -11,7 +11,8 @@ from profdiff.parsers.model import Profile
 ALLOCATIONS_SAMPLED = (
     "allocation counts read as samples: Profile.Allocs records a sample of the "
     "allocations (sample_rate 0.1 by default) and PProf.jl does not write the rate; if "
-    "every allocation was recorded, --alloc-sample-rate 1 judges them as exact")
+    "every allocation was recorded, --alloc-sample-rate 1 (in the app: File ▸ Reading "
+    "options) judges them as exact")
 
 
 def reading_notes(runs: Sequence[Profile]) -> list[str]:

@@ -29,6 +29,7 @@ from .options import (
     UsageError,
     add_matching_options,
     add_reading_options,
+    reader_options,
     spec_from_args,
 )
 from .runs import KEY_TOTALS, RunsTable, top_changes
@@ -82,7 +83,8 @@ def run(args: argparse.Namespace) -> int | OpenApp:
         return watch_headless(args)
     # the launcher (viewer.cli) opens the desktop app: Qt-free code never imports viewer.qt
     return OpenApp("watch", {"folder": str(folder), "glob": args.glob, "settle": args.settle,
-                             "recursive": args.recursive, "timeout": args.timeout})
+                             "recursive": args.recursive, "timeout": args.timeout,
+                             "lenient": args.lenient, "reader_options": reader_options(args)})
 
 
 # ------------------------------------------------------------------------------------------

@@ -123,4 +123,5 @@ def test_the_sampling_assumption_is_said_where_the_counts_are_read(pair, capsys,
     assert ALLOCATIONS_SAMPLED in [n.text for n in sm.warnings]
     out = tmp_path / "r.html"
     assert main(["report", str(a), str(b), "-o", str(out)]) == 0
-    assert "alloc-sample-rate 1 judges them as exact" in out.read_text(encoding="utf-8")
+    assert "alloc-sample-rate 1 (in the app: File ▸ Reading options) judges them as exact" \
+        in out.read_text(encoding="utf-8")

@@ -223,3 +223,24 @@ def test_third_run_counts_plots_by_run_and_follows_the_selection(qtbot, tmp_path
     qtbot.keyClicks(panel.frame_edit, "x")
     assert not panel.follow_box.isChecked()
     window.close()
+
+
+def test_reading_options_reach_a_watched_folder(qtbot, tmp_path, window):
+    """The window's reading options read the watched runs too; changed in File ▸ Reading
+    options, the folder is watched again and its runs read with the new ones."""
+    import shutil
+    from pathlib import Path
+
+    vm = Path(__file__).resolve().parents[1] / "data" / "export" / "c-vm-v1.perf.script.txt.gz"
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    window.spec = window.spec.replace(reader_options=(("group_by", "symbol"),))
+    panel = open_watch(window, str(folder), settle=SETTLE, refresh_ms=20)
+    shutil.copyfile(vm, folder / vm.name)
+    qtbot.waitUntil(lambda: len(window.runs) == 1, timeout=10000)
+    assert window.runs[0].meta["group_by"] == "symbol"
+    window.set_reading_options({}, False)  # back to the default
+    assert window.watch_panel is not panel and not panel.watching
+    qtbot.waitUntil(lambda: len(window.runs) == 1
+                    and window.runs[0].meta["group_by"] == "symbol+dso", timeout=10000)
+    window.close()

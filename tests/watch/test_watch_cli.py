@@ -165,3 +165,18 @@ def test_not_a_folder_is_a_usage_error(tmp_path, capsys):
 def test_empty_folder_once_prints_nothing(tmp_path, capsys, flag):
     rc, out = _run_main(["watch", str(tmp_path), flag, "--once"], capsys)
     assert rc == 0 and out == ""
+
+
+def test_the_window_gets_the_reading_options(tmp_path):
+    """``profdiff watch DIR --lenient --group-by symbol`` in the window: the request to
+    open the app carries them (they were dropped before), as ``--no-gui`` uses them."""
+    from profdiff.viewer.cli import build_parser
+    from profdiff.viewer.options import OpenApp
+
+    args = build_parser(only="watch").parse_args(
+        ["watch", str(tmp_path), "--lenient", "--group-by", "symbol",
+         "--alloc-sample-rate", "1"])
+    req = args.func(args)
+    assert isinstance(req, OpenApp) and req.entry == "watch"
+    assert req.kwargs["lenient"] is True
+    assert req.kwargs["reader_options"] == {"group_by": "symbol", "alloc_sample_rate": 1.0}

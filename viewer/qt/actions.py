@@ -64,6 +64,10 @@ def build_file_menu(win, fm) -> None:
     fm.addSeparator()
     win.act_swap = act(win, fm, "S&wap baseline/current", win.swap_runs)
     win.act_reload = act(win, fm, "&Reload", win.reload, "F5")
+    win.act_reading = act(win, fm, "Reading &options…", win.open_reading_options,
+                          tip="perf event, pprof sample type, Julia allocation sample rate, "
+                          "frame identity, corrupt lines: read the runs again with them",
+                          name="readingOptions")
     fm.addSeparator()
     win.act_speedscope = act(win, fm, "Export to &speedscope…", win.export_speedscope, "Ctrl+E")
     win.act_csv = act(win, fm, "Export table to CS&V…", win.export_csv)

@@ -186,14 +186,18 @@ def open_app(request) -> int:
 
 
 def run_watch(folder: str, glob: str | None = None, settle: float | None = None,
-              recursive: bool = True, timeout: float | None = None) -> int:
-    """``profdiff watch DIR``: the window in watch mode (runs list + views)."""
+              recursive: bool = True, timeout: float | None = None, lenient: bool = False,
+              reader_options: dict | None = None) -> int:
+    """``profdiff watch DIR``: the window in watch mode (runs list + views), reading the
+    runs with the command line's reading options (``--lenient``, ``--event``, ...)."""
     with start_up():
         app = _application()
         from .main_window import MainWindow
         from .runs_panel import open_watch
 
         win = MainWindow()
+        win.spec = win.spec.replace(lenient=lenient,
+                                    reader_options=tuple(sorted((reader_options or {}).items())))
         dress(app)
     options = {"settle": settle} if settle is not None else {}
     open_watch(win, folder, glob=glob, recursive=recursive, **options)

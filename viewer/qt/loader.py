@@ -18,6 +18,7 @@ from profdiff.parsers.errors import ProfdiffError
 from profdiff.parsers.model import Profile
 from profdiff.viewer.compare import Comparison
 from profdiff.viewer.noise_job import NoiseJob
+from profdiff.viewer.options import lenient_hint_for
 from profdiff.viewer.session import (  # noqa: F401 - Slot, Cancelled, describe_error re-exported
     Cancelled,
     Session,
@@ -28,6 +29,10 @@ from profdiff.viewer.session import (  # noqa: F401 - Slot, Cancelled, describe_
 )
 
 from .layout import precompute
+
+LENIENT_IN_THE_WINDOW = "File ▸ Reading options ▸ Skip corrupt lines"
+"""What a file that failed to read is told it can be read with, when a lenient read of it
+succeeds (:func:`viewer.options.lenient_hint_for`)."""
 
 
 @dataclass
@@ -86,6 +91,10 @@ def load_and_align(
     each aligned in a thread of its own beside the tree's (:meth:`Session.align_ahead`).
     """
     out = load_slots(spec, slots, progress=progress, cancelled=cancelled, loader=loader)
+    if not spec.lenient and loader is None:
+        out.errors = [(path, msg + lenient_hint_for(path, spec.format, dict(spec.reader_options),
+                                                    LENIENT_IN_THE_WINDOW) if path else msg)
+                      for path, msg in out.errors]
     runs = [p for p in out.slot_runs if p is not None]
     if not runs:
         return LoadResult([], None, out.errors, out.loaded)

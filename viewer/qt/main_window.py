@@ -92,6 +92,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.comparison: Comparison | None = None
         self.session: Session | None = None  # what is compared (rules, groups, runs)
         self.spec = SessionSpec()  # reading options for files opened in the window
+        self.reading_dialog: QWidget | None = None  # File ▸ Reading options…, when open
         self.view_state = ViewState()  # what is shown (metrics, unit, filters)
         self.scale = DivergingScale(
             palette=str(self.settings.value("palette", "red-green")),
@@ -105,6 +106,8 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self._pending: dict[int, list] = {}
         self._culprit_owed: tuple | None = None  # (comparison (weakly), memo): opening paths
         self.load_errors: list[str] = []  # what the last opening of files could not read
+        # the last opening's files (None: a run without a file) and its n_base (groups)
+        self.last_opening: tuple[tuple[str | None, ...], int | None] = ((), None)
         # the tab the command line asks to show first (--view; None: where the runs'
         # format opens): the loader aligns ahead what that tab reads
         self.first_view: str | None = None

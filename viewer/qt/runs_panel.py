@@ -218,8 +218,13 @@ class RunsPanel(QWidget):
         self.comparison = None  # flat Comparison of the shown runs (standalone use)
         self.last_changes: list[str] = []
         self.scan_done = False
+        # how it watches, for a restart with other reading options (File ▸ Reading options)
+        self.glob, self.settle, self.recursive = glob, settle, recursive
+        spec = getattr(main_window, "spec", None)  # the window's reading options
+        reading = {"lenient": spec.lenient, "load_options": dict(spec.reader_options)} \
+            if spec is not None else {}
         self.bridge = WatchBridge(self.folder, glob=glob, settle=settle, recursive=recursive,
-                                  parent=self)
+                                  parent=self, **reading)
         self.bridge.landed.connect(self.on_landed)
         self.bridge.removed.connect(self.on_removed)
         self.bridge.scanDone.connect(self._on_scan_done)

@@ -83,6 +83,44 @@ class LoadingMixin:
         if slots:
             self._start(slots, list(self.paths))
 
+    def open_reading_options(self) -> None:
+        """File ▸ Reading options…: the dialog, offering what the open runs have."""
+        from profdiff.viewer.reading_choices import reading_choices
+
+        from .reading_dialog import ReadingOptionsDialog
+
+        dlg = ReadingOptionsDialog(self, reading_choices(self.runs),
+                                   dict(self.spec.reader_options), self.spec.lenient,
+                                   self.set_reading_options)
+        self.reading_dialog = dlg
+        dlg.open()
+
+    def set_reading_options(self, options: dict, lenient: bool) -> None:
+        """Read files with ``options`` (reader keywords, None = unset) and ``lenient``
+        from now on, and read the open runs (and a watched folder) again with them; the
+        runs shown stay if a file cannot be read so."""
+        from profdiff.viewer.reading_choices import clean_reader_options
+
+        spec = self.spec.replace(reader_options=clean_reader_options(options),
+                                 lenient=lenient)
+        if spec == self.spec:
+            return
+        self.spec = spec
+        paths, n_base = self.last_opening
+        if self.load_errors and paths and all(paths):  # try again what failed to read
+            if n_base is not None:
+                self.open_groups(paths[:n_base], paths[n_base:])
+            else:
+                self._start([Slot(p) for p in paths], list(paths))
+        elif self.watch_panel is not None:
+            from .runs_panel import open_watch
+
+            panel = self.watch_panel
+            open_watch(self, panel.folder, glob=panel.glob, recursive=panel.recursive,
+                       settle=panel.settle)
+        elif self.runs:
+            self.reload()
+
     def open_sample(self) -> None:
         files, missing = sample_pair()
         if missing:
@@ -133,6 +171,7 @@ class LoadingMixin:
         self.cancel_loading()
         self._drop_align()  # files opened now win over a watched run still aligning
         new_paths = [s.path for s in slots if s.path]
+        self.last_opening = (tuple(s.path for s in slots), n_base)
         self.load_errors = []
         self._pick_up_rules([*new_paths, *[p for p in paths if p]])
         spec = self.load_spec()

@@ -86,21 +86,34 @@ class Ranking:
 
 
 def culprit_order(score: np.ndarray, tie: np.ndarray) -> np.ndarray:
-    """``np.lexsort((-tie, -score))`` (largest score first, then largest ``tie``, then row
-    number), computed by parts because a 10^6-row lexsort of floats takes 0.4 s: rows of
-    positive and negative score are few and sorted on their own; the many rows of score 0
-    need only their ``tie`` sorted, and those with ``tie`` 0 keep row order."""
+    """Regressions first (largest score first), then real improvements (largest first),
+    then the rows that did not change beyond precision and noise (largest ``tie``
+    first; those with ``tie`` 0 keep row order): :func:`plain_culprit_order`, computed
+    by parts because a 10^6-row lexsort of floats takes 0.4 s.  Rows of positive and
+    negative score are few and sorted on their own; the many rows of score 0 need only
+    their ``tie`` sorted.
+
+    Why improvements before the unchanged rows: a real −13 % of the run (a function that
+    got faster, or cost that moved to another row) explains a comparison; below 500 rows
+    that did not change, ``--top 25`` never showed it."""
     pos = np.flatnonzero(score > 0)
     neg = np.flatnonzero(score < 0)
     zero = np.flatnonzero(score == 0)
     moved = zero[tie[zero] > 0]
     still = zero[tie[zero] == 0]
     parts = [pos[np.lexsort((-tie[pos], -score[pos]))],
-             moved[np.argsort(-tie[moved], kind="stable")], still,
-             neg[np.lexsort((-tie[neg], -score[neg]))]]
+             neg[np.lexsort((-tie[neg], score[neg]))],
+             moved[np.argsort(-tie[moved], kind="stable")], still]
     if sum(len(p) for p in parts) != len(score):  # NaN score or tie: the plain sort
-        return np.lexsort((-tie, -score))
+        return plain_culprit_order(score, tie)
     return np.concatenate(parts).astype(np.intp, copy=False)
+
+
+def plain_culprit_order(score: np.ndarray, tie: np.ndarray) -> np.ndarray:
+    """The order of :func:`culprit_order` as one lexsort: by group (regressions,
+    improvements, unchanged), then by the size of the score, then by ``tie``."""
+    group = np.where(score > 0, 0, np.where(score < 0, 1, 2))
+    return np.lexsort((-tie, -np.abs(score), group))
 
 
 def main_metrics(cmp: Comparison) -> tuple[str, ...]:
@@ -133,10 +146,11 @@ def baseline_total(cmp: Comparison, metric: str) -> float:
 
 def rank_changes(cmp: Comparison, metrics: Sequence[str] | None = None,
                  run: int | None = None, noise: Noise | None = None) -> Ranking:
-    """Rows ordered by their own change: the largest regression first, improvements last.
+    """Rows ordered by their own change: the largest regression first, then the real
+    improvements, largest first (:func:`culprit_order`).
 
-    Rows whose own cost did not change beyond precision and noise sit between the two,
-    ordered by the size of their raw (unjudged) change.  ``noise``: the estimate to judge
+    Rows whose own cost did not change beyond precision and noise come last, ordered by
+    the size of their raw (unjudged) change.  ``noise``: the estimate to judge
     by instead of ``cmp.noise`` (a worker ranks with the one it just computed, before the
     GUI thread attaches it to the comparison).
     """

@@ -59,7 +59,8 @@ def plain_ranking(cmp):
         best = np.where(bigger, d, best)
         which[bigger] = name
     best[system], which[system], raw[system] = 0.0, "", 0.0
-    return np.lexsort((-raw, -best)), best, which
+    group = np.where(best > 0, 0, np.where(best < 0, 1, 2))
+    return np.lexsort((-raw, -np.abs(best), group)), best, which
 
 
 @pytest.mark.parametrize("fmt", sorted(PAIRS))
@@ -88,16 +89,36 @@ def test_top_culprit_of_hs_ad_is_add_grad():
     assert r.metric[top] == "alloc_bytes" and r.score[top] > 0.5  # +2.18 GB of 4.29 GB
 
 
+def _plain(score, tie):
+    group = np.where(score > 0, 0, np.where(score < 0, 1, 2))
+    return np.lexsort((-tie, -np.abs(score), group))
+
+
 def test_culprit_order_ties_zeros_and_signs():
     rng = np.random.default_rng(7)
     n = 20_000
     score = rng.choice([-0.5, -0.0, 0.0, 0.0, 0.25, 0.25, 1.0], n) * rng.choice([1, 1, 2], n)
     tie = np.abs(rng.choice([0.0, 0.0, 0.1, 0.2, 0.3], n))
-    assert np.array_equal(culprit_order(score, tie), np.lexsort((-tie, -score)))
+    assert np.array_equal(culprit_order(score, tie), _plain(score, tie))
     score = rng.normal(size=n)  # no ties at all
     tie = np.abs(rng.normal(size=n))
-    assert np.array_equal(culprit_order(score, tie), np.lexsort((-tie, -score)))
+    assert np.array_equal(culprit_order(score, tie), _plain(score, tie))
     assert len(culprit_order(np.zeros(0), np.zeros(0))) == 0
     nan_score = np.array([0.0, np.nan, 1.0])  # never produced; the plain sort then
-    assert np.array_equal(culprit_order(nan_score, np.zeros(3)),
-                          np.lexsort((np.zeros(3), -nan_score)))
+    assert np.array_equal(culprit_order(nan_score, np.zeros(3)), _plain(nan_score, np.zeros(3)))
+
+
+def test_real_improvements_come_before_rows_that_did_not_change():
+    """The Julia CPU pair: regressions first, then every real improvement (the largest,
+    int.jl's +, 2,837 -> 298 samples, right after them), then the unchanged rows."""
+    a, b = PAIRS["julia-pprof"]
+    cmp = align([load(str(a)), load(str(b))], mode="flat")
+    ensure_noise(cmp, list(main_metrics(cmp)))
+    r = rank_changes(cmp)
+    s = r.score[r.order]
+    n_pos, n_neg = int((s > 0).sum()), int((s < 0).sum())
+    assert n_neg and (s[:n_pos] > 0).all() and (s[n_pos:n_pos + n_neg] < 0).all()
+    assert (s[n_pos + n_neg:] == 0).all()
+    first = int(r.order[n_pos])
+    assert r.score[first] == r.score.min()
+    assert (cmp.name[first], int(cmp.values[r.metric[first]][first, 0])) == ("+", 2837)

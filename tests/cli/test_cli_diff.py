@@ -257,6 +257,10 @@ def test_two_recordings_of_one_program_differing_in_length_read_same(capsys):
     assert vm_run.split()[3] == "changed"  # one dominant row does not set the factor
     note = next(line for line in out.splitlines() if "run-level speed" in line)
     assert "x1.049, from only 3 rows" in note
+    # the median row's change is not the run's: the rows' total is said beside it, as
+    # the totals table has it (period 3.133 s -> 4.773 s)
+    assert "; the rows' total: 52.3 % more)" in note
+    assert "period sum of cpu-clock:ppp" in out and "+52.3%" in out
 
 
 @pytest.mark.parametrize("argv", [

@@ -16,8 +16,9 @@ judged by what it is:
   group's runs, which captures real run-to-run drift (machine load moves total time by
   30 % between identical runs; shares move much less).  A z test on the difference gives
   a p-value; rows are called significant with the Benjamini-Hochberg procedure at false
-  discovery rate ``alpha`` over all rows tested, so a 239-row tree does not produce a
-  couple of "significant" rows by chance.
+  discovery rate ``alpha`` over the self rows, so a 239-row tree does not produce a
+  couple of "significant" rows by chance; its p-value cut judges the inclusive metric too
+  (:func:`_self_cut`).
 * With one run per side we still report the sampling error: the smallest relative change
   the node's sample count can show (``min_detectable_rel`` ≈ 2/sqrt(samples); a node with
   12 samples cannot show a 10 % change).
@@ -197,16 +198,38 @@ class PValues:
         return self._rows
 
     def discoveries(self, alpha: float) -> np.ndarray:
-        """:func:`benjamini_hochberg` of the p-values, from the rows that may have
-        ``p <= alpha`` (their z-values at least :func:`_z_floor`) only."""
-        if self._rows is not None:
-            return benjamini_hochberg(self._rows, alpha)
+        """:func:`benjamini_hochberg` of the p-values: the rows at most
+        :meth:`bh_threshold`."""
+        return self.below(self.bh_threshold(alpha))
+
+    def bh_threshold(self, alpha: float) -> float:
+        """The p-value at and below which the Benjamini-Hochberg procedure at false
+        discovery rate ``alpha`` calls rows discoveries: ``alpha k / m`` for the largest
+        ``k`` with ``p_(k) <= alpha k / m`` (no p-value lies between ``p_(k)`` and it),
+        or ``alpha / m`` when none passes (then no row is at most it).  Read from the
+        rows that may have ``p <= alpha`` only (their z-values at least
+        :func:`_z_floor`)."""
         n = len(self._zs)
-        out = np.zeros(n, dtype=bool)
-        rows = np.flatnonzero(self._zs >= _z_floor(alpha))
+        if n == 0:
+            return 0.0
+        if self._rows is not None:
+            p = self._rows[self._rows <= alpha]
+        else:
+            p = _erfc(self._zs[self._zs >= _z_floor(alpha)])
+            p = p[p <= alpha]
+        p = np.sort(p)
+        passed = np.flatnonzero(p <= alpha * np.arange(1, p.size + 1) / n)
+        return alpha * (int(passed[-1]) + 1 if passed.size else 1) / n
+
+    def below(self, cut: float) -> np.ndarray:
+        """Rows whose p-value is at most ``cut`` (NaN never), reading erfc only where
+        the z-value reaches :func:`_z_floor` of ``cut``."""
+        if self._rows is not None:
+            return self._rows <= cut
+        out = np.zeros(len(self._zs), dtype=bool)
+        rows = np.flatnonzero(self._zs >= _z_floor(cut))
         if rows.size:
-            p = _erfc(self._zs[rows])
-            out[rows] = benjamini_hochberg(p, alpha, m=n)
+            out[rows] = _erfc(self._zs[rows]) <= cut
         return out
 
 
@@ -627,7 +650,8 @@ def _count_noise(cmp: Comparison, m: Metric, base_runs: Sequence[int],
             z, mb, _ = _count_z(cmp, m, cb, cn, base_runs, new_runs, f)
             got = _remember(memo, kind, samples, (z, mb))
         z, mb = got
-    pval, mdr, discovered = _tested(memo, z, mb, phi, alpha)
+    cut = _self_cut(memo, z_self, ms_b, phi, alpha)
+    pval, mdr, discovered = _tested(memo, z, mb, phi, cut)
     spread, beyond = _spread_and_beyond(cmp, m.name, base_runs, new_runs, known)
     sig = discovered & beyond
     repeated = ", run-to-run spread" if max(len(base_runs), len(new_runs)) > 1 else ""
@@ -829,16 +853,45 @@ def _close_by_blocks(n: int, close: Callable[[slice], bool]) -> bool:
     return step == 1 or all(close(sl) for sl in _row_blocks(n))
 
 
-def _tested(memo: dict, z: np.ndarray, mb: np.ndarray, phi: float, alpha: float
-            ) -> tuple[PValues, MinDetectable, np.ndarray]:
-    """(p-values, smallest detectable change, discoveries at ``alpha``) of the z-values
-    ``z``, computed once per ``memo`` for metrics that share them (:func:`_same_samples`)."""
-    key = ("tested", id(z), id(mb), phi, alpha)
+def _self_cut(memo: dict, z_self: np.ndarray, ms_b: np.ndarray, phi: float,
+              alpha: float) -> float:
+    """The p-value cut of the self metric's Benjamini-Hochberg procedure at ``alpha``
+    (:meth:`PValues.bh_threshold`), which judges its inclusive metric too.
+
+    Why one cut for both: a leaf's self and total counts are the same samples with the
+    same p-value, and procedures run on each column apart called them differently (the
+    Julia CPU pair: a row 196 -> 16 "~" in self and a change in total, 31 such tree
+    rows).  The self rows are disjoint samples, the family the procedure is meant for;
+    inclusive rows overlap (every caller repeats its callees' samples)."""
+    key = ("cut", id(z_self), id(ms_b), phi, alpha)
     got = memo.get(key)
     if got is None:
-        pval, mdr = _pvalues(z, mb, phi)
-        got = memo[key] = (pval, mdr, pval.discoveries(alpha), z, mb)  # z, mb: ids
-    return got[0], got[1], got[2]
+        pval, _ = _pvalues_of(memo, z_self, ms_b, phi)
+        got = memo[key] = pval.bh_threshold(alpha)
+    return got
+
+
+def _pvalues_of(memo: dict, z: np.ndarray, mb: np.ndarray, phi: float
+                ) -> tuple[PValues, MinDetectable]:
+    """:func:`_pvalues`, once per ``memo`` for metrics that share ``z``
+    (:func:`_same_samples`)."""
+    key = ("pvalues", id(z), id(mb), phi)
+    got = memo.get(key)
+    if got is None:
+        got = memo[key] = (*_pvalues(z, mb, phi), z, mb)  # z, mb: kept for their ids
+    return got[0], got[1]
+
+
+def _tested(memo: dict, z: np.ndarray, mb: np.ndarray, phi: float, cut: float
+            ) -> tuple[PValues, MinDetectable, np.ndarray]:
+    """(p-values, smallest detectable change, rows with p at most ``cut``) of the
+    z-values ``z``, computed once per ``memo`` for metrics that share them."""
+    pval, mdr = _pvalues_of(memo, z, mb, phi)
+    key = ("tested", id(z), id(mb), phi, cut)
+    got = memo.get(key)
+    if got is None:
+        got = memo[key] = pval.below(cut)
+    return pval, mdr, got
 
 
 def _pvalues(z: np.ndarray, mb: np.ndarray, phi: float) -> tuple[PValues, MinDetectable]:

@@ -402,3 +402,25 @@ def test_an_estimate_builds_no_p_value_array_until_one_is_read():
         assert mn.significant.tolist() == (benjamini_hochberg(whole, 0.05)
                                            & mn.significant).tolist()
         assert mn.significant.any()  # v2 is a real regression: not vacuous
+
+
+@pytest.mark.parametrize("mode", ["flat", "tree"])
+def test_equal_counts_get_equal_verdicts_in_self_and_total(mode):
+    """The Julia CPU pair (18,894 and 7,006 samples): a row whose self and total counts
+    are equal in both runs (a leaf) has one p-value for both, and now one verdict; the
+    procedure run on each column apart called 1 flat and 31 tree rows "~" in self and a
+    change in total (the row "-" of int.jl: 196 -> 16)."""
+    pp = Path(__file__).parents[1] / "data/pprof"
+    cmp = align([load(pp / "julia-1.11.3-pprofjl-ttd-cpu-run1-2025-03-12.pb.gz"),
+                 load(pp / "julia-1.11.3-pprofjl-ttd-cpu-run2-2025-03-16.pb.gz")], mode=mode)
+    noise = single_run_noise(cmp)
+    s, t = noise.metrics["self_samples"], noise.metrics["total_samples"]
+    vs, vt = cmp.values["self_samples"], cmp.values["total_samples"]
+    leaf = np.all(vs == vt, axis=1) & cmp.present.all(axis=1)
+    assert leaf.sum() > 50
+    assert np.array_equal(s.pvalue[leaf], t.pvalue[leaf])
+    assert np.array_equal(s.significant[leaf], t.significant[leaf])
+    assert s.significant[leaf].any() and not s.significant[leaf].all()
+    if mode == "flat":
+        row = int(np.flatnonzero((cmp.name == "-") & (cmp.module == "int.jl"))[0])
+        assert vs[row].tolist() == [196, 16] and s.significant[row] == t.significant[row]

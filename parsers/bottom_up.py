@@ -103,6 +103,7 @@ def bottom_up(profile: Profile, also_roots: Collection[str] = ()) -> Profile:
 
     metrics = []
     values = {}
+    kept = {m.name for m in self_metrics}
     for i, m in enumerate(self_metrics):
         orig = np.asarray(profile.values[m.name])
         col = out_vals[i]
@@ -112,7 +113,12 @@ def bottom_up(profile: Profile, also_roots: Collection[str] = ()) -> Profile:
         metrics.append(Metric(
             m.name, m.unit, Kind.INCLUSIVE, label=f"{m.title} (bottom-up)",
             description=f"{m.title} of the function, split by caller path (bottom-up view)",
-            sampled=m.sampled,
+            sampled=m.sampled, timed=m.timed, better=m.better,
+            # the twins a view colours and a noise estimate counts by, when kept: without
+            # percent_of, %alloc was coloured by its share of the run, and code whose
+            # bytes did not change read dark green beside a row that grew
+            percent_of=m.percent_of if m.percent_of in kept else None,
+            count_of=m.count_of if m.count_of in kept else None,
         ))
     default = profile.default_metric
     if default is not None and default not in values:

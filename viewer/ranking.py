@@ -116,6 +116,29 @@ def plain_culprit_order(score: np.ndarray, tie: np.ndarray) -> np.ndarray:
     return np.lexsort((-tie, -np.abs(score), group))
 
 
+def culprit_key(cmp: Comparison, by_status: bool = False) -> np.ndarray:
+    """A sort key (descending = first) for the rows of ``cmp``: each row's place in
+    :func:`rank_changes`' order, judged by ``cmp.noise`` as far as it is estimated.  The
+    By cost centre table opens in it (no column sorted), so its first rows are the ones
+    the Summary and ``profdiff diff`` list first.
+
+    ``by_status``: the changed, added and removed rows first, then the moved ones, then
+    the rest, each group in that order: what its status column sorts by, as a user who
+    sorts by status expects (a caller that changed only through its callees, with no own
+    change, sorts among the changes)."""
+    n = cmp.n_rows
+    order = rank_changes(cmp).order
+    key = np.empty(n)
+    key[order] = np.arange(n, 0, -1, dtype=np.float64)
+    if by_status:
+        from .compare import Status
+
+        st = cmp.status
+        key += np.where(st == Status.SAME, 0.0, np.where(st == Status.MOVED, 1.0, 2.0)) \
+            * float(n + 1)
+    return key
+
+
 def main_metrics(cmp: Comparison) -> tuple[str, ...]:
     """The self metrics that rank a comparison of this format.
 

@@ -344,6 +344,11 @@ def main() -> int:
 
     timed(f"sort flat table by Δ (visible, {fm.rowCount():,} rows)", lambda: (
         fm.sort(dcol + 1, Qt.SortOrder.AscendingOrder), settle()), results)
+    scol = next(i for i, c in enumerate(fm.columns) if c.kind == "status")
+    timed("sort flat table by status (culprit first within each status)", lambda: (
+        fm.sort(scol, Qt.SortOrder.DescendingOrder), settle()), results)
+    timed("flat table back to its opening order (culprit first, no column)", lambda: (
+        fm.sort(-1, Qt.SortOrder.DescendingOrder), settle()), results)
     bench_flat_visible(win, settle, results)
     win.show_view("diff")
     paint()

@@ -254,3 +254,24 @@ def test_bottom_up_follows_percent_of_run_and_metrics(win):
     win.toggle_metric("total_pct", False)
     assert view.shown_metrics == ["self_period"]
     assert len(_headers(view)) < len(before)
+
+
+def test_bottom_up_colours_shares_by_their_absolute_change(win):
+    """The hs-ad pair: dotD's allocation is the same in both runs (≈841 MB; GHC's own
+    table) while its share falls 19.6 % -> 12.8 % as addGrad's grows.  Bottom up colours
+    %alloc by the bytes, as the other views do, so dotD is neutral and evalDelta, whose
+    bytes grew, is a regression; the inverted runs keep the twins of their metrics."""
+    from profdiff.viewer.view_state import colour_change
+
+    hs = DATA / "hs-ad"
+    win.load_paths([str(hs / "v1/ad.prof"), str(hs / "v2/ad.prof")])
+    win.show_view("bottom-up")
+    cmp = _tabs(win)["Bottom up"].cmp
+    m = cmp.metric_by_name["alloc_pct"]
+    assert m.percent_of == "alloc_bytes" and cmp.metric_by_name["time_pct"].percent_of == "time_s"
+    roots = cmp.parent < 0
+    dot = int(next(i for i in range(cmp.n_rows) if roots[i] and cmp.name[i] == "dotD"))
+    ev = int(next(i for i in range(cmp.n_rows) if roots[i] and cmp.name[i] == "evalDelta"))
+    assert cmp.delta("alloc_pct")[dot] < -6  # the share fell 6.8 points
+    assert colour_change(cmp, "alloc_pct")[dot] == 0.0  # the bytes did not change
+    assert colour_change(cmp, "alloc_pct")[ev] > 0

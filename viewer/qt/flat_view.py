@@ -1,6 +1,6 @@
 """The "By cost centre" tab: one row per cost centre (flat comparison), its call sites.
 
-Rows are ranked by the change of the main self metric, largest regression first; the
+Rows open culprit first, no column sorted (:func:`viewer.ranking.culprit_key`); the
 lower pane lists the call sites of the selected cost centre in the tree comparison, and
 double-clicking one reveals it in the diff tree (``callSiteActivated(int)``).
 """
@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from profdiff.viewer.colors import DivergingScale
 from profdiff.viewer.compare import Comparison
+from profdiff.viewer.ranking import culprit_key
 from profdiff.viewer.units import digits_rounding, format_delta, format_value
 
 from .layout import RowLayout
@@ -85,6 +86,9 @@ class FlatView(QWidget):
         cols = diff_columns(flat, metrics, status=flat.n_runs > 1, sig=self.sig_metric)
         m = ComparisonTreeModel(flat, cols, None, self.layout_, scale, parent=self)
         m.fade_noise = self.fade_noise
+        m.status_by_culprit = True
+        if flat.n_runs > 1:
+            m.unsorted_key = lambda: culprit_key(flat)
         old = self.model
         self.model = m
         self.table.setSortingEnabled(False)
@@ -143,21 +147,29 @@ class FlatView(QWidget):
         self.table.viewport().update()
 
     def noise_changed(self) -> None:
+        """The estimate judged more rows: repaint, and sorted culprit first (the status
+        column), sort again by the new verdicts."""
         if self.model is not None:
             self.model.noise_changed()
+            h = self.table.header()
+            col = h.sortIndicatorSection()
+            if not 0 <= col < len(self.model.columns) or \
+                    self.model.columns[col].kind == "status":
+                self.model.sort(col, h.sortIndicatorOrder())
         self.table.viewport().update()
 
     def default_sort_column(self) -> int:
-        """Δ of the main metric (largest regression first); else its value; else -1."""
-        if self.model is None:
+        """-1 (no column: culprit first, as the Summary and ``profdiff diff`` list
+        changes, :func:`viewer.ranking.culprit_key`) when runs are compared; with one
+        run, the main metric's value (largest first); else -1.
+
+        Why not the Δ of the main metric: sorted by Δ %time, the hs-ad pair's largest
+        allocation change (evalDelta, +87 %) was off the first screen and every real
+        improvement at the bottom, below rows that did not change."""
+        if self.model is None or self.model.unsorted_key is not None:
             return -1
-        cols = self.model.columns
-        for kind in ("delta", "value"):
-            for i, c in enumerate(cols):
-                if c.kind == kind and c.metric == self.metric:
-                    return i
-        for i, c in enumerate(cols):
-            if c.kind == "delta":
+        for i, c in enumerate(self.model.columns):
+            if c.kind == "value" and c.metric == self.metric:
                 return i
         return -1
 

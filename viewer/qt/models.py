@@ -16,7 +16,7 @@ shared :class:`~viewer.colors.DivergingScale`), and the flat "by cost centre" ta
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -547,9 +547,17 @@ class ComparisonTreeModel(QAbstractItemModel):
         """Whether name cells may carry a status icon (the merged diff of 2+ runs)."""
         return bool(self.icons) and self.pane_run is None and self.cmp.n_runs > 1
 
+    status_by_culprit = False  # the status column sorts culprit first (the flat table)
+    unsorted_key: Callable[[], np.ndarray] | None = None  # the order with no column sorted
+
     def sort_key(self, col: int) -> np.ndarray:
-        """Float key for sorting by column ``col`` (strings by their sorted codes)."""
+        """Float key for sorting by column ``col`` (strings by their sorted codes; the
+        status column culprit first when :attr:`status_by_culprit`)."""
         c = self.columns[col]
+        if c.kind == "status" and c.run is None and self.status_by_culprit:
+            from profdiff.viewer.ranking import culprit_key
+
+            return culprit_key(self.cmp, by_status=True)
         a = self.column_array(col)
         if c.kind in ("name", "module", "src"):
             lowered = np.array([str(x).lower() for x in np.asarray(a, dtype=object).tolist()],
@@ -1249,7 +1257,8 @@ class ComparisonTreeModel(QAbstractItemModel):
     # ----- sorting ----------------------------------------------------------------------
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         if not 0 <= column < len(self.columns):
-            self.layout.set_sort(None)
+            self.layout.set_sort(self.unsorted_key() if self.unsorted_key is not None
+                                 else None)
             return
         desc = order == Qt.SortOrder.DescendingOrder
         self.layout.set_sort(self.sort_key(column), desc)

@@ -25,7 +25,9 @@ included, since "ran and allocated nothing" is information a diff needs:
   (``"<file>:<line>"`` for a blank line);
 * ``module``: the source file (``.<pid>.mem`` removed; for a folder, its path relative
   to the folder, so two run folders of the same tree align);
-* ``line``: the line number; ``src``: the full source text; ``kind``: ``"line"``.
+* ``line``: the line number, and ``src`` the same as text (the views show it in a "line"
+  column and ``diff`` as ``file:line``: a name is only a line's text, and two equal lines
+  of a file differ only there); ``kind``: ``"line"``.
 * metric ``bytes`` (SELF, bytes, deterministic); ``totals["bytes"]``.
 
 Alignment across versions: code moves between versions, so line numbers are useless as
@@ -242,7 +244,7 @@ def _line_frames(acc: dict[tuple[str, int], list], files: list[str],
             name = f"{src}:{no}"
         names.append(name)
         modules.append(src)
-        srcs.append(text.rstrip())
+        srcs.append(str(no))
         lines.append(no)
         matches.append(norm if k == 1 else f"{norm}\x1e{k}")
         values.append(b)

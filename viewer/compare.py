@@ -255,6 +255,29 @@ class Comparison:
             out.append((str(p.frames.name[f]), str(p.frames.module[f])))
         return out
 
+    @property
+    def line_level(self) -> bool:
+        """Rows are source lines (Julia ``.mem``): their ``src`` is ``file:line``, which
+        every view shows, as a line's name is only its text."""
+        return any(len(p.frames) and str(p.frames.kind[0]) == "line" for p in self.runs)
+
+    def location(self, row: int) -> str:
+        """``file:line`` of a source-line row as the baseline has it (the current run's
+        when the baseline lacks it), with ``→ line`` when the current run has it at
+        another line (code moved): '' for rows that are not source lines."""
+        where: list[tuple[str, str] | None] = []
+        for r, p in enumerate(self.runs):
+            nd = int(self.node[row, r])
+            f = p.frame[nd] if nd >= 0 else -1
+            where.append(None if f < 0 or str(p.frames.kind[f]) != "line" else
+                         (str(p.frames.module[f]), str(p.frames.src[f])))
+        base, cur = where[self.baseline], where[self.current]
+        first = base or cur or next((x for x in where if x), None)
+        if first is None:
+            return ""
+        moved = f" → {cur[1]}" if base and cur and cur != base else ""
+        return f"{first[0]}:{first[1]}{moved}"
+
     def path_labels(self, row: int) -> list[str]:
         """``module.name`` of each row from the root down to ``row``."""
         up = []

@@ -165,7 +165,7 @@ def _table_head(cmp: Comparison, metrics: Sequence[str]) -> list[str]:
     view = cmp.runs[0].meta.get("view")
     label = "type" if view == "by-type" else (
         "cost centre" if cmp.runs[0].format.startswith("ghc") else "name")
-    head = ["#", label, "module"]
+    head = ["#", label, "line" if cmp.line_level else "module"]
     if cmp.mode == "tree":  # a bottom-up tree's parent is the callee: the row calls it
         head.append("caller of" if view == "bottom-up" else "called from")
     head.append("status")
@@ -194,6 +194,8 @@ def _row_cells(cmp: Comparison, i: int, rank: int, metrics: Sequence[str], paint
     name, module = str(cmp.name[i]), str(cmp.module[i])
     if cmp.matched_by is not None and cmp.matched_by[i]:  # renamed: show both names
         name, module = _both_names(cmp, i)
+    if cmp.line_level:  # a source line: where it is (its name is only its text)
+        module = cmp.location(i) or module
     cells = [str(rank), _short(name, 60), _short(module, 64)]
     per_run = [Status(int(cmp.status_of_run(r)[i])) for r in range(cmp.n_runs)
                if r != cmp.baseline] if multi else [st]

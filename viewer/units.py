@@ -313,11 +313,15 @@ def format_total_delta(base: float | None, new: float | None, unit: Unit | str) 
 
 
 def format_rel(r: float | None) -> str:
-    """Relative change ``0.529`` -> ``+52.9%``; new-from-zero -> ``new``."""
+    """Relative change ``0.529`` -> ``+52.9%``; from a base of zero -> ``from 0``.
+
+    Why not "new": the row may well have been there (hs-ad's addGrad: 4,433,920 entries
+    in both runs, 0 % time in v1; a Julia line that ran and allocated 0 bytes); its
+    status says whether it was added."""
     if r is None or _bad(r):  # (the None test narrows the type)
         return "-"
     if math.isinf(r):
-        return "new" if r > 0 else "gone"
+        return "from 0" if r > 0 else "gone"
     if r == 0:
         return "0%"
     if r >= 10:  # past +1000 % a ratio reads better: x11.0

@@ -135,9 +135,13 @@ def name_header(cmp: Comparison) -> str:
 
 
 def label_columns(cmp: Comparison, src: bool = True) -> list[Column]:
+    """Name, module and (``src``, or rows that are source lines: their ``file:line``,
+    :attr:`Comparison.line_level`) the source location."""
     cols = [Column("name", header=name_header(cmp)), Column("module", header="module")]
-    if src and any(str(s) for s in cmp.label_at("src", slice(0, min(cmp.n_rows, 1000)))):
-        cols.append(Column("src", header="src"))
+    lines = cmp.line_level
+    if (src or lines) and any(str(s) for s in cmp.label_at("src", slice(0, min(cmp.n_rows,
+                                                                                1000)))):
+        cols.append(Column("src", header="line" if lines else "src"))
     return cols
 
 

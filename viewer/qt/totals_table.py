@@ -83,7 +83,7 @@ def ratio_text(r: float, rounding: float = 0.0) -> str:
     if r is None or math.isnan(r):
         return "-"
     if math.isinf(r):
-        return "new"
+        return "from 0"
     if r == 1.0 and not rounding:
         return "="
     dec = 0 if r >= 100 else (1 if r >= 10 else 3)

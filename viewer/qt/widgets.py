@@ -211,7 +211,7 @@ def summary_html(cmp: Comparison) -> str:
             rel = format_rel(d / abs(b) if b else (float("inf") if d else 0.0))
             unit = m.unit if m else Unit.COUNT
             tr += (f"<td align=right style='color:{color}; padding-left:{GAP_PX}px'>"
-                   f"<b>{format_total_delta(b, n, unit)} ({rel})</b></td>")
+                   f"<b>{html.escape(f'{format_total_delta(b, n, unit)} ({rel})')}</b></td>")
         rows.append(tr + "</tr>")
     out = "<table cellspacing=0 cellpadding=2>" + "".join(rows) + "</table>"
     for w in incomparable_warnings(cmp.runs):

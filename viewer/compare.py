@@ -711,6 +711,21 @@ class Comparison:
                 "removed": int(np.count_nonzero(b & ~c))}
         return dict(got)
 
+    def unread(self, run: int | None = None) -> np.ndarray:
+        """Rows present on one side and absent from an incomplete run on the other
+        (``run``: against the baseline; default the current run): absent, perhaps, only
+        from the part of the file that was read.  Their "removed" or "added" is no
+        verdict, so they never rank as a change (:func:`viewer.ranking.rank_changes`)
+        and the Summary does not judge them."""
+        run = self.current if run is None else run
+        b, c = self.present[:, self.baseline], self.present[:, run]
+        out = np.zeros(self.n_rows, dtype=bool)
+        if self.runs[run].incomplete:
+            out |= b & ~c
+        if self.runs[self.baseline].incomplete:
+            out |= c & ~b
+        return out
+
     # ----- totals -----------------------------------------------------------------------
     @cached_property
     def total_keys(self) -> list[str]:

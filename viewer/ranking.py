@@ -202,9 +202,10 @@ def rank_changes(cmp: Comparison, metrics: Sequence[str] | None = None,
         bigger = np.abs(d) > np.abs(best)
         best[bigger] = d[bigger]
         code[bigger] = i + 1
-    best[system] = 0.0
-    code[system] = 0
-    raw[system] = 0.0
+    unread = system | cmp.unread(run)  # absent from a cut file: no change to rank
+    best[unread] = 0.0
+    code[unread] = 0
+    raw[unread] = 0.0
     which = np.asarray(("", *names), dtype=object)[code]
     return Ranking(score=best, metric=which, metrics=names, changed=tuple(changed), tie=raw)
 

@@ -269,7 +269,7 @@ def verdicts(session: Session, cmp: Comparison, metric: str) -> np.ndarray:
     """
     d = np.nan_to_num(cmp.delta(metric))
     out = np.full(cmp.n_rows, "", dtype=object)
-    moved = d != 0
+    moved = (d != 0) & ~cmp.unread()  # absent from a cut file: no change to judge
     changed = cmp.changed_mask(metric)
     out[moved & ~changed] = ROUNDING
     real = moved & changed
@@ -471,7 +471,11 @@ def notices(flat: Comparison, tree: Comparison) -> list[Notice]:
     from .noise import run_level_notes
 
     labels = run_labels([p.path for p in flat.runs])
-    out = [Notice("incomplete", f"{labels[i]} is incomplete: {p.incomplete_reason}", i)
+    unread = int(flat.unread().sum()) if flat.n_runs > 1 else 0
+    absent = (f"; {unread:,} rows absent from the part read are not listed as changes"
+              if unread else "")
+    out = [Notice("incomplete", f"{labels[i]} is incomplete: {p.incomplete_reason}"
+                  + (absent if i in (flat.baseline, flat.current) else ""), i)
            for i, p in enumerate(flat.runs) if p.incomplete]
     out += [Notice("incomparable", w) for w in incomparable_warnings(flat.runs)]
     if flat.n_runs > 1 and flat.n_rows:

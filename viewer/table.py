@@ -256,6 +256,7 @@ def _legend(cmp: Comparison, metrics: Sequence[str], paint: _Painter, color: boo
                    "printed to the digits it is known to")
     legend += _status_basis(cmp, metrics)
     legend += moved_legend(cmp)
+    legend += unread_legend(cmp)
     if color:
         legend += f"; {paint('red', RED)} = worse, {paint('green', GREEN)} = better"
     return paint(legend, GREY)
@@ -269,6 +270,20 @@ def moved_legend(cmp: Comparison) -> str:
     return (f"; moved = {', '.join(titles)} moved beyond precision, but these follow the "
             "run's timing and one run per side cannot tell that from run-to-run noise "
             "(not judged: give repeated runs with --base/--new)")
+
+
+def unread_legend(cmp: Comparison) -> str:
+    """What "removed" or "added" means against an incomplete run: the row may only lie
+    in the part of the file that was not read (:meth:`Comparison.unread`)."""
+    if cmp.n_runs < 2:
+        return ""
+    n = int(cmp.unread().sum())
+    if not n:
+        return ""
+    cut = [labels_of(cmp)[i] for i in (cmp.baseline, cmp.current) if cmp.runs[i].incomplete]
+    return (f"; {n:,} rows are absent from the part of {' and '.join(cut)} that was read "
+            "(incomplete): their 'removed' or 'added' is not judged and they rank last, "
+            "and rows that were read may miss costs that were cut")
 
 
 def _status_basis(cmp: Comparison, metrics: Sequence[str]) -> str:

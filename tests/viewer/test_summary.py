@@ -216,6 +216,36 @@ def test_incomplete_run_is_a_warning(tmp_path):
     assert s.runs[1].incomplete_reason in w.text
 
 
+def test_rows_absent_from_a_cut_file_are_not_changes(tmp_path, capsys):
+    """v2's ad.prof cut after line 88: 77 cost centres are absent only because the rest
+    of the file was not read.  They are no culprits (diff ranks them last and says why),
+    and the Summary lists none of them as a change (it listed addPending "removed,
+    -100 %, real" first)."""
+    from profdiff.viewer.cli import main
+    from profdiff.viewer.ranking import rank_changes
+
+    cut = tmp_path / "cut.prof"
+    cut.write_text("".join(HS2.read_text().splitlines(keepends=True)[:88]))
+    s = _session(HS1, cut)
+    flat = s.judge_statuses(s.flat)
+    unread = flat.unread()
+    assert int(unread.sum()) == int((flat.status == Status.REMOVED).sum()) > 50
+    r = rank_changes(flat)
+    assert not r.score[unread].any()
+    assert unread[r.order[-int(unread.sum()):]].all()  # last
+    sm = build_summary(s)
+    listed = [c for mc in sm.changes for c in mc.changes]
+    assert not any(unread[c.flat_row] for c in listed)
+    (w,) = [w for w in sm.warnings if w.kind == "incomplete"]
+    assert f"{int(unread.sum())} rows absent from the part read are not listed" in w.text
+    assert main(["diff", str(HS1), str(cut), "--top", "10"]) == 0
+    out = capsys.readouterr().out
+    table = out.split("\n\n")[-2]
+    assert table.lstrip().startswith("#  cost centre") and len(table.splitlines()) == 11
+    assert " removed " not in table
+    assert f"{int(unread.sum())} rows are absent from the part of cut.prof that was read" in out
+
+
 def test_mixed_rts_formats_are_a_warning():
     s = _session(RTS / "hs-ad-v1.stats.txt", RTS / "hs-ad-v2.t-machine-readable.txt")
     sm = build_summary(s)

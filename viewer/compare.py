@@ -643,6 +643,19 @@ class Comparison:
         for a timed metric with one run per side (:attr:`Status.MOVED`)."""
         return metric not in self._unjudged_metrics(self.noise)
 
+    def changed_by(self, row: int) -> list[str]:
+        """The metrics whose change made ``row`` "changed" or "moved" (beyond precision
+        and, where estimated, noise), in status order: what a status is said to rest on
+        when the columns shown (shares, self costs) all read 0 - a root whose inherited
+        time grew 32 % reads 100 % -> 100 %."""
+        if self.n_runs < 2 or not (self.present[row, self.baseline]
+                                   and self.present[row, self.current]):
+            return []
+        rows = np.array([row], dtype=np.intp)
+        return [name for name, sig in self._status_judge(self.noise)
+                if bool(self.changed_mask(name, rows=rows)[0])
+                and (sig is None or bool(sig[row]))]
+
     def status_metrics(self, sampled_only: bool = False) -> list[str]:
         """The metrics a row's status compares (``sampled_only``: those whose changes need
         a noise estimate to be judged: without one, any change beyond precision counts).

@@ -185,6 +185,8 @@ def row_json(cmp: Comparison, i: int, metrics: Sequence[str],
         row["depth"] = int(depth[i]) if depth is not None else None
         row["path"] = bounded_path(_cmp_label(cmp), cmp.parent, i)
     row["status"] = _status_label(cmp, i, cmp.current)
+    if row["status"] in ("changed", "moved"):  # the metrics it rests on (maybe not shown)
+        row["changed_by"] = cmp.changed_by(i)
     row["matched_by"] = MATCHED_BY[int(cmp.matched_by[i]) if cmp.matched_by is not None else 0]
     if row["matched_by"] != "path":  # each run's own spelling of a renamed row
         row["names"] = [None if x is None else {"name": x[0], "module": x[1]}

@@ -344,3 +344,19 @@ def test_a_prof_and_a_pj_json_are_refused_with_their_own_reason(capsys):
     assert len(added) == 145 and {"GC", "SYSTEM"} <= {r["name"] for r in added}
     code, _, err = run(capsys, "diff", prof, DATA / "perf/script/flamegraph-perf-funcab-cmd-01.txt")
     assert code == 2 and "do not mean the same thing" in err
+
+
+def test_a_status_names_the_metrics_it_rests_on(capsys):
+    """hs-ad: MAIN reads 100 % -> 100 % of inherited time, yet is "changed": its
+    inherited time went 2.88 s -> 3.79 s (GHC's header) and its inherited alloc with it.
+    --json says so per row; the window's status cell says it in its tooltip."""
+    hs = DATA / "hs-ad"
+    code, out, _ = run(capsys, "diff", str(hs / "v1/ad.prof"), str(hs / "v2/ad.prof"),
+                       "--json", "--top", "0")
+    rows = {(r["module"], r["name"]): r for r in json.loads(out)["rows"]}
+    main_row = rows[("MAIN", "MAIN")]
+    assert main_row["status"] == "changed"
+    assert main_row["changed_by"] == ["inherited_time_s", "inherited_alloc_bytes"]
+    assert "changed_by" not in rows[("AD.Dual", "dotD")]  # same
+    add_grad = rows[("AD.Eval", "addGrad")]
+    assert {"time_s", "alloc_bytes"} <= set(add_grad["changed_by"])

@@ -232,3 +232,22 @@ def test_screenshot_writes_png(tmp_path):
     assert rc == 0
     data = out.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+
+def test_status_cell_says_what_a_change_rests_on(loaded):
+    """MAIN reads 100.0 -> 100.0 in every share column, yet "changed": its tooltip names
+    the inherited time 2.880 s -> 3.790 s (GHC's header) and the inherited alloc."""
+    w = loaded
+    w.show_view("flat")
+    m, cmp = w.flat.model, w.flat_comparison
+    col = next(i for i, c in enumerate(m.columns) if c.kind == "status")
+    row = next(i for i in range(m.rowCount())
+               if cmp.name[int(m.index(i, 0).internalId())] == "MAIN")
+    assert m.index(row, col).data() == "changed"
+    tip = m.index(row, col).data(Qt.ItemDataRole.ToolTipRole)
+    assert tip.splitlines()[:2] == ["changed: judged on",
+                                    "  inherited time: 2.880 s → 3.790 s (+31.6%)"]
+    assert "inherited alloc" in tip
+    same = next(i for i in range(m.rowCount())
+                if cmp.name[int(m.index(i, 0).internalId())] == "dotD")
+    assert m.index(same, col).data(Qt.ItemDataRole.ToolTipRole) is None

@@ -15,6 +15,7 @@ shared :class:`~viewer.colors.DivergingScale`), and the flat "by cost centre" ta
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -1209,6 +1210,8 @@ class ComparisonTreeModel(QAbstractItemModel):
             if self._marked(r):
                 tip += "\n" + self._match_note(r)
             return tip
+        if c.kind == "status" and c.run is None:
+            return self._status_tip(r)
         if c.kind == "sig":
             mn = self.noise(c.metric)
             if mn is None:
@@ -1238,6 +1241,25 @@ class ComparisonTreeModel(QAbstractItemModel):
                 lines += self._colour_note(c, r)
             return "\n".join(lines)
         return None
+
+    def _status_tip(self, r: int) -> str | None:
+        """What a "changed" or "moved" status rests on: each metric that moved, base ->
+        new (a row may change only in a metric that is not a column)."""
+        cmp = self.cmp
+        st = Status(int(cmp.status[r]))
+        if st not in (Status.CHANGED, Status.MOVED):
+            return None
+        lines = [f"{st.label}: judged on"]
+        for name in cmp.changed_by(r):
+            met = cmp.metric_by_name[name]
+            vals = cmp.row_values(name, r)
+            b, n = float(vals[cmp.baseline]), float(vals[cmp.current])
+            rel = format_rel((n - b) / abs(b) if b else math.inf)
+            rb = self._rounding(name, r, cmp.baseline)
+            rn = self._rounding(name, r, cmp.current)
+            lines.append(f"  {met.title}: {format_value(b, met.unit, rounding=rb)} → "
+                         f"{format_value(n, met.unit, rounding=rn)} ({rel})")
+        return "\n".join(lines) if len(lines) > 1 else None
 
     def _match_note(self, r: int) -> str:
         """"matched by rename rule / accepted suggestion", with the other runs' names."""

@@ -774,7 +774,10 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
             return
         fmts = sorted({p.format for p in cmp.runs})
         nodes = " / ".join(f"{p.n_nodes:,}" for p in cmp.runs)
-        txt = f"{', '.join(fmts)} · nodes {nodes} · {cmp.n_rows:,} aligned rows"
+        # the call tree's rows (call paths): the By cost centre table and the Summary
+        # count cost centres, which are fewer, so the tree is named
+        rows = "call-tree rows" if cmp.mode == "tree" and cmp.n_runs > 1 else "aligned rows"
+        txt = f"{', '.join(fmts)} · nodes {nodes} · {cmp.n_rows:,} {rows}"
         if not cmp.n_rows:  # run statistics: no tree to count
             txt = f"{', '.join(fmts)} · run totals only (no call tree)"
         elif cmp.n_runs > 1:
@@ -789,7 +792,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
             self.status_label.setToolTip("")
         lay = self.diff.layout_
         if lay is not None and lay.visible is not None:
-            txt += f" · filter: {int(lay.visible.sum()):,} rows shown"
+            txt += f" · filter: {int(lay.visible.sum()):,} tree rows shown"
             if lay.matched is not None:
                 txt += f", {int(lay.matched.sum()):,} match"
         self.status_label.setText(txt)

@@ -1023,7 +1023,9 @@ def _run_meta(ps: _Parser, comm: np.ndarray, ev_name: str, events: dict[str, int
         weighting="period" if has_period else "samples",
         group_by="symbol+dso" if ps.by_dso else "symbol",
         split_by=ps.split_by,
-        percent_basis="samples of the event",
+        percent_basis=("percentages are shares of the event's "
+                       f"{'period' if has_period else 'samples'} over the whole recording, "
+                       "as perf report --no-children shows them"),
     )
     meta.setdefault("program", next(iter(comms), ""))
     if ps.t_first is not None and ps.t_last is not None:

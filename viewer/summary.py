@@ -325,8 +325,11 @@ def top_changes(session: Session, flat: Comparison, tree: Comparison, metric: st
     sites = call_sites(tree, keys, metric)
     items = []
     for r, key in zip(picked, keys, strict=True):
+        label = key.replace("\x1f", ".").lstrip(".")
+        if flat.line_level:  # a source line: where it is, then its text
+            label = f"{flat.location(r)}  {flat.name[r]}"
         items.append(Change(
-            metric=metric, key=key, label=key.replace("\x1f", ".").lstrip("."),
+            metric=metric, key=key, label=label,
             flat_row=int(r), tree_rows=sites[key],
             base=float(base[r]), new=float(new[r]), delta=float(d[r]), rel=float(rel[r]),
             share=float(d[r]) / scale, verdict=str(verdict[r]),

@@ -54,3 +54,21 @@ def test_window_shows_the_line_column_and_the_whole_total(make_window, tmp_path)
     doc = QTextDocument()
     doc.setHtml(win.summary.text())  # the runs header: "+<0.1%" is text, not a tag
     assert "+32 B (+<0.1%)" in doc.toPlainText()
+
+
+def test_summary_lists_the_line_with_its_place_and_a_share_that_is_not_zero(
+        make_window, tmp_path):
+    """The Summary's top change is the line, named with where it is, and its share of
+    the run (32 B of 343.6 MB) reads "+<0.01%", not "+0.00%" beside "real"."""
+    a, b = _pair(tmp_path)
+    win = make_window()
+    win.load_paths([str(a), str(b)])
+    win.flush_pending()
+    win.tabs.setCurrentWidget(win.summary_view)
+    text = win.summary_view.toPlainText()
+    assert "23 source lines: 1 changed" in text
+    row = next(x for x in text.splitlines() if STRAY in x)
+    assert row.startswith(f"gvfn-test.jl:31 → 33 {STRAY}")  # (HTML folds the two spaces)
+    assert "+<0.01%" in text and "+0.00%" not in text
+    (mc,) = win.summary_view.summary.changes
+    assert [(c.verdict, c.delta) for c in mc.changes] == [("real", 32.0)]

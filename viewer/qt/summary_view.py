@@ -151,7 +151,9 @@ class SummaryView(QTextBrowser):
         out = [_SECTION.format(f"Top changes: {html.escape(cur.role)} against the baseline")]
         if s.status_counts:
             c = s.status_counts
-            noun = "cost centres" if s.runs[s.baseline].format.startswith("ghc") else "functions"
+            fmt = s.runs[s.baseline].format
+            noun = "cost centres" if fmt.startswith("ghc") else (
+                "source lines" if fmt == "julia-mem" else "functions")
             out.append(f"<div style='color:{MUTED}; margin:2px'>{s.n_rows:,} {noun}: "
                        f"{c.get('changed', 0):,} changed, "
                        + (f"{c['moved']:,} moved (not judged), " if c.get("moved") else "")
@@ -216,7 +218,7 @@ class SummaryView(QTextBrowser):
         verdict = {REAL: "<b>real</b>", NOISE: "within noise", ROUNDING: "within rounding",
                    NOT_JUDGED: "not judged"}.get(c.verdict, html.escape(c.verdict))
         hb, hn, hd = digits
-        share = f"{c.share * 100:+.2f}%".replace("-", "−")
+        share = _share_text(c.share)
         links = self._links_for(c)
         name = html.escape(c.label) + (f" <i style='color:{MUTED}'>({c.status})</i>"
                                        if c.status in ("added", "removed") else "")
@@ -227,7 +229,7 @@ class SummaryView(QTextBrowser):
                 f"<td align=right style='{style}'>&nbsp;&nbsp;"
                 f"{html.escape(format_delta(c.delta, unit, rounding=hd))}</td>"
                 f"<td align=right style='{style}'>&nbsp;&nbsp;{html.escape(format_rel(c.rel))}"
-                f"</td><td align=right style='{style}'>&nbsp;&nbsp;{share}</td>"
+                f"</td><td align=right style='{style}'>&nbsp;&nbsp;{html.escape(share)}</td>"
                 f"<td style='{style}'>&nbsp;&nbsp;{verdict}</td>"
                 f"<td>&nbsp;&nbsp;{' · '.join(links)}</td></tr>")
 
@@ -286,3 +288,13 @@ def _total_delta(t: TotalRow, i: int, baseline: int) -> str:
     text = format_total_delta(t.values[baseline], t.values[i], t.unit)
     return (f"<span style='color:{color}'><b>{html.escape(text)}</b> "
             f"({html.escape(format_rel(r))})</span>")
+
+
+def _share_text(share: float) -> str:
+    """A change as a share of the run, to 0.01 %: ``+<0.01%`` for a change too small to
+    show there (a stray 32-byte allocation of 343 MB), never ``+0.00%``, which reads as
+    no change beside a "real" verdict."""
+    pct = share * 100
+    if pct and abs(pct) < 0.005:
+        return ("+" if pct > 0 else "−") + "<0.01%"
+    return f"{pct:+.2f}%".replace("-", "−")

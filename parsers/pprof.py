@@ -447,8 +447,8 @@ class _Frames:
     def frame_for(self, name: str, file: str, start: int, line: int) -> int:
         """The frame id of one (function, line), merged on the alignment identity."""
         kind = "alloc" if name.startswith("Alloc: ") else ""
-        if kind:  # PProf.jl gives these the file "nothing": no source location at all
-            file, start, line = "", 0, 0
+        if kind or file == "nothing":  # PProf.jl writes Julia's `nothing` as the file of
+            file, start, line = "", 0, 0  # frames without a source (allocations, unknown)
         module = file.replace("\\", "/").rsplit("/", 1)[-1]
         name = name or "[unknown]"
         ident = _GENSYM.sub("#", name) if "#" in name else name

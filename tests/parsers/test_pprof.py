@@ -47,7 +47,7 @@ def _independent(path: Path):
         keys = set()
         for lid in s.location_id:
             for mod, name in locs[lid]:
-                if name.startswith("Alloc: "):
+                if name.startswith("Alloc: ") or mod == "nothing":  # Julia's `nothing`
                     mod = ""
                 keys.add(f"{mod}\x1f{re.sub(r'#[0-9]+', '#', name)}")  # Julia gensyms
         for i, v in enumerate(s.value):
@@ -481,3 +481,17 @@ def test_progress_is_reported():
     load(DATA / "julia-1.9-pprofjl-heapsnapshotparser-cpu-profile.pb.gz",
                  progress=seen.append)
     assert seen[-1] == 1.0 and seen == sorted(seen)
+
+
+def test_julia_nothing_is_no_file():
+    """PProf.jl writes Julia's ``nothing`` as the file of frames without a source
+    ([unknown function], top-level scope, some closures): they get no module, not a
+    module called "nothing"."""
+    path = DATA / "julia-1.11.3-pprofjl-ttd-cpu-run1-2025-03-12.pb.gz"
+    prof = _decode(path)
+    st = prof.string_table
+    assert any(st[f.filename] == "nothing" for f in prof.function)
+    p = load(path)
+    assert "nothing" not in set(p.frames.module.tolist())
+    unknown = [i for i, n in enumerate(p.frames.name.tolist()) if n == "[unknown function]"]
+    assert "" in {p.frames.module[i] for i in unknown}

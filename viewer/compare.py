@@ -1326,11 +1326,15 @@ def _align_flat(profiles, baseline, node_gkey, uniques, current) -> Comparison:
     rep_run = np.where(node[:, baseline] >= 0, baseline, rep_run)
     rep_node = node[np.arange(len(keep)), rep_run]
     name, module, src, label_frames = _representative_labels(profiles, rep_run, rep_node)
+    rounding = _flat_rounding(profiles, metrics, node_gkey, n_keys, keep)
+    from .printed_summary import tighten_flat  # GHC's own per-cost-centre table
+
+    tighten_flat(profiles, node, values, rounding)
     cmp = Comparison(
         runs=profiles, baseline=baseline, mode="flat",
         parent=np.full(len(keep), -1, dtype=np.int32), node=node, name=name, module=module,
         src=src, keys=uniques[keep], values=values, metrics=metrics, current=current,
-        rounding=_flat_rounding(profiles, metrics, node_gkey, n_keys, keep),
+        rounding=rounding,
     )
     cmp.__dict__["label_frames"] = label_frames
     return cmp

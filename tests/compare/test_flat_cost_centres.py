@@ -69,3 +69,27 @@ def test_one_label_at_two_srcs_is_two_rows() -> None:
     rows = np.flatnonzero(cmp.name == "trainStep.(...)")
     assert sorted(cmp.src[rows].tolist()) == ["Main.hs:22:7-57", "Main.hs:23:7-57"]
     assert cmp.present[rows].all()  # matched across the two versions
+
+
+def test_ghcs_own_table_narrows_a_flat_rows_rounding() -> None:
+    """hcy2c (GHC 7.8): length' sums 39 call sites, each printed to 0.1 % of the run, so
+    its sum alone is 6.7 s ± 3.6 s and its +4.3 s read "≈0, within rounding".  GHC's own
+    table above the tree prints it once: 3.9 % of 187.08 s and 11.4 % of 98.47 s, to
+    ±0.05 %.  The row takes the overlap of both intervals, and its change is real."""
+    ghc = DATA / "ghc-prof"
+    runs = [parsers.load(ghc / f"ghc-7.8.4-hcy2c-{w}-regex-removal-2015-09-09.prof")
+            for w in ("before", "after")]
+    cmp = align(runs, mode="flat")
+    (r,) = np.flatnonzero(cmp.name == "length'")
+    totals = [p.totals["total_time_s"] for p in runs]
+    printed = [e["time_pct"] for p in runs for e in p.extras["top_table"]
+               if e["name"] == "length'"]
+    assert printed == [3.9, 11.4] and totals == [187.08, 98.47]
+    for i in (0, 1):
+        lo = printed[i] * totals[i] / 100 - 0.05 * totals[i] / 100
+        hi = printed[i] * totals[i] / 100 + 0.05 * totals[i] / 100
+        v, h = cmp.values["time_s"][r, i], cmp.rounding["time_s"][r, i]
+        assert lo - 1e-9 <= v - h and v + h <= hi + 1e-9  # inside GHC's own interval
+        assert h <= 0.05 * totals[i] / 100 + 1e-9
+        assert abs(cmp.values["time_pct"][r, i] - printed[i]) <= 0.05 + 1e-9
+    assert cmp.changed_at("time_s", r) and cmp.changed_at("time_pct", r)

@@ -16,7 +16,7 @@ Architecture (napari-style: the core knows nothing of Qt, Qt classes only adapt 
   (``pane_columns``, ``diff_columns``).  Sorting is inside the model (no proxy).
 * :mod:`.views` - tabs: ``SideBySideView`` (two panes sharing one ``RowLayout`` so rows
   align; expansion/selection/scroll/column widths mirrored by row id), ``DiffTreeView``
-  (base/new/Δ/Δ% + legend), ``FlatView`` (per cost centre, largest regression first,
+  (base/new/Δ/Δ% + legend), ``FlatView`` (per cost centre, largest real change first,
   call sites).  Views talk by row ids: ``rowSelected(int)`` / ``select_row(int)``.
 * :mod:`.widgets` - legend, summary bar, details pane, message bar, drop overlay,
   empty state.

@@ -30,7 +30,7 @@ from .views import column_widths, fit_columns
 
 
 class FlatView(QWidget):
-    """Per cost centre totals over all call sites, largest regression first, with call sites."""
+    """Per cost centre totals over all call sites, largest real change first, with call sites."""
 
     revealRequested = Signal(str)  # match key of the row to find in the trees
     callSiteActivated = Signal(int)  # tree-mode union-row id

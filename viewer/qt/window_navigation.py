@@ -186,14 +186,14 @@ class NavigationMixin:
         return key
 
     def _culprit_key(self, cmp, ranking=None) -> np.ndarray | None:
-        """Per-row culprit score (own regression against the baseline's total, beyond
-        precision and noise; :mod:`viewer.ranking`), or None when no row has one."""
+        """Per-row size of the culprit score (own change against the baseline's total,
+        beyond precision and noise; :mod:`viewer.ranking`), or None when no row has one."""
         from profdiff.viewer.ranking import rank_changes
 
         if ranking is None:
             session = getattr(self, "session", None)
             ranking = session.culprits(cmp) if session is not None else rank_changes(cmp)
-        return ranking.regressions
+        return ranking.path_key
 
     def hot_key(self, by: str = "value") -> np.ndarray | RowKey | None:
         """Per-row inherited cost (larger of baseline and current) or its Δ (``by="delta"``)."""

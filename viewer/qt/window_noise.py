@@ -291,8 +291,8 @@ class _NoiseTask(QRunnable):
                 try:
                     noise = self.cmp.noise if nz is None else self.cmp.noise_with(nz)
                     ranked = rank_changes(self.cmp, noise=noise)  # the path's key
-                    if ranked.regressions is not None:  # the path's walk, ahead
-                        path_key_max(self.cmp, ranked.regressions)
+                    if ranked.path_key is not None:  # the path's walk, ahead
+                        path_key_max(self.cmp, ranked.path_key)
                     ranking = (ranked,
                                self.cmp.status_for(noise=noise) if noise is not None else None,
                                noise)

@@ -43,7 +43,8 @@ def plain_ranking(cmp):
     which = np.full(n, "", dtype=object)
     system = system_rows(cmp)
     for name in names:
-        total = float(np.nansum(cmp.runs[cmp.baseline].values[name]))
+        run = cmp.runs[cmp.baseline]
+        total = run.totals.get(f"total_{name}") or float(np.nansum(run.values[name]))
         if not np.isfinite(total) or total == 0:
             continue
         d = np.nan_to_num(cmp.delta(name)) / abs(total)

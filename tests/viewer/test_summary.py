@@ -327,3 +327,20 @@ def test_summary_counts_the_changes_the_cli_table_counts(hs, capsys):
     unjudged = _session(HS1, HS2).flat  # no noise estimate: precision alone
     assert sm.status_counts["changed"] < unjudged.status_counts()["changed"]
     assert sm.status_counts["added"] == unjudged.status_counts()["added"]
+
+
+def test_share_of_run_is_a_share_of_the_reports_own_total():
+    """hcy2c: GHC's table prints addULLs at 63.2 % of "total time = 187.08 secs"; the
+    rows, each rounded to 0.1 %, sum to less than the whole, so a share of their sum
+    read 65 %.  The Summary's share is of the total the report declares."""
+    ghc = DATA / "ghc-prof"
+    a = ghc / "ghc-7.8.4-hcy2c-before-regex-removal-2015-09-09.prof"
+    b = ghc / "ghc-7.8.4-hcy2c-after-regex-removal-2015-09-09.prof"
+    total = float(re.search(r"total time\s*=\s*([\d.]+) secs", a.read_text()).group(1))
+    top = re.search(r"^addULLs\s+\S+\s+([\d.]+)\s", a.read_text(), re.M)
+    sm = build_summary(_session(a, b))
+    time = next(mc for mc in sm.changes if mc.metric == "time_s")
+    c = next(c for c in time.changes if c.label.endswith("addULLs"))
+    assert c.status == "removed"
+    assert c.share == pytest.approx(-float(top.group(1)) / 100, abs=0.0006)
+    assert c.delta / total == pytest.approx(c.share)

@@ -75,10 +75,10 @@ def sniff(head: bytes, path: Path) -> float:
     formats pad with several), at least half hold a ``;``, and none starts with
     whitespace (perf script frames, GHC ``.prof`` rows and ``.mem`` lines do)."""
     lines = head.split(b"\n")
-    if len(head) >= 4096:
-        if len(lines) == 1:
-            return _sniff_long_first_line(head)
-        lines = lines[:-1]  # the last one may be cut
+    if len(head) >= 4096 and len(lines) == 1:
+        return _sniff_long_first_line(head)
+    if len(lines) > 1:  # the last line is cut when the head stops there (or the file
+        lines = lines[:-1]  # does: one being written); whole lines end with a newline
     lines = [ln for ln in lines[:500] if ln.strip() and not ln.startswith(b"#")]
     if not lines:
         return 0.0

@@ -150,6 +150,26 @@ def _line_of(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
+def _missing_sections(path: Path, text: str, cstart: int, pstart: int,
+                      err_line: int | None) -> ParseError:
+    """Why a JSON text that is not a whole -pj profile cannot be read, in the user's
+    terms: a file cut inside the cost-centre table (still being written, or copied
+    short) is told from a JSON object of another kind."""
+    expected = "a GHC -pj JSON profile: its cost_centres table, then the profile tree"
+    if cstart >= 0 and pstart < 0:
+        return ParseError(path, expected, line=_line_of(text, len(text.rstrip())),
+                          found=f"the end of the file inside cost_centres (from line "
+                                f"{_line_of(text, cstart)}): cut short or still being written")
+    if cstart < 0 and pstart >= 0:
+        return ParseError(path, expected, line=_line_of(text, pstart),
+                          found="a profile tree with no cost_centres table before it")
+    if cstart >= 0:
+        return ParseError(path, expected, line=_line_of(text, pstart),
+                          found="the profile tree before the cost_centres table")
+    return ParseError(path, expected, line=err_line,
+                      found="neither key (a JSON object of another kind?)")
+
+
 def _tolerant_header(text: str) -> dict[str, Any]:
     """Run facts by anchored patterns; strings may hold raw quotes (GHC 9.0 escaper)."""
     out: dict[str, Any] = {}
@@ -237,8 +257,7 @@ def read(path: Path, *, lenient: bool = False, progress: Callable[[float], None]
         pstart = text.rfind('"profile"')
         cstart = text.find('"cost_centres"')
         if cstart < 0 or pstart < 0 or pstart < cstart:
-            raise ParseError(path, "a GHC -pj JSON profile with 'cost_centres' and 'profile'",
-                             line=err_line, found="neither could be found")
+            raise _missing_sections(path, text, cstart, pstart, err_line)
         for m in _CC.finditer(text, cstart, pstart):
             label, module, src = (_unescape(m.group(i)) for i in (2, 3, 4))
             cc_frame[int(m.group(1))] = interner(label, module, src, 0,

@@ -231,6 +231,25 @@ def test_truncated(tmp_path):
     assert q.meta["stacks"] == data[: data.find(b"\n", 1000)].count(b"\n") + 1
 
 
+def test_cut_after_the_first_line_is_still_folded_and_says_so(tmp_path):
+    """A small file cut inside its second stack (a run still writing it) was judged by
+    its cut line, so no reader claimed it: "not a supported format".  The cut line is
+    left out of the judgement; the reader then flags the file as cut."""
+    data = (FOLDED / "flamegraph-perf-iperf-stacks-pidtid-01-collapsed-all.txt").read_bytes()
+    first = data.index(b"\n") + 1
+    f = tmp_path / "cut.txt"
+    f.write_bytes(data[: first + 30])
+    assert detect(f) is folded
+    p = load(f)
+    assert p.incomplete and "ends inside line 2" in p.incomplete_reason
+    name, count = data[: first - 1].decode().rsplit(" ", 1)
+    assert p.totals["total_samples"] == int(count) and p.meta["stacks"] == 1
+    g = tmp_path / "not-folded.txt"  # one good line, then another format: not claimed
+    g.write_bytes(data[:first] + b"total time  =  0.01 secs\nCOST CENTRE MODULE\n")
+    with pytest.raises(ParseError):
+        detect(g)
+
+
 def test_vertx_pair_diff(capsys):
     a = FOLDED / "inferno-vertx-collapsed-unsorted-1.txt"
     b = FOLDED / "inferno-vertx-collapsed-unsorted-2.txt"

@@ -162,6 +162,25 @@ def test_cut_json_loads_what_was_read(tmp_path: Path) -> None:
     assert np.array_equal(p.parent, good.parent[: p.n_nodes])
 
 
+def test_json_cut_inside_the_cost_centre_table_says_so(tmp_path: Path) -> None:
+    """A -pj file cut before its profile tree (a run still writing it) is named as cut,
+    at the line where it ends, not as a JSON object of another kind."""
+    text = (HSAD / "v1" / "ad.prof.json").read_text()
+    cut = text[: text.index('"profile"') // 2]
+    f = tmp_path / "cut.prof.json"
+    f.write_text(cut)
+    with pytest.raises(ParseError) as e:
+        ghc_json.read(f)
+    table = text[: text.index('"cost_centres"')].count("\n") + 1
+    assert e.value.line == cut.rstrip().count("\n") + 1
+    assert e.value.found == (f"the end of the file inside cost_centres (from line {table}): "
+                             "cut short or still being written")
+    other = tmp_path / "other.json"
+    other.write_text('{"traceEvents": [1, 2')
+    with pytest.raises(ParseError, match="neither key"):
+        ghc_json.read(other)
+
+
 def test_bad_input(tmp_path: Path) -> None:
     empty = tmp_path / "e.json"
     empty.write_text("")

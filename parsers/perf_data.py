@@ -306,6 +306,7 @@ def read(
             + ". Put them beside the perf.data (same file name) or load 'perf script' text "
             "made where they exist."
         )
+    extra.extend(_cut_features_warning(p, meta))
     for ln in err.splitlines():
         ln = ln.strip()
         if ln and len(extra) < 10 and not ln.startswith("#"):
@@ -607,15 +608,47 @@ def _no_profile_error(perf: str, p: Path, rc: int, err: str) -> ProfdiffError:
                       found=f"perf script exit {rc}: {first}")
 
 
+_FEATURE_META = {"HOSTNAME": "hostname", "OSRELEASE": "os_release",
+                 "VERSION": "perf_version", "ARCH": "arch", "CMDLINE": "command_line",
+                 "NRCPUS": "processors"}
+"""The run facts (meta keys) perf prints from each header feature."""
+
+
+def _cut_features_warning(p: Path, meta: dict) -> list[str]:
+    """A warning when the header features after the samples are cut (every sample is
+    there, so the run is whole), and the run facts perf then made up are dropped from
+    ``meta``: perf prints "arch: (null)", "nrcpus online: 0" and the reading machine's
+    CPUID for features it could not read."""
+    from .perf_header import cut_features
+
+    lost = cut_features(p)
+    if not lost:
+        return []
+    for name in lost:
+        meta.pop(_FEATURE_META.get(name, ""), None)
+    return [f"the file is cut after its samples (every sample was read): the header "
+            f"sections {', '.join(lost)} lie past its end ({p.stat().st_size:,} bytes), "
+            "so the recording's facts they held are unknown and perf decoded the samples "
+            "without them: frames may differ from the whole file's"]
+
+
 def cut_note(p: Path) -> str:
     """``; the file is cut: ...`` when it is shorter than its header says (perf, reading
-    past the end of a mapped file, dies of SIGBUS without saying why), else ''."""
+    past the end of a mapped file, dies of SIGBUS without saying why), or ``; the file
+    is cut after its samples: ...`` when only the header features that follow them are
+    (perf 6.1 dies of SIGSEGV on the fork-exec recording cut there), else ''."""
     end = data_end(p)
     try:
         size = p.stat().st_size
     except OSError:
         return ""
-    if end is None or size >= end:
+    if end is not None and size >= end:
+        from .perf_header import cut_features
+
+        lost = cut_features(p)  # the samples are whole; what follows them is not
+        return (f"; the file is cut after its samples: its header sections "
+                f"{', '.join(lost)} lie past its end ({size:,} bytes)") if lost else ""
+    if end is None:
         return ""
     return (f"; the file is cut: its header says its samples end at byte {end:,}, "
             f"the file has {size:,} bytes")

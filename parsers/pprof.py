@@ -219,7 +219,8 @@ def sniff(head: bytes, path: Path) -> float:
             return (0.4 if _gzip_on_disk(path) else 0.1) + name_bonus
         if prof.string_table and prof.string_table[0] == "" and len(prof.sample_type):
             return 0.9
-        return 0.0
+        # a gzip cut between two fields, before the string table: the reader says so
+        return (0.4 + name_bonus) if not prof.string_table and _gzip_on_disk(path) else 0.0
     return 0.4 + name_bonus
 
 
@@ -320,14 +321,76 @@ def _decode(path: Path) -> tuple[bytes, str]:
     return data, gz_cut
 
 
-def _undecodable(path: Path, gz_cut: str, e: Exception) -> ParseError:
+def _undecodable(path: Path, gz_cut: str, e: Exception, data: bytes = b"") -> ParseError:
     """The error for bytes the protobuf runtime refused (a cut gzip says where it ends)."""
     if gz_cut:  # a protobuf cut mid-message cannot be read in part
         return ParseError(path, "a complete gzip stream (the protobuf inside is cut)",
                           found=gz_cut, offset=cut_offset(path))
+    cut = _cut_field(data)
+    if cut is not None:
+        field, start = cut
+        return ParseError(path, "a pprof protobuf profile (perftools.profiles.Profile)",
+                          offset=len(data),
+                          found=f"the end of the file inside a {field} that starts at byte "
+                                f"{start:,}: cut short or still being written")
     why = str(e).replace(_raw_sample_profile().DESCRIPTOR.full_name, "perftools.profiles.Profile")
     return ParseError(path, "a pprof protobuf profile (perftools.profiles.Profile)",
                       found=f"undecodable protobuf: {why}")
+
+
+_PROFILE_FIELDS = {1: "sample_type", 2: "sample", 3: "mapping", 4: "location",
+                   5: "function", 6: "string_table", 7: "drop_frames", 8: "keep_frames",
+                   9: "time_nanos", 10: "duration_nanos", 11: "period_type", 12: "period",
+                   13: "comment", 14: "default_sample_type"}
+"""perftools.profiles.Profile's field numbers (profile.proto)."""
+
+
+def _cut_field(data: bytes) -> tuple[str, int] | None:
+    """(the Profile field, its first byte) that runs past the end of ``data``, when the
+    message's top level is well formed up to there: the file was cut.  None when the
+    top level ends cleanly or is damaged elsewhere (a bad wire type).
+
+    Why walked here: the protobuf runtime says only "Wire format was corrupt" for a
+    cut file and for a damaged one alike."""
+    pos, n = 0, len(data)
+    while pos < n:
+        start = pos
+        key, pos = _varint_at(data, pos)
+        if key is None:
+            return ("field key", start)
+        field, wire = key >> 3, key & 7
+        name = _PROFILE_FIELDS.get(field, f"field {field}")
+        if wire == 0:
+            value, pos = _varint_at(data, pos)
+            if value is None:
+                return (name, start)
+            continue
+        if wire == 2:
+            size, pos = _varint_at(data, pos)
+            if size is None:
+                return (name, start)
+            pos += size
+        elif wire in (1, 5):
+            pos += 8 if wire == 1 else 4
+        else:
+            return None  # groups or wire types 6-7: damaged, not cut
+        if pos > n:
+            return (name, start)
+    return None
+
+
+def _varint_at(data: bytes, pos: int) -> tuple[int | None, int]:
+    """The varint at ``pos`` and the position after it; (None, pos) when the data ends
+    inside it."""
+    value = shift = 0
+    while pos < len(data) and shift < 70:
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return value, pos
+        shift += 7
+    return None, pos
 
 
 def _parse(path: Path, data: bytes, gz_cut: str) -> tuple[Any, list[str]]:
@@ -337,8 +400,11 @@ def _parse(path: Path, data: bytes, gz_cut: str) -> tuple[Any, list[str]]:
     try:
         prof.ParseFromString(data)
     except Exception as e:  # google.protobuf.message.DecodeError
-        raise _undecodable(path, gz_cut, e) from e
+        raise _undecodable(path, gz_cut, e, data) from e
     st = list(prof.string_table)
+    if not st and gz_cut:  # the stream stopped between fields, before the string table
+        raise ParseError(path, "a complete gzip stream (the protobuf inside is cut)",
+                         found=gz_cut, offset=cut_offset(path))
     if not st or st[0] != "":
         raise ParseError(
             path, "a pprof profile whose string_table starts with an empty string",

@@ -25,3 +25,23 @@ def reading_notes(runs: Sequence[Profile]) -> list[str]:
     if any(p.meta.get("allocations_sampled") for p in runs):
         out.append(ALLOCATIONS_SAMPLED)
     return out
+
+
+READER_WARNINGS_SHOWN = 3
+"""Reader warnings said per run beside a comparison; ``profdiff show FILE`` lists all."""
+
+
+def reader_warnings(runs: Sequence[Profile], labels: Sequence[str]) -> list[str]:
+    """Each run's reader warnings (skipped lines, binaries not found, a cut header), the
+    first few per run, named by ``[i] label``.
+
+    Why beside every comparison: they qualify the numbers (frames shown as [unknown],
+    lines not counted), and ``diff`` and the Summary said none of them."""
+    out = []
+    for i, p in enumerate(runs):
+        for w in p.warnings[:READER_WARNINGS_SHOWN]:
+            out.append(f"[{i}] {labels[i]}: {w}")
+        if len(p.warnings) > READER_WARNINGS_SHOWN:
+            out.append(f"[{i}] {labels[i]}: ... and {len(p.warnings) - READER_WARNINGS_SHOWN}"
+                       f" more (profdiff show {p.path} lists them)")
+    return out

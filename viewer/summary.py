@@ -36,7 +36,7 @@ from profdiff.parsers.model import Unit
 from .compare import Comparison, KeyRule, Status, incomparable_warnings
 from .defaults import DEFAULT_MATCH_THRESHOLD
 from .ranking import baseline_total, main_metrics, system_rows
-from .reading_notes import reading_notes
+from .reading_notes import reader_warnings, reading_notes
 from .rules import ModuleRename
 from .session import Session
 from .suggest import Suggestion, accept, suggest_matches
@@ -136,7 +136,7 @@ class RenameOffer:
 
 @dataclass(frozen=True)
 class Notice:
-    kind: str  # "incomplete", "incomparable", "precision", "note"
+    kind: str  # "incomplete", "incomparable", "reader" (a reader's warning), "precision", "note"
     text: str
     run: int = -1
 
@@ -481,6 +481,7 @@ def notices(flat: Comparison, tree: Comparison) -> list[Notice]:
                   + (absent if i in (flat.baseline, flat.current) else ""), i)
            for i, p in enumerate(flat.runs) if p.incomplete]
     out += [Notice("incomparable", w) for w in incomparable_warnings(flat.runs)]
+    out += [Notice("reader", w) for w in reader_warnings(flat.runs, labels)]
     if flat.n_runs > 1 and flat.n_rows:
         base = flat.runs[flat.baseline]
         rounded = [flat.metric_by_name[m].title for m in main_metrics(flat)

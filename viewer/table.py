@@ -16,7 +16,7 @@ import numpy as np
 from profdiff.parsers.model import Metric, Profile, Unit
 
 from .compare import Comparison, Status, incomparable_warnings
-from .reading_notes import reading_notes
+from .reading_notes import reader_warnings, reading_notes
 from .run_labels import labels_of
 from .units import (
     TIMED_MARK,
@@ -151,6 +151,7 @@ def _runs_header(cmp: Comparison, paint: _Painter, notes: Sequence[str]) -> list
                      f"({p.format}{', ' + prog if prog else ''}){extra}")
     for w in incomparable_warnings(cmp.runs):
         lines.append(paint(f"warning: {w}", YELLOW))
+    lines.extend(paint(f"warning: {w}", YELLOW) for w in reader_warnings(cmp.runs, labels))
     basis = {str(p.meta["percent_basis"]) for p in cmp.runs if p.meta.get("percent_basis")}
     for b in sorted(basis):
         lines.append(paint(f"note: {b}", GREY))

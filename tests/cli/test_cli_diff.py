@@ -314,6 +314,18 @@ def test_a_file_lenient_would_read_says_so(capsys, tmp_path):
     assert code == 0 and "warning: line 40: skipped" in out + err
 
 
+def test_diff_prints_each_runs_reader_warnings_above_the_table(capsys, tmp_path):
+    """A skipped line qualifies every number below it: diff names it, by run, as show
+    does (it printed none)."""
+    bad = _damaged(tmp_path)
+    code, out, _ = run(capsys, "diff", bad, DATA / "hs-ad/v2/ad.prof", "--lenient")
+    assert code == 0
+    table = out.index("\ntotal ")  # the totals, then the rows
+    (line,) = [ln for ln in out[:table].splitlines() if ln.startswith("warning: [0]")]
+    assert "line 40: skipped" in line and line.startswith(f"warning: [0] {Path(bad).name}: ")
+    assert "warning: [1]" not in out
+
+
 def test_no_lenient_hint_where_it_would_not_help(capsys, tmp_path):
     """Not for a file no reader knows, nor one whose header is cut (a lenient read fails
     the same way), nor when --lenient was given."""

@@ -562,3 +562,53 @@ def test_a_recording_cut_before_its_samples_says_so_whatever_perf_does(
     err = capsys.readouterr().err
     assert str(cut) in err and ("the file is cut" in err or "cut or damaged" in err), err
     assert perf_data.cut_note(DATA / "c-vm" / "v1" / "perf.data") == ""  # not cut
+
+
+@needs_perf
+def test_cut_after_the_samples_warns_and_drops_the_facts_perf_made_up(tmp_path: Path) -> None:
+    """A copy cut inside the header features that follow the samples: perf reads it
+    without a word and prints "arch: (null)", "nrcpus online: 0".  The reader warns,
+    naming the lost features by perf's names, and keeps no made-up run facts."""
+    src = DATA / "perf-data" / "hotspot-true.v2.perf.data"
+    raw = src.read_bytes()
+    end = perf_header.data_end(src)
+    assert end is not None and perf_header.cut_features(src) == []
+    whole = perf_data.read(src)
+    assert not any("cut after its samples" in w for w in whole.warnings)
+    assert whole.meta["arch"] == "x86_64"
+    cut = tmp_path / "cut.perf.data"
+    with open(src, "rb") as f:
+        arch = perf_header.feature_section(f, 6)  # perf's HEADER_ARCH
+    assert arch is not None and end < arch[0] < len(raw)
+    cut.write_bytes(raw[: arch[0] + 1])  # inside the ARCH section
+    lost = perf_header.cut_features(cut)
+    assert lost[0] == "ARCH" and "HOSTNAME" not in lost
+    prof = perf_data.read(cut)
+    assert not prof.incomplete
+    (w,) = [w for w in prof.warnings if "cut after its samples" in w]
+    assert ", ".join(lost) in w and f"({arch[0] + 1:,} bytes)" in w
+    assert "arch" not in prof.meta and "processors" not in prof.meta
+    assert prof.meta["hostname"] == whole.meta["hostname"]
+    header = perf_header.cut_features(tmp_path / "missing.perf.data")
+    assert header == []
+
+
+@needs_perf
+def test_cut_in_the_features_is_named_whether_or_not_perf_survives_it(tmp_path: Path) -> None:
+    """The fork-exec recording cut inside its header features: perf may die reading it
+    (SIGSEGV with this machine's perf) or read it; either way the file is named as cut
+    after its samples, with the features lost."""
+    src = DATA / "fork-exec" / "perf.data"
+    raw = src.read_bytes()
+    cut = tmp_path / "cut.perf.data"
+    cut.write_bytes(raw[: len(raw) * 9 // 10])
+    end = perf_header.data_end(src)
+    assert end is not None and end < len(raw) * 9 // 10
+    lost = perf_header.cut_features(cut)
+    assert lost
+    try:
+        prof = perf_data.read(cut)
+    except (ParseError, ExternalToolError) as e:  # perf died: ExternalToolError
+        assert f"cut after its samples: its header sections {', '.join(lost)}" in str(e)
+    else:
+        assert any(f"header sections {', '.join(lost)}" in w for w in prof.warnings)

@@ -408,8 +408,31 @@ def test_truncated_raw_protobuf(tmp_path):
     src = (DATA / "julia-1.8.1-pprofjl-heapsnapshotparser-prof.pprof").read_bytes()
     cut = tmp_path / "cut.pprof"
     cut.write_bytes(src[: len(src) // 2])
-    with pytest.raises(ParseError, match="pprof protobuf"):
-        pprof.read(cut)
+    with pytest.raises(ParseError, match="pprof protobuf") as e:
+        load(cut)
+    # said as a cut, where the file ends, not as the runtime's "Wire format was corrupt"
+    assert e.value.offset == len(src) // 2 and "cut short" in str(e.value)
+    assert "Wire format" not in str(e.value)
+
+
+def test_gzip_cut_before_the_string_table_is_named_as_cut(tmp_path):
+    """A gzip stream cut where the protobuf inside stops between two fields parses, but
+    holds no string table: detected as pprof all the same, and said to be cut (it was
+    "not a supported format, found 'H...'")."""
+    import zlib
+
+    src = (DATA / "go-resolv-examples-cpu.pprof").read_bytes()
+    raw = gzip.decompress(src)
+    table = raw.index(b"\x32\x00")  # the string table's first entry: "" (field 6)
+    for n in range(len(src) // 20, len(src), 64):  # the first cut the runtime parses
+        out = zlib.decompressobj(31).decompress(src[:n])
+        if table // 2 < len(out) < table:
+            break
+    cut = tmp_path / "cut.pprof"
+    cut.write_bytes(src[:n])
+    with pytest.raises(ParseError) as e:
+        load(cut)
+    assert "complete gzip stream" in str(e.value) and "truncated" in str(e.value)
 
 
 def test_non_pprof_protobuf(tmp_path):

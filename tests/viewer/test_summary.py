@@ -344,3 +344,17 @@ def test_share_of_run_is_a_share_of_the_reports_own_total():
     assert c.status == "removed"
     assert c.share == pytest.approx(-float(top.group(1)) / 100, abs=0.0006)
     assert c.delta / total == pytest.approx(c.share)
+
+
+def test_a_readers_warnings_are_in_the_summary(tmp_path):
+    """A skipped line (a lenient read) qualifies the numbers: the Summary lists it as a
+    warning of that run, as diff's header and the reports do."""
+    lines = HS1.read_text().splitlines(keepends=True)
+    cols = lines[39].split()
+    lines[39] = lines[39].replace(f" {cols[3]} ", " 1x2 ", 1)
+    bad = tmp_path / "bad.prof"
+    bad.write_text("".join(lines))
+    sm = build_summary(_session(bad, HS2, lenient=True))
+    reader = [w for w in sm.warnings if w.kind == "reader"]
+    assert len(reader) == 1 and reader[0].text.startswith("[0] bad.prof: line 40: skipped")
+    assert not [w for w in build_summary(_session(HS1, HS2)).warnings if w.kind == "reader"]

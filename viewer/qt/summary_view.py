@@ -113,8 +113,9 @@ class SummaryView(QTextBrowser):
             return ""
         items = []
         for w in s.warnings:
-            color = WARN if w.kind in ("incomplete", "incomparable") else MUTED
-            mark = "⚠ " if w.kind in ("incomplete", "incomparable") else "note: "
+            warn = w.kind in ("incomplete", "incomparable", "reader")
+            color = WARN if warn else MUTED
+            mark = "⚠ " if warn else "note: "
             items.append(f"<div style='color:{color}; margin:2px'>{mark}"
                          f"{html.escape(w.text)}</div>")
         return _SECTION.format("Warnings and notes") + "".join(items)

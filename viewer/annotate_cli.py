@@ -116,7 +116,8 @@ def render_summary(cmp: FunctionComparison) -> str:
 
 
 def render_listing(cmp: FunctionComparison) -> str:
-    """The aligned listing: mark, A share/address/instruction, the same for B, the change
+    """The aligned listing: mark (``-`` removed, ``+`` inserted, ``~`` the same instruction
+    with other registers), A share/address/instruction, the same for B, the change
     in percentage points, then where a direct jump goes (``-> addr``) and how many direct
     jumps come to this instruction (``<- N``)."""
     a, b = cmp.runs
@@ -126,7 +127,7 @@ def render_listing(cmp: FunctionComparison) -> str:
     out = [head]
     for r in range(len(rows)):
         i, j = int(rows.ia[r]), int(rows.jb[r])
-        mark = "-" if j < 0 else "+" if i < 0 else " "
+        mark = "-" if j < 0 else "+" if i < 0 else "~" if rows.reshaped[r] else " "
         jumps = _jumps(b, j, int(rows.incoming_b[r])) if j >= 0 else _jumps(a, i, int(rows.incoming_a[r]))
         out.append(f"{mark} {_side(a, rows.share_a[r], i)} {_side(b, rows.share_b[r], j)} "
                    f"{rows.delta[r]:+9.2f}  {jumps}".rstrip())

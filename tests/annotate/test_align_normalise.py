@@ -171,3 +171,44 @@ def test_hung_perf_is_stopped(tmp_path, monkeypatch) -> None:
     with pytest.raises(ExternalToolError, match=r"did not finish within 1 s"):
         read_samples(rec, timeout=1.0)
     assert time.monotonic() - t < 20
+
+
+def test_register_shape_keeps_the_width_and_rip():
+    from profdiff.viewer.annotate.align import register_shape
+
+    assert register_shape("add %r12,%rax") == register_shape("add %r14,%rcx") == "add %Rq,%Rq"
+    assert register_shape("mov %rcx,N(%rip) <m>") != register_shape("mov %ebx,N(%rip) <m>")
+    assert register_shape("movslq %r8d,%rdi") == "movslq %Rd,%Rq"
+    assert register_shape("mov %al,(%rsp)") == "mov %Rb,(%Rq)"
+    assert register_shape("cmp $N,%dx") == "cmp $N,%Rw"
+    assert register_shape("movsd %xmm0,%xmm1") == "movsd %Rxmm,%Rxmm"
+    assert register_shape("lea N(%rip),%r9") == "lea N(%rip),%Rq"
+    assert register_shape("mov %fs:N,%rax") == "mov %fs:N,%Rq"
+
+
+def test_refined_alignment_pairs_register_twins_inside_a_stretch_only():
+    from profdiff.viewer.annotate.align import align_refined
+
+    a = ["push %rbp", "movslq (%r12,%rdx,4),%rax", "add %r12,%rax", "jmp *%rax", "ret"]
+    b = ["push %rbp", "mov %ebx,N(%rip) <m>", "movslq (%r14,%rax,4),%rax", "add %r14,%rax",
+         "jmp *%rax", "ret"]
+    assert align(a, b) == [(0, 0), (1, None), (2, None), (None, 1), (None, 2), (None, 3),
+                           (3, 4), (4, 5)]
+    assert align_refined(a, b) == [(0, 0), (None, 1), (1, 2), (2, 3), (3, 4), (4, 5)]
+    # an exact match is a fence: twins on either side of it are not paired across it
+    a = ["add %rax,%rbx", "call <f>", "sub %rcx,%rdx"]
+    b = ["sub %r8,%r9", "call <f>", "add %r10,%r11"]
+    assert align_refined(a, b) == [(0, None), (None, 0), (1, 1), (2, None), (None, 2)]
+    # every instruction once, in order, on its side
+    rng = random.Random(5)
+    regs = ["%rax", "%rbx", "%r12", "%eax", "%ecx"]
+    for _ in range(50):
+        a = [f"{rng.choice(['mov', 'add', 'cmp'])} {rng.choice(regs)},{rng.choice(regs)}"
+             for _ in range(rng.randrange(0, 30))]
+        b = [f"{rng.choice(['mov', 'add', 'cmp'])} {rng.choice(regs)},{rng.choice(regs)}"
+             for _ in range(rng.randrange(0, 30))]
+        got = align_refined(a, b)
+        assert [i for i, _ in got if i is not None] == list(range(len(a)))
+        assert [j for _, j in got if j is not None] == list(range(len(b)))
+        exact = {(i, j) for i, j in align(a, b) if i is not None and j is not None}
+        assert exact <= set(got)  # the second pass only adds pairs

@@ -17,7 +17,7 @@ import numpy as np
 from profdiff.parsers.errors import ProfdiffError
 from profdiff.viewer.rules import PRESETS
 
-from .align import Pair, align
+from .align import Pair, align_refined
 from .binaries import BinaryError, Located, locate_binary
 from .instructions import Instructions, disassemble, function_symbols, rename, rename_all
 from .samples import RecordingSamples, read_samples
@@ -73,8 +73,8 @@ def compare_runs(runs: list[FunctionRun]) -> FunctionComparison:
     """Align two loaded runs of one function and summarise both (the part that needs no
     perf or objdump: the benchmark times exactly this)."""
     a, b = runs
-    pairs = align(a.instructions.norm.tolist(), b.instructions.norm.tolist(),
-                  filler=frozenset(("nop",)))
+    pairs = align_refined(a.instructions.norm.tolist(), b.instructions.norm.tolist(),
+                          filler=frozenset(("nop",)))
     summaries = [summarise(r.instructions, r.samples, r.total) for r in runs]
     base_of_new = np.full(len(b.instructions), -1, dtype=np.int64)
     for i, j in pairs:
@@ -200,5 +200,8 @@ def comparison_json(cmp: FunctionComparison) -> dict:
             "instructions": [instruction_json(ins, r.samples, r.total, i) for i in range(len(ins))],
             "warnings": list(r.warnings),
         })
+    norm_a, norm_b = (r.instructions.norm for r in cmp.runs)
+    reshaped = [k for k, (i, j) in enumerate(cmp.pairs)
+                if i is not None and j is not None and norm_a[i] != norm_b[j]]
     return {"runs": runs, "alignment": [[i, j] for i, j in cmp.pairs],
-            "summary": cmp.summaries}
+            "registers_differ": reshaped, "summary": cmp.summaries}

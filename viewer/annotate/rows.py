@@ -28,6 +28,7 @@ class AlignedRows:
     row_of_b: np.ndarray
     incoming_a: np.ndarray  # int64 direct jump sites that target this row's A instruction
     incoming_b: np.ndarray
+    reshaped: np.ndarray  # bool: paired by shape, their registers differ (align_refined)
 
     def __len__(self) -> int:
         return len(self.ia)
@@ -46,10 +47,14 @@ def aligned_rows(cmp: FunctionComparison) -> AlignedRows:
     sa = _side(a.share(), ia)
     sb = _side(b.share(), jb)
     delta = np.nan_to_num(sb) - np.nan_to_num(sa)
+    both = (ia >= 0) & (jb >= 0)
+    reshaped = np.zeros(len(ia), dtype=bool)
+    reshaped[both] = a.instructions.norm[ia[both]] != b.instructions.norm[jb[both]]
     return AlignedRows(ia, jb, sa, sb, delta,
                        _targets(a.instructions.target, ia, row_of_a),
                        _targets(b.instructions.target, jb, row_of_b), row_of_a, row_of_b,
-                       _incoming(a.instructions.target, ia), _incoming(b.instructions.target, jb))
+                       _incoming(a.instructions.target, ia), _incoming(b.instructions.target, jb),
+                       reshaped)
 
 
 def _incoming(target: np.ndarray, idx: np.ndarray) -> np.ndarray:

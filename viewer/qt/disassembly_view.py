@@ -123,7 +123,8 @@ class InstructionPairsModel(QAbstractTableModel):
     def _text(self, r: int, c: int) -> str | None:
         rows = self.rows
         if c == MARK:
-            return "−" if rows.jb[r] < 0 else "+" if rows.ia[r] < 0 else ""
+            return "−" if rows.jb[r] < 0 else "+" if rows.ia[r] < 0 else \
+                "≈" if rows.reshaped[r] else ""
         if c == DELTA:
             return f"{rows.delta[r]:+.2f}"
         if c in ARROW_COLUMNS:
@@ -173,7 +174,10 @@ class InstructionPairsModel(QAbstractTableModel):
                     "← K: K direct jumps in the function go to this instruction")
         if c == MARK:
             return ("removed in B" if self.rows.jb[r] < 0 else
-                    "inserted in B" if self.rows.ia[r] < 0 else "same normalised instruction")
+                    "inserted in B" if self.rows.ia[r] < 0 else
+                    "≈ the same instruction with other registers (paired by shape between "
+                    "two exact matches)" if self.rows.reshaped[r] else
+                    "same normalised instruction")
         k, idx = self._side(c) if c != SOURCE else ((1, self.rows.jb) if self.rows.jb[r] >= 0
                                                     else (0, self.rows.ia))
         i = int(idx[r])

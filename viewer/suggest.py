@@ -97,7 +97,65 @@ def _frontier(cmp: Comparison, rows: np.ndarray, run_a: int, run_b: int) -> np.n
     return rows[ok]
 
 
-def score_pair(cmp: Comparison, r: int, a: int, entries: str | None) -> tuple[float, dict]:
+def name_spread(cmp: Comparison, names: set[str]) -> dict[str, int]:
+    """For each core name in ``names``: in how many modules it occurs in the run that has
+    the most of them (baseline or current).
+
+    Why: the same name in another module is evidence of a move only when the name is
+    the module's own (``buildVectors``); ``<module>`` or ``__init__`` occur in hundreds of
+    Python files, so two runs that sampled different imports read as 219 "renames"
+    (``tqdm/__init__.py.<module> -> smmap/__init__.py.<module>``, name 1.00)."""
+    if not names:
+        return {}
+    runs = (cmp.baseline, cmp.current)
+    seen: dict[tuple[str, int], set[str]] = {}
+    core: dict[str, str] = {}
+    present = cmp.present
+    for row, key in enumerate(cmp.keys.tolist()):
+        module, _, name = str(key).partition("\x1f")
+        c = core.get(name)
+        if c is None:
+            c = core[name] = _TAGS.sub("", name).strip() or name
+        if c in names:
+            for run in runs:
+                if present[row, run]:
+                    seen.setdefault((c, run), set()).add(module)
+    return {n: max(len(seen.get((n, run), ())) for run in runs) for n in names}
+
+
+def _beyond_sampling(cmp: Comparison, rows: np.ndarray) -> np.ndarray:
+    """The ``rows`` (removed or added) whose absence from the other run is beyond the
+    sampling error of a sampled main metric or its inclusive twin (:mod:`viewer.noise`);
+    all of them when none is sampled.
+
+    Why: two runs of a sampling profiler each miss functions the other caught a few
+    times.  Paired by name alone they read as renames: the py-spy pair gave 29 at the
+    auto-match threshold (``is_int -> is_dict``, ``__len__ -> __init__``, one sample
+    each), none a rename."""
+    from .noise import ensure_noise
+    from .ranking import main_metrics
+
+    main = main_metrics(cmp)  # and their inclusive twins: a caller's samples are its own
+    sampled = [m.name for m in cmp.metrics
+               if m.sampled and m.percent_of is None and m.name in cmp.values
+               and (m.name in main or m.self_of in main)]
+    if not sampled or cmp.n_runs < 2:
+        return rows
+    noise = ensure_noise(cmp, sampled)
+    if noise is None:
+        return rows
+    keep = np.zeros(rows.size, dtype=bool)
+    for m in sampled:
+        if m in noise.metrics:
+            keep |= np.asarray(noise.metrics[m].significant, dtype=bool)[rows]
+    return rows[keep]
+
+
+def score_pair(cmp: Comparison, r: int, a: int, entries: str | None,
+               spread: dict[str, int] | None = None) -> tuple[float, dict]:
+    """The pair's score (weighted evidence, :data:`WEIGHTS`) and the evidence said.
+    ``spread`` (:func:`name_spread`) discounts an equal name in another module by the
+    number of modules that name occurs in."""
     ev: dict = {}
     parts: dict[str, float] = {}
     n_old, n_new = _core_name(str(cmp.keys[r])), _core_name(str(cmp.keys[a]))
@@ -105,8 +163,12 @@ def score_pair(cmp: Comparison, r: int, a: int, entries: str | None) -> tuple[fl
     name_s = _ratio(n_old, n_new)
     if tail_old == tail_new and tail_old != n_old:
         name_s = max(name_s, 0.85)
-    parts["name"] = name_s
     ev["name"] = f"{name_s:.2f}"
+    k = (spread or {}).get(n_old, 1) if n_old == n_new else 1
+    if k > 1 and cmp.module[r] != cmp.module[a]:
+        name_s /= k  # a name every module has says nothing about where one went
+        ev["name"] += f", a name in {k} modules"
+    parts["name"] = name_s
     parts["module"] = 1.0 if cmp.module[r] == cmp.module[a] else _ratio(str(cmp.module[r]),
                                                                         str(cmp.module[a]))
     if cmp.mode == "tree":
@@ -149,6 +211,12 @@ def suggest_matches(cmp: Comparison, *, min_score: float = 0.5,
     if removed.size == 0 or added.size == 0:
         return []
     entries = _entries_metric(cmp)
+    if entries is None:  # only samples: an absence within their error is no removal
+        removed, added = _beyond_sampling(cmp, removed), _beyond_sampling(cmp, added)
+        if removed.size == 0 or added.size == 0:
+            return []
+    spread = name_spread(cmp, {_core_name(str(cmp.keys[r])) for r in removed.tolist()}
+                         & {_core_name(str(cmp.keys[a])) for a in added.tolist()})
     cands: list[tuple[float, int, int, dict]] = []
     if cmp.mode == "tree" and removed.size * added.size > max_pairs:
         by_parent: dict[int, list[int]] = {}
@@ -160,7 +228,7 @@ def suggest_matches(cmp: Comparison, *, min_score: float = 0.5,
     for r, a in pairs:
         if cmp.keys[r] == cmp.keys[a]:
             continue  # same function under another caller: moved in the tree, not renamed
-        s, ev = score_pair(cmp, r, a, entries)
+        s, ev = score_pair(cmp, r, a, entries, spread)
         if s >= min_score:
             cands.append((s, r, a, ev))
     cands.sort(key=lambda c: (-c[0], c[1], c[2]))

@@ -157,3 +157,52 @@ def test_corpus_pairs_without_renames_accept_nothing():
         for mode in ("flat", "tree"):
             _, accepted = auto_match([load(prof / x), load(prof / y)], mode=mode)
             assert accepted == [], (x, mode, [s.describe() for s in accepted])
+
+
+def _folded_frame_samples(text: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for ln in text.splitlines():
+        stack, _, n = ln.rpartition(" ")
+        for frame in set(stack.split(";")):
+            out[frame] = out.get(frame, 0) + int(n)
+    return out
+
+
+def test_sampled_runs_suggest_only_absences_beyond_sampling_error(tmp_path):
+    """Two samplings of one program each miss functions the other caught a few times;
+    paired by name alone they read as renames (the py-spy pair: 219 auto-matched, all
+    noise, e.g. tqdm/__init__.py.<module> -> smmap/__init__.py.<module>).  A hot
+    function renamed (60 samples) is still suggested; a one-sample one is not."""
+    from profdiff.viewer.suggest import DEFAULT_THRESHOLD
+
+    src = (DATA / "folded" / "inferno-vertx-collapsed-unsorted-1.txt").read_text()
+    counts = _folded_frame_samples(src)
+    hot = "sun/nio/ch/FileDispatcherImpl:.write0_[j]"
+    cold = sorted(f for f, n in counts.items() if n == 1 and f.endswith("_[k]"))[0]
+    assert counts[hot] == 60
+    renamed = src.replace(hot, hot.replace("write0", "writeZero"))
+    renamed = renamed.replace(cold, cold.replace("_[k]", "_v2_[k]"))
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text(src)
+    b.write_text(renamed)
+    cmp = align([load(a), load(b)], mode="flat")
+    got = {(s.old_key.split("\x1f")[1], s.new_key.split("\x1f")[1])
+           for s in suggest_matches(cmp)}
+    assert (hot, hot.replace("write0", "writeZero")) in got
+    assert not any(old == cold for old, _ in got)
+    sp = DATA / "speedscope"
+    runs = [load(sp / f"pyspy-0.4.1-self-driving-sim-run-{x}.speedscope.json.gz") for x in "ab"]
+    cmp = align(runs, mode="flat")
+    assert (cmp.status == Status.REMOVED).sum() > 100  # absent from one sampling or the other
+    assert suggest_matches(cmp, min_score=DEFAULT_THRESHOLD) == []
+
+
+def test_a_name_every_module_has_is_no_evidence_of_a_move():
+    """name_spread: <module> occurs in hundreds of files of the py-spy runs."""
+    from profdiff.viewer.suggest import name_spread
+
+    sp = DATA / "speedscope"
+    runs = [load(sp / f"pyspy-0.4.1-self-driving-sim-run-{x}.speedscope.json.gz") for x in "ab"]
+    cmp = align(runs, mode="flat")
+    spread = name_spread(cmp, {"<module>", "sigmoid_not_there"})
+    assert spread["<module>"] > 100 and spread["sigmoid_not_there"] == 0

@@ -253,6 +253,25 @@ def test_rts_view_values_and_warning(qtbot, rts_runs, model_tester):
     assert "† measured once" in w.headline.text()
 
 
+def test_times_measured_once_are_coloured_on_a_wider_scale(qtbot, rts_runs):
+    """PROF CPU 0.021 -> 0.033 s (+57 %, measured once) was as red as the exact +54.5 %
+    allocation; now it is pale, a change of a few percent in a time is neutral, and a
+    time that tripled (GC CPU) is still strong."""
+    from profdiff.viewer.qt.rts_view import RtsView
+
+    w = RtsView(align(rts_runs, mode="flat"))
+    qtbot.addWidget(w)
+
+    def depth(key: str) -> int:  # how far the Δ cell's colour is from white
+        bg = w.table.row_index(key).siblingAtColumn(3).data(Qt.ItemDataRole.BackgroundRole)
+        return 0 if bg is None else 765 - sum(bg.color().getRgb()[:3])
+
+    alloc, prof = depth("bytes_allocated"), depth("prof_cpu_s")
+    assert 0 < prof < alloc / 2
+    assert depth("gen0_max_pause_s") == 0  # 110.6 -> 114.2 ms: +3 %, one run each
+    assert depth("gc_cpu_s") >= alloc * 0.8  # 1.531 -> 4.834 s
+
+
 def test_rts_view_of_one_run_has_no_timed_mark(qtbot, rts_runs):
     from profdiff.viewer.qt.rts_view import RtsView
 

@@ -102,6 +102,11 @@ def ratio_rounding(b: float, v: float, unit: Unit) -> float:
     return abs(v / b) * (hb / abs(b) + hv / abs(v))
 
 
+TIMED_SCALE_WIDTH = 5.0
+"""How much wider the colour scale is for a timed total measured once: the table's scale
+is neutral within ±1 % and full at ±50 %; for these, ±5 % and ±250 %."""
+
+
 @dataclass
 class TotalsData:
     """What a :class:`TotalsModel` shows: per-run values and how to describe them."""
@@ -111,6 +116,7 @@ class TotalsData:
     metrics: dict[str, Metric]  # key -> description (unit, label)
     baseline: int = 0
     groups: list[tuple[str, list[str]]] = field(default_factory=list)  # (title, keys)
+    measured_once: bool = False  # one run per side: timed totals are one measurement each
 
     @property
     def n_runs(self) -> int:
@@ -150,7 +156,8 @@ def totals_data(cmp: Comparison, keys: Sequence[str] | None = None,
     groups = group_keys(keys, rules) if rules else [("", keys)]
     return TotalsData(runs=labels_of(cmp),
                       values=[dict(p.totals) for p in cmp.runs], metrics=metrics,
-                      baseline=cmp.baseline, groups=groups)
+                      baseline=cmp.baseline, groups=groups,
+                      measured_once=bool(cmp.totals_measured_once))
 
 
 class TotalsModel(QAbstractItemModel):
@@ -212,6 +219,20 @@ class TotalsModel(QAbstractItemModel):
         if b == 0:
             return 1.0 if v == 0 else (math.inf if v > 0 else float("nan"))
         return v / b
+
+    def colour_change(self, key: str, run: int) -> float:
+        """:meth:`change` on the colour scale: a timed total measured once
+        (:attr:`Metric.timed`; the table marks it †) is coloured on a scale
+        :data:`TIMED_SCALE_WIDTH` times wider.
+
+        Why: runs of one binary differ by tens of percent in these, so the hs-ad pair's
+        PROF CPU, 0.021 -> 0.033 s, was as red as its 54.5 % more allocation (exact);
+        now a timed change is neutral within ±5 % and full only at 3.5 times."""
+        c = self.change(key, run)
+        m = self.d.metrics.get(key)
+        if self.d.measured_once and m is not None and m.timed:
+            return c / TIMED_SCALE_WIDTH
+        return c
 
     def change(self, key: str, run: int) -> float:
         """Oriented change (positive = worse): % of the baseline, or pp for percents."""
@@ -351,13 +372,13 @@ class TotalsModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return _LEFT if kind == "label" else _RIGHT
         if role == Qt.ItemDataRole.BackgroundRole and kind in ("delta", "ratio"):
-            c = self.change(key, run)
+            c = self.colour_change(key, run)
             if abs(c) <= self.scale.dead_zone:
                 return None
             return QBrush(QColor(*self.scale.color(c)))
         if role == Qt.ItemDataRole.ForegroundRole:
             if kind in ("delta", "ratio"):
-                c = self.change(key, run)
+                c = self.colour_change(key, run)
                 if abs(c) > self.scale.dead_zone:
                     return QBrush(QColor(*text_color_for(self.scale.color(c))))
             if self.d.n_runs > 1 and self.identical(key):

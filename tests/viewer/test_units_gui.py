@@ -72,3 +72,18 @@ def test_perf_periods_are_scaled_times_in_headers_cells_and_details(make_window)
     assert model.data(idx) == f"{ns / 1e9:.3f}"  # 3,133,133,130 ns -> 3.133 (s)
     html = details_html(cmp, top)
     assert f"{ns / 1e9:.3f} s" in html and not re.search(r"\d ns\b", html)
+
+
+def test_percent_toggle_is_offered_only_where_a_metric_has_a_percent_form(make_window):
+    """callgrind counts events in their own unit: "% of run", checked by default, changed
+    nothing there, so it is disabled and says why; a .prof pair has %time and %alloc."""
+    cg = DATA / "callgrind" / "cargo-profiler-rsmat-valgrind-3.10.0.SVN.callgrind.out.gz"
+    cg2 = DATA / "callgrind" / "cargo-profiler-rsmat-valgrind-3.10.1.callgrind.out.19118.gz"
+    w = make_window(1400, 800)
+    w.load_paths([str(cg), str(cg2)])
+    assert w.comparison is not None and w.comparison.runs[0].format == "callgrind"
+    assert not w.percent_box.isEnabled() and not w.act_percent.isEnabled()
+    assert "(callgrind) have no percent-of-run form" in w.percent_box.toolTip()
+    w.load_paths([str(HS1), str(HS2)])
+    assert w.percent_box.isEnabled() and w.act_percent.isEnabled()
+    assert w.percent_box.toolTip().startswith("Percent of own run")

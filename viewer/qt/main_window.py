@@ -612,12 +612,32 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         cmp = self.comparison
         if cmp is None:
             return
+        self._update_percent_toggle(cmp)
         for name in self._available_metrics():
             met = cmp.metric_by_name[name]
             a = self.metrics_menu.addAction(f"{met.title}  ({name})")
             a.setCheckable(True)
             a.setChecked(name in self.metrics)
             a.toggled.connect(lambda on, n=name: self.toggle_metric(n, on))
+
+    def _update_percent_toggle(self, cmp) -> None:
+        """"% of run" is offered only when some metric has a percent-of-run partner.
+
+        Why: a callgrind, pprof, speedscope, ticky, heap or ``.mem`` comparison has none,
+        and the toggle, checked by default, changed nothing there: a switch that does
+        nothing reads as "these are percentages"."""
+        from profdiff.viewer.view_state import metric_pairs
+
+        pairs = metric_pairs(cmp.metrics)
+        has = any(m in cmp.values and pairs[m] in cmp.values for m in pairs)
+        fmt = cmp.runs[cmp.baseline].format if cmp.runs else ""
+        tip = ("Percent of own run vs absolute units (seconds, bytes…)" if has else
+               f"These runs ({fmt}) have no percent-of-run form of their metrics: every "
+               "column is in its own unit (the Summary's 'of run' column gives each "
+               "change as a share of the baseline's total)")
+        for w in (self.percent_box, self.act_percent):
+            w.setEnabled(has)
+            w.setToolTip(tip)
 
     def toggle_metric(self, name: str, on: bool) -> None:
         if on and name not in self.metrics:

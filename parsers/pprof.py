@@ -357,18 +357,18 @@ def _cut_field(data: bytes) -> tuple[str, int] | None:
         start = pos
         key, pos = _varint_at(data, pos)
         if key is None:
-            return ("field key", start)
+            return ("field key", start) if pos >= 0 else None
         field, wire = key >> 3, key & 7
         name = _PROFILE_FIELDS.get(field, f"field {field}")
         if wire == 0:
             value, pos = _varint_at(data, pos)
             if value is None:
-                return (name, start)
+                return (name, start) if pos >= 0 else None
             continue
         if wire == 2:
             size, pos = _varint_at(data, pos)
             if size is None:
-                return (name, start)
+                return (name, start) if pos >= 0 else None
             pos += size
         elif wire in (1, 5):
             pos += 8 if wire == 1 else 4
@@ -381,9 +381,11 @@ def _cut_field(data: bytes) -> tuple[str, int] | None:
 
 def _varint_at(data: bytes, pos: int) -> tuple[int | None, int]:
     """The varint at ``pos`` and the position after it; (None, pos) when the data ends
-    inside it."""
+    inside it, (None, -1) when it is longer than a varint can be (damaged, not cut)."""
     value = shift = 0
-    while pos < len(data) and shift < 70:
+    while pos < len(data):
+        if shift >= 70:
+            return None, -1
         b = data[pos]
         pos += 1
         value |= (b & 0x7F) << shift

@@ -441,6 +441,11 @@ class Session:
             cmp, _ = auto_match(self.runs, baseline=spec.baseline, mode=mode,
                                 rules=spec.rules, threshold=spec.auto_match)
             return cmp
+        if len(self.runs) > 1:  # the compiler's renumbered binders are matched by default
+            from .suggest import align_renumbered
+
+            return align_renumbered(self.runs, baseline=spec.baseline, mode=mode,
+                                    rules=spec.rules)
         return align(self.runs, baseline=spec.baseline, mode=mode, rules=spec.rules)
 
     def bottom_up(self) -> Comparison:

@@ -252,6 +252,105 @@ def suggest_matches(cmp: Comparison, *, min_score: float = 0.5,
     return out
 
 
+RENUMBERED_FORMATS = frozenset({"ghc-ticky"})
+"""Formats whose rows are the compiler's own binders (ticky's closures: ``lvl1``,
+``go9``, ``$wgo3``), so a rebuild renumbers them.  A ``.prof`` names cost centres after
+the source (its generated names are only CAFs): :func:`suggest_matches` handles those,
+and its 714k-row trees do not pay the search."""
+
+
+_NUMBERED = re.compile(r"^(.*?[^\d\s])\d+((?:\s.*)?)$")
+
+
+def _stem(key: str) -> str:
+    """The key with its name's trailing number dropped: ``AD.Eval<SEP>lvl1 (fun)`` ->
+    ``AD.Eval<SEP>lvl (fun)``; a name without one is its own stem."""
+    module, _, name = key.partition("\x1f")
+    m = _NUMBERED.match(name)
+    return f"{module}\x1f{m.group(1)}{m.group(2)}" if m else key
+
+
+def renumbered(cmp: Comparison) -> list[Suggestion]:
+    """Removed/added pairs that are one binder renumbered by the compiler: the same
+    module and name up to a trailing number (``lvl1`` -> ``lvl``, ``go9`` -> ``go3``),
+    and the same non-zero values of every deterministic metric (entries, allocation).
+    A pair is taken only when it is the one such pair of both rows.
+
+    Why by default: GHC numbers the bindings it floats out per module, so a rebuild
+    renumbers them; hs-ad's ticky pair showed ``lvl1{v r4Bm}`` removed (-98,713,600 B)
+    and ``lvl{v r47i}`` added (+98,713,600 B) as the second-largest change, for the same
+    closure with 2,467,840 entries in both.  Equal exact counts under one stem leave no
+    doubt, which a name-similarity suggestion cannot say."""
+    if cmp.n_runs < 2 or _entries_metric(cmp) is None \
+            or any(p.format not in RENUMBERED_FORMATS for p in cmp.runs):
+        return []
+    exact = [m.name for m in cmp.metrics if not m.sampled and not m.timed
+             and m.percent_of is None and m.kind is not Kind.INCLUSIVE and m.name in cmp.values]
+    st = cmp.status  # frontier only: below a renumbered node its children match by path
+    removed = _frontier(cmp, np.flatnonzero(st == Status.REMOVED), cmp.baseline, cmp.current)
+    added = _frontier(cmp, np.flatnonzero(st == Status.ADDED), cmp.baseline, cmp.current)
+    if not removed.size or not added.size:
+        return []
+
+    stems = {int(r): _stem(str(cmp.keys[r])) for r in (*removed.tolist(), *added.tolist())}
+    numbered = {stems[r] for r in stems if stems[r] != cmp.keys[r]}
+    if not numbered:  # no name on either side ends in a number: nothing renumbered
+        return []
+
+    def signature(row: int, run: int) -> tuple | None:
+        if stems[row] not in numbered:
+            return None
+        vals = tuple(float(cmp.values[m][row, run]) for m in exact)
+        if not any(vals) or not all(np.isfinite(vals)):
+            return None
+        return (stems[row], int(cmp.parent[row]) if cmp.mode == "tree" else -1, vals)
+
+    olds: dict[tuple, list[int]] = {}
+    news: dict[tuple, list[int]] = {}
+    for r in removed.tolist():
+        if (sig := signature(r, cmp.baseline)) is not None:
+            olds.setdefault(sig, []).append(r)
+    for a in added.tolist():
+        if (sig := signature(a, cmp.current)) is not None:
+            news.setdefault(sig, []).append(a)
+    out = []
+    for sig, rs in olds.items():
+        as_ = news.get(sig, [])
+        if len(rs) == 1 and len(as_) == 1 and cmp.keys[rs[0]] != cmp.keys[as_[0]]:
+            r, a = rs[0], as_[0]
+            out.append(Suggestion(r, a, str(cmp.keys[r]), str(cmp.keys[a]), 1.0,
+                                  {"renumbered": "same stem, same " + ", ".join(exact)}))
+    return out
+
+
+def align_renumbered(profiles: Sequence[Profile], *, baseline: int = 0, mode: str = "tree",
+                     rules: Sequence[KeyRule] = ()) -> Comparison:
+    """:func:`align`, with the compiler's renumbered binders (:func:`renumbered`) matched
+    and a note naming them.  In tree mode a pair must also share its caller; the key map
+    then matches the binder at every call site."""
+    from . import compare  # looked up when called: the session's align, spied on in tests
+
+    cmp = compare.align(profiles, baseline=baseline, mode=mode, rules=rules)
+    found = renumbered(cmp) if len(profiles) > 1 else []
+    if not found:
+        return cmp
+    pairs = list({(s.old_key, s.new_key): s for s in found}.values())
+    what = "/".join(_exact_names(cmp))
+    cmp = compare.align(profiles, baseline=baseline, mode=mode,
+                        rules=[*rules, accept(pairs)])
+    names = "; ".join(f"{s.old_key.partition(chr(31))[2]} -> {s.new_key.partition(chr(31))[2]}"
+                      for s in pairs[:5])
+    more = f" and {len(pairs) - 5} more" if len(pairs) > 5 else ""
+    cmp.notes.append(f"matched {len(pairs)} binder(s) the compiler renumbered (same module, "
+                     f"name up to a trailing number, same {what} in both runs): {names}{more}")
+    return cmp
+
+
+def _exact_names(cmp: Comparison) -> list[str]:
+    return [m.title for m in cmp.metrics if not m.sampled and not m.timed
+            and m.percent_of is None and m.kind is not Kind.INCLUSIVE and m.name in cmp.values]
+
+
 def accept(suggestions: Sequence[Suggestion]) -> KeyMap:
     """A rule mapping each suggestion's new key onto its old key (applied to every run)."""
     return KeyMap(tuple((s.new_key, s.old_key) for s in suggestions), origin="suggestion")

@@ -206,3 +206,33 @@ def test_a_name_every_module_has_is_no_evidence_of_a_move():
     cmp = align(runs, mode="flat")
     spread = name_spread(cmp, {"<module>", "sigmoid_not_there"})
     assert spread["<module>"] > 100 and spread["sigmoid_not_there"] == 0
+
+
+def test_renumbered_binders_are_matched_by_default():
+    """GHC numbers floated-out bindings per module, so a rebuild renumbers them: hs-ad's
+    ticky pair has lvl1{v r4Bm} (v1) and lvl{v r47i} (v2), 2,467,840 entries and
+    98,713,600 bytes in both.  The session matches them (and says so); drainPending ->
+    backprop4 (another name, same entries) stays a suggestion; names that only look alike
+    with other counts are not matched."""
+    from profdiff.viewer.session import Session, SessionSpec
+    from profdiff.viewer.suggest import renumbered
+
+    files = (str(DATA / "ghc-ticky/hs-ad-v1.ticky.txt"), str(DATA / "ghc-ticky/hs-ad-v2.ticky.txt"))
+    found = renumbered(align(pair(), mode="flat"))
+    assert [(s.old_key, s.new_key) for s in found] == [("AD.Eval\x1flvl1 (fun)",
+                                                        "AD.Eval\x1flvl (fun)")]
+    for mode in ("flat", "tree"):
+        cmp = Session.open(SessionSpec(files=files)).comparison(mode)
+        (row,) = np.flatnonzero(cmp.keys == "AD.Eval\x1flvl1 (fun)")
+        assert cmp.status[row] == Status.SAME and MATCHED_BY[cmp.matched_by[row]] == "suggestion"
+        assert cmp.values["entries"][row].tolist() == [2_467_840, 2_467_840]
+        assert "AD.Eval\x1flvl (fun)" not in cmp.keys.tolist()
+        assert any("renumbered" in n and "lvl1 (fun) -> lvl (fun)" in n for n in cmp.notes)
+        assert "AD.Eval\x1fdrainPending (fun)" in cmp.keys.tolist()  # a suggestion only
+    a, b = pair()
+    b_vals = {k: v.copy() for k, v in b.values.items()}
+    (i,) = np.flatnonzero(b.frames.key[b.frame] == "AD.Eval\x1flvl (fun)")
+    b_vals["entries"][i] += 1  # one entry more: no longer beyond doubt
+    from dataclasses import replace
+
+    assert renumbered(align([a, replace(b, values=b_vals)], mode="flat")) == []

@@ -629,6 +629,10 @@ class _Parser:
                     self.meta[key] = int(v)
                 except ValueError:
                     return
+            elif key == "date":
+                # perf prints the perf.data's modification time here: a recording copied
+                # or checked out shows the copy's time, not the recording's
+                self.meta[key] = f"{v} (perf.data file time)"
             else:
                 self.meta[key] = v
 

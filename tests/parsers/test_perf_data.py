@@ -612,3 +612,15 @@ def test_cut_in_the_features_is_named_whether_or_not_perf_survives_it(tmp_path: 
         assert f"cut after its samples: its header sections {', '.join(lost)}" in str(e)
     else:
         assert any(f"header sections {', '.join(lost)}" in w for w in prof.warnings)
+
+
+@needs_perf
+def test_date_is_said_to_be_the_files_time(tmp_path: Path) -> None:
+    """perf's "captured on" is the perf.data's modification time: a checked-out 2017
+    recording showed the checkout's time as its date.  The date says what it is."""
+    src = DATA / "perf-data" / "hotspot-true.v2.perf.data"
+    copy = tmp_path / "copy.perf.data"
+    shutil.copy(src, copy)
+    os.utime(copy, (0, 86400 * (365 + 180)))  # mid-1971 in every time zone
+    date = perf_data.read(copy).meta["date"]
+    assert date.endswith(" (perf.data file time)") and "1971" in date

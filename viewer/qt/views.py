@@ -541,9 +541,8 @@ class _TreeViewMixin(WholeWidths):
                                    np.frombuffer(self.layout_.has_kids(), dtype=np.uint8) > 0,
                                    depth, self.layout_.visible, max_rows,
                                    self.cmp.children_offsets_ids)
-        for p in self.panes:
-            bulk_ops.collapse_quietly(p)
-        self.state.expanded[:] = False
+        if self.state.expanded.any():  # Qt's collapseAll lays out even a closed tree
+            self.collapse_all()
         self._expand_in_panes(np.flatnonzero(mask))
         self.state.expanded |= mask
         self.fit_name_column()

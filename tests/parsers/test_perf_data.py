@@ -616,8 +616,8 @@ def test_cut_in_the_features_is_named_whether_or_not_perf_survives_it(tmp_path: 
 
 @needs_perf
 def test_date_is_said_to_be_the_files_time(tmp_path: Path) -> None:
-    """perf's "captured on" is the perf.data's modification time: a checked-out 2017
-    recording showed the checkout's time as its date.  The date says what it is."""
+    """perf's "captured on" is the perf.data's modification time: an old recording
+    checked out here showed the checkout's time as its date.  The date says what it is."""
     src = DATA / "perf-data" / "hotspot-true.v2.perf.data"
     copy = tmp_path / "copy.perf.data"
     shutil.copy(src, copy)

@@ -25,7 +25,7 @@ from difflib import SequenceMatcher
 
 import numpy as np
 
-from profdiff.parsers.model import Kind, Profile
+from profdiff.parsers.model import Kind, Metric, Profile
 
 from .compare import Comparison, KeyRule, Status, align
 from .defaults import DEFAULT_MATCH_THRESHOLD
@@ -84,7 +84,11 @@ _TAGS = re.compile(r"\s*\([^()]*\)|\{[^{}]*\}")
 
 def _core_name(key: str) -> str:
     """The identity's name without kind tags ``(fun)`` and uniques ``{v r4Bn}``."""
-    name = key.partition("\x1f")[2]
+    return _core_of(key.partition("\x1f")[2])
+
+
+def _core_of(name: str) -> str:
+    """:func:`_core_name` of a name (the part of a key after the module)."""
     return _TAGS.sub("", name).strip() or name
 
 
@@ -115,7 +119,7 @@ def name_spread(cmp: Comparison, names: set[str]) -> dict[str, int]:
         module, _, name = str(key).partition("\x1f")
         c = core.get(name)
         if c is None:
-            c = core[name] = _TAGS.sub("", name).strip() or name
+            c = core[name] = _core_of(name)
         if c in names:
             for run in runs:
                 if present[row, run]:
@@ -284,8 +288,7 @@ def renumbered(cmp: Comparison) -> list[Suggestion]:
     if cmp.n_runs < 2 or _entries_metric(cmp) is None \
             or any(p.format not in RENUMBERED_FORMATS for p in cmp.runs):
         return []
-    exact = [m.name for m in cmp.metrics if not m.sampled and not m.timed
-             and m.percent_of is None and m.kind is not Kind.INCLUSIVE and m.name in cmp.values]
+    exact = [m.name for m in _exact_metrics(cmp)]
     st = cmp.status  # frontier only: below a renumbered node its children match by path
     removed = _frontier(cmp, np.flatnonzero(st == Status.REMOVED), cmp.baseline, cmp.current)
     added = _frontier(cmp, np.flatnonzero(st == Status.ADDED), cmp.baseline, cmp.current)
@@ -335,7 +338,7 @@ def align_renumbered(profiles: Sequence[Profile], *, baseline: int = 0, mode: st
     if not found:
         return cmp
     pairs = list({(s.old_key, s.new_key): s for s in found}.values())
-    what = "/".join(_exact_names(cmp))
+    what = "/".join(m.title for m in _exact_metrics(cmp))
     cmp = compare.align(profiles, baseline=baseline, mode=mode,
                         rules=[*rules, accept(pairs)])
     names = "; ".join(f"{s.old_key.partition(chr(31))[2]} -> {s.new_key.partition(chr(31))[2]}"
@@ -346,9 +349,11 @@ def align_renumbered(profiles: Sequence[Profile], *, baseline: int = 0, mode: st
     return cmp
 
 
-def _exact_names(cmp: Comparison) -> list[str]:
-    return [m.title for m in cmp.metrics if not m.sampled and not m.timed
-            and m.percent_of is None and m.kind is not Kind.INCLUSIVE and m.name in cmp.values]
+def _exact_metrics(cmp: Comparison) -> list[Metric]:
+    """The comparison's own exact counts (neither sampled nor timed, no percent and no
+    inclusive sums): what :func:`renumbered` requires to be equal."""
+    return [m for m in cmp.metrics if not m.sampled and not m.timed and m.percent_of is None
+            and m.kind is not Kind.INCLUSIVE and m.name in cmp.values]
 
 
 def accept(suggestions: Sequence[Suggestion]) -> KeyMap:

@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import perf_kernel
 from .errors import ExternalToolError, ParseError, ProfdiffError
 from .perf_header import (
     HEADER_SIZE_V2,
@@ -307,14 +308,38 @@ def read(
             "made where they exist."
         )
     extra.extend(_cut_features_warning(p, meta))
-    for ln in err.splitlines():
-        ln = ln.strip()
-        if ln and len(extra) < 10 and not ln.startswith("#"):
-            extra.append(f"perf: {ln}")
+    said, kernel_id = _perf_messages(err, "kernel_unresolved" in prof.meta)
+    extra.extend(said[: max(0, 10 - len(extra))])
+    own = tuple(prof.warnings)
+    if kernel_id:
+        own = tuple(perf_kernel.with_build_id(w, kernel_id) for w in own)
     from dataclasses import replace
 
-    return replace(prof, meta=meta, warnings=tuple(prof.warnings) + tuple(extra),
+    return replace(prof, meta=meta, warnings=own + tuple(extra),
                    incomplete=incomplete, incomplete_reason=reason)
+
+
+_NO_KALLSYMS_RE = re.compile(r"No kallsyms or vmlinux with build-id ([0-9a-fA-F]+) was found")
+
+
+def _perf_messages(err: str, kernel_said: bool) -> tuple[list[str], str | None]:
+    """(perf's stderr lines as warnings, the kernel build-id perf found no symbols for).
+
+    With ``kernel_said`` (the reader's own warning explains the unresolved kernel frames),
+    perf's "No kallsyms or vmlinux with build-id ..." is left out and its build-id goes
+    into that warning instead (:func:`perf_kernel.with_build_id`)."""
+    out: list[str] = []
+    kernel_id: str | None = None
+    for ln in err.splitlines():
+        ln = ln.strip()
+        if not ln or ln.startswith("#"):
+            continue
+        m = _NO_KALLSYMS_RE.fullmatch(ln)
+        if m and kernel_said:
+            kernel_id = kernel_id or m.group(1).lower()
+            continue
+        out.append(f"perf: {ln}")
+    return out, kernel_id
 
 
 def _read_tables(perf: str, p: Path, env: dict[str, str], tmp: Path, timeout: float,

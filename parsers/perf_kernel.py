@@ -45,12 +45,16 @@ def collapse_unresolved(prof: Profile) -> Profile:
     return replace(out, meta=meta, warnings=tuple(out.warnings) + (warning,))
 
 
+NO_KERNEL_SYMBOLS = ("kernel symbols were not resolved: perf has no kallsyms or vmlinux of "
+                     "the recording kernel")
+"""How the warning of a perf.data whose kernel frames are unresolved begins."""
+
+
 def _warning(meta: dict, samples: int, share: float) -> str:
     """Why kernel frames are unresolved, and what that means for the comparison."""
     if meta.get("source") == "perf.data":
         release = str(meta.get("os_release") or "").strip()
-        cause = ("kernel symbols were not resolved: perf has no kallsyms or vmlinux of the "
-                 f"recording kernel{' ' + release if release else ''} here")
+        cause = f"{NO_KERNEL_SYMBOLS}{' ' + release if release else ''} here"
     else:
         cause = ("this text has unresolved kernel frames ('[unknown]' in [kernel.kallsyms]): "
                  "perf printed it where the recording kernel's symbols were missing")
@@ -60,6 +64,19 @@ def _warning(meta: dict, samples: int, share: float) -> str:
         "User-space frames are exact; compare kernel frames only between runs whose kernel "
         "symbols were resolved."
     )
+
+
+def with_build_id(warning: str, build_id: str) -> str:
+    """A perf.data's unresolved-kernel ``warning`` naming the recording kernel's build-id
+    (what a matching vmlinux is found by: debuginfod, a distribution's debug package);
+    any other warning unchanged.
+
+    Why: perf says the same on stderr ("No kallsyms or vmlinux with build-id ... was
+    found"), and shown beside this warning it read as a second problem of every run."""
+    if not warning.startswith(NO_KERNEL_SYMBOLS) or build_id in warning:
+        return warning
+    head, sep, tail = warning.partition(" here. ")
+    return f"{head} (build-id {build_id}) here. {tail}" if sep else warning
 
 
 def _unresolved_samples(prof: Profile, bad: np.ndarray) -> tuple[int, float]:

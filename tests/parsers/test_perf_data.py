@@ -91,6 +91,14 @@ def test_cvm_perf_data_matches_text_and_report(v: str, n: int, share: float,
     if kernel_unknown.any():  # this host lacks the recording kernel's symbols
         info = prof.meta["kernel_unresolved"]
         assert any("kernel frames" in w for w in prof.warnings)
+        # said once: perf's own "No kallsyms or vmlinux with build-id ..." is folded into
+        # that warning, which names the recording kernel's build-id from the header
+        kernel = [w for w in prof.warnings if "kallsyms or vmlinux" in w]
+        assert len(kernel) == 1 and kernel[0].startswith("kernel symbols were not resolved")
+        recorded = {b.name: b.build_id for b in perf_header.recorded_build_ids(
+            DATA / "c-vm" / v / "perf.data")}
+        if "build-id" in kernel[0]:
+            assert f"(build-id {recorded['[kernel.kallsyms]']}) here." in kernel[0]
         # one unresolved node per chain: never an [unknown] directly under an [unknown]
         assert not (kernel_unknown & (prof.parent >= 0) & kernel_unknown[prof.parent]).any()
         with_kernel = _samples_through_kernel(DATA / "c-vm" / v / "perf.script.txt.gz")
@@ -624,3 +632,26 @@ def test_date_is_said_to_be_the_files_time(tmp_path: Path) -> None:
     os.utime(copy, (0, 86400 * (365 + 180)))  # mid-1971 in every time zone
     date = perf_data.read(copy).meta["date"]
     assert date.endswith(" (perf.data file time)") and "1971" in date
+
+
+def test_perf_kernel_message_folded_into_the_kernel_warning() -> None:
+    """perf's stderr line about the kernel's missing symbols is not repeated beside the
+    reader's warning, which takes its build-id; perf's other lines stay, and without
+    that warning the line stays too (nothing else would say it)."""
+    from profdiff.parsers import perf_kernel
+
+    bid = "48dc540c8b76393804ca8088dbfa7d42911a9444"
+    err = (f"No kallsyms or vmlinux with build-id {bid} was found\n"
+           "# a comment perf printed\n\nWarning: 3 out of order events\n")
+    said, kernel_id = perf_data._perf_messages(err, kernel_said=True)
+    assert said == ["perf: Warning: 3 out of order events"] and kernel_id == bid
+    said, kernel_id = perf_data._perf_messages(err, kernel_said=False)
+    assert said[0] == f"perf: No kallsyms or vmlinux with build-id {bid} was found"
+    assert kernel_id is None
+    warning = perf_kernel._warning({"source": "perf.data", "os_release": "6.1.0"}, 9, 0.3)
+    named = perf_kernel.with_build_id(warning, bid)
+    assert named.startswith("kernel symbols were not resolved: perf has no kallsyms or "
+                            f"vmlinux of the recording kernel 6.1.0 (build-id {bid}) here. 9 ")
+    assert perf_kernel.with_build_id(named, bid) == named  # named once
+    text = perf_kernel._warning({"source": "perf script"}, 9, 0.3)
+    assert perf_kernel.with_build_id(text, bid) == text  # only a perf.data's warning

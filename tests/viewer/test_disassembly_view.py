@@ -68,7 +68,10 @@ def test_double_click_follows_a_jump(qtbot, cvm_cmp) -> None:
     html = view.summary.toHtml()
     assert "target of 18 sites" in html and "target of 17 sites" in html
     assert "Largest sample increase" in html
-    assert "2982" in view.status.text() and "4613" in view.status.text()
+    assert "2,982 and 4,613 samples" in view.status.text()  # separated as everywhere else
+    header = view.table.horizontalHeader()
+    for c in range(model.columnCount()):  # every title whole ("A address" was cut)
+        assert header.sectionSize(c) >= header.sectionSizeFromContents(c).width()
 
 
 def test_open_in_background_and_errors(qtbot, tmp_path, monkeypatch) -> None:

@@ -47,3 +47,20 @@ def test_heap_totals_without_a_better_direction_are_not_coloured():
     assert colour["+0.913 s"] == "#555"
     assert colour["−75,336 B"] == "#1a7a30"
     assert colour["≈+254,691 B"] == "#b2182b"
+
+
+def test_program_and_date_columns_only_when_a_run_has_them():
+    """Julia's pprof files carry no command line and no time (time_nanos 0): the header
+    leaves both columns out, so the totals follow the file names; the hs-ad .prof pair
+    has both (GHC's first line names the program and the date)."""
+    pp = DATA / "pprof"
+    cmp = align([load(pp / "julia-1.11.3-pprofjl-ttd-cpu-run1-2025-03-12.pb.gz"),
+                 load(pp / "julia-1.11.3-pprofjl-ttd-cpu-run2-2025-03-16.pb.gz")])
+    assert not any(p.meta.get("date") or p.meta.get("program") for p in cmp.runs)
+    html = summary_html(cmp)
+    assert "command line" not in html and ">date<" not in html
+    rows = _cells(html)
+    assert len(rows[1]) == 2 + len([a for a in rows[1] if "align=right" in a])
+    assert "18,894" in html and "7,006" in html  # the events totals, in the run rows
+    ghc = summary_html(align([load(DATA / "hs-ad/v1/ad.prof"), load(DATA / "hs-ad/v2/ad.prof")]))
+    assert "program / command line" in ghc and ">date<" in ghc

@@ -294,14 +294,17 @@ class DisassemblyView(QWidget):
     def set_result(self, cmp: FunctionComparison) -> None:
         self.model = InstructionPairsModel(cmp, self)
         self.table.setModel(self.model)
+        header = self.table.horizontalHeader()
         for c, w in ((MARK, 18), (A_ADDR, 70), (A_PCT, 52), (A_TEXT, 260), (A_JUMP, 110),
-                     (B_ADDR, 70), (B_PCT, 52), (A_ARROWS, 8 * LANE_PX + 8), (B_ARROWS, 8 * LANE_PX + 8), (B_TEXT, 260), (B_JUMP, 110), (DELTA, 56)):
-            self.table.setColumnWidth(c, w)
+                     (B_ADDR, 70), (B_PCT, 52), (A_ARROWS, 8 * LANE_PX + 8),
+                     (B_ARROWS, 8 * LANE_PX + 8), (B_TEXT, 260), (B_JUMP, 110), (DELTA, 56)):
+            # never narrower than the column's title ("A address" was cut to "addres")
+            self.table.setColumnWidth(c, max(w, header.sectionSizeFromContents(c).width()))
         a, b = cmp.runs
         warn = [f"{'AB'[k]}: {w}" for k, r in enumerate(cmp.runs) for w in r.warnings]
         self.status.setText(
-            f"{a.symbol} in A ({a.path}) vs {b.symbol} in B ({b.path}): {len(a.instructions)}"
-            f" and {len(b.instructions)} instructions, {a.total} and {b.total} samples"
+            f"{a.symbol} in A ({a.path}) vs {b.symbol} in B ({b.path}): {len(a.instructions):,}"
+            f" and {len(b.instructions):,} instructions, {a.total:,} and {b.total:,} samples"
             + ("\n" + "\n".join(warn) if warn else ""))
         self.summary.setHtml(summary_html(cmp))
         hot = int(np.argmax(np.nan_to_num(self.model.rows.share_b))) if len(self.model.rows) else 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 
 import numpy as np
 from PySide6.QtCore import QRectF, Qt, QTimer, Signal
@@ -18,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from profdiff.parsers.model import Unit
+from profdiff.parsers.model import Profile, Unit
 from profdiff.viewer.colors import ADDED, REMOVED, DivergingScale
 from profdiff.viewer.compare import Comparison, Status, incomparable_warnings
 from profdiff.viewer.run_labels import distinct_labels, labels_of
@@ -168,8 +169,9 @@ _GAP = f" style='padding-left:{GAP_PX}px'"
 def summary_html(cmp: Comparison) -> str:
     rows = []
     keys = _total_keys(cmp)
-    head = (f"<tr><th></th><th align=left>file</th><th align=left{_GAP}>program / command "
-            f"line</th><th align=left{_GAP}>date</th>")
+    texts = _text_columns(cmp)
+    head = "<tr><th></th><th align=left>file</th>" + "".join(
+        f"<th align=left{_GAP}>{title}</th>" for title, _ in texts)
     mark = timed_totals_marked(cmp)
     for k in keys:
         m = cmp.total_metric(k)
@@ -181,21 +183,19 @@ def summary_html(cmp: Comparison) -> str:
     rows.append(head)
     labels = labels_of(cmp)
     for i, p in enumerate(cmp.runs):
-        cmd = p.meta.get("command_line") or p.meta.get("program") or ""
-        date = p.meta.get("date") or ""
         inc = " <b style='color:#b35806'>INCOMPLETE</b>" if p.incomplete else ""
         name = html.escape(labels[i])
         if cmp.groups is not None and i < len(cmp.groups):
             name = f"mean of {len(cmp.groups[i])}: " + html.escape(group_label(cmp.groups[i]))
-        tr = (f"<tr><td><b>{run_role(cmp, i)}</b></td><td>{name}{inc}</td>"
-              f"<td{_GAP}>{html.escape(str(cmd))}</td><td{_GAP}>{html.escape(str(date))}</td>")
+        tr = f"<tr><td><b>{run_role(cmp, i)}</b></td><td>{name}{inc}</td>" + "".join(
+            f"<td{_GAP}>{html.escape(text(p))}</td>" for _, text in texts)
         for k in keys:
             m = cmp.total_metric(k)
             v = cmp.total_values(k)[i]
             tr += f"<td align=right{_GAP}>{format_total(v, m.unit if m else Unit.COUNT)}</td>"
         rows.append(tr + "</tr>")
     if cmp.n_runs > 1:
-        tr = "<tr><td><b>Δ</b></td><td></td><td></td><td></td>"
+        tr = "<tr><td><b>Δ</b></td><td></td>" + "<td></td>" * len(texts)
         for k in keys:
             m = cmp.total_metric(k)
             vals = cmp.total_values(k)
@@ -217,6 +217,20 @@ def summary_html(cmp: Comparison) -> str:
     for w in incomparable_warnings(cmp.runs):
         out += f"<div style='color:#b35806'>⚠ {html.escape(w)}</div>"
     return out
+
+
+def _text_columns(cmp: Comparison) -> list[tuple[str, Callable[[Profile], str]]]:
+    """(title, text of a run) of the header's program and date columns, each only when a
+    run has it: a pprof or folded pair has neither, and two empty columns pushed its
+    totals away from the file names."""
+    def program(p: Profile) -> str:
+        return str(p.meta.get("command_line") or p.meta.get("program") or "")
+
+    def date(p: Profile) -> str:
+        return str(p.meta.get("date") or "")
+
+    cols = [("program / command line", program), ("date", date)]
+    return [(title, text) for title, text in cols if any(text(p) for p in cmp.runs)]
 
 
 def group_label(runs, limit: int = 4) -> str:

@@ -155,6 +155,58 @@ def _beyond_sampling(cmp: Comparison, rows: np.ndarray) -> np.ndarray:
     return rows[keep]
 
 
+def worth_pairing(cmp: Comparison, rows: np.ndarray) -> np.ndarray:
+    """The removed or added ``rows`` a rename could explain: all of them when the runs
+    count calls, else (only samples) those whose absence from the other run is beyond
+    sampling error (:func:`_beyond_sampling`): an absence within it is no removal."""
+    return rows if _entries_metric(cmp) is not None else _beyond_sampling(cmp, rows)
+
+
+MIN_MOVE_EVIDENCE = 2.0
+"""A module moved when the names it kept weigh at least this much: two of its own names
+(one is a coincidence a name rule states better)."""
+
+
+def moved_modules(cmp: Comparison, removed: np.ndarray, added: np.ndarray,
+                  suggestions: Sequence[Suggestion] = ()) -> list[tuple[tuple[str, str], int]]:
+    """((old module, new module), how many removed names of the old module the new one
+    added) for each module that moved, each old module to one place; linear, for
+    comparisons with too many unmatched rows to score pairwise.
+
+    A name weighs one over the number of modules it occurs in (:func:`name_spread`), and
+    only the rows :func:`worth_pairing` keeps count.  Why: two py-spy runs of one program
+    sampled different imports, and ``<module>`` plus ``__init__`` read as three moved
+    modules (``multiprocessing/synchronize.py -> argparse.py``).  With ``suggestions``,
+    only module pairs they support."""
+    removed_keys = [str(k) for k in cmp.keys[worth_pairing(cmp, removed)]]
+    added_in: dict[str, set[str]] = {}
+    for k in (str(k) for k in cmp.keys[worth_pairing(cmp, added)]):
+        m, _, n = k.partition("\x1f")
+        added_in.setdefault(n, set()).add(m)
+    spread = name_spread(cmp, {_core_of(k.partition("\x1f")[2]) for k in removed_keys
+                               if k.partition("\x1f")[2] in added_in})
+    weight: dict[tuple[str, str], float] = {}
+    count: dict[tuple[str, str], int] = {}
+    for k in removed_keys:
+        om, _, n = k.partition("\x1f")
+        w = 1.0 / max(spread.get(_core_of(n), 1), 1)
+        for nm in added_in.get(n, ()):
+            if nm != om:
+                weight[(om, nm)] = weight.get((om, nm), 0.0) + w
+                count[(om, nm)] = count.get((om, nm), 0) + 1
+    if suggestions:
+        backed = {(s.old_key.partition("\x1f")[0], s.new_key.partition("\x1f")[0])
+                  for s in suggestions
+                  if s.old_key.partition("\x1f")[2] == s.new_key.partition("\x1f")[2]}
+        weight = {k: v for k, v in weight.items() if k in backed}
+    best: dict[str, tuple[str, int]] = {}
+    for (om, nm), w in sorted(weight.items(), key=lambda kv: (-kv[1], kv[0])):
+        if w >= MIN_MOVE_EVIDENCE - 1e-9 and om not in best \
+                and nm not in {v[0] for v in best.values()}:
+            best[om] = (nm, count[(om, nm)])
+    return [((om, nm), n) for om, (nm, n) in best.items()]
+
+
 def score_pair(cmp: Comparison, r: int, a: int, entries: str | None,
                spread: dict[str, int] | None = None) -> tuple[float, dict]:
     """The pair's score (weighted evidence, :data:`WEIGHTS`) and the evidence said.
@@ -215,10 +267,9 @@ def suggest_matches(cmp: Comparison, *, min_score: float = 0.5,
     if removed.size == 0 or added.size == 0:
         return []
     entries = _entries_metric(cmp)
-    if entries is None:  # only samples: an absence within their error is no removal
-        removed, added = _beyond_sampling(cmp, removed), _beyond_sampling(cmp, added)
-        if removed.size == 0 or added.size == 0:
-            return []
+    removed, added = worth_pairing(cmp, removed), worth_pairing(cmp, added)
+    if removed.size == 0 or added.size == 0:
+        return []
     spread = name_spread(cmp, {_core_name(str(cmp.keys[r])) for r in removed.tolist()}
                          & {_core_name(str(cmp.keys[a])) for a in added.tolist()})
     cands: list[tuple[float, int, int, dict]] = []

@@ -39,7 +39,7 @@ from .ranking import baseline_total, main_metrics, system_rows
 from .reading_notes import reader_warnings, reading_notes
 from .rules import ModuleRename
 from .session import Session
-from .suggest import Suggestion, accept, suggest_matches
+from .suggest import Suggestion, accept, moved_modules, suggest_matches
 from .units import digits_rounding
 
 REAL, NOISE, ROUNDING = "real", "within noise", "within rounding"
@@ -416,7 +416,7 @@ def rename_offers(flat: Comparison, threshold: float = DEFAULT_MATCH_THRESHOLD
 
     Scored by :func:`viewer.suggest.suggest_matches` at the auto-match threshold; when
     there are too many unmatched rows to score pairwise, only module moves are looked for
-    (equal names in a removed and an added module: linear)."""
+    (equal names in a removed and an added module: linear, :func:`viewer.suggest.moved_modules`)."""
     st = flat.status
     removed = [str(k) for k in flat.keys[st == Status.REMOVED]]
     added = [str(k) for k in flat.keys[st == Status.ADDED]]
@@ -425,7 +425,8 @@ def rename_offers(flat: Comparison, threshold: float = DEFAULT_MATCH_THRESHOLD
     suggestions: list[Suggestion] = []
     if len(removed) * len(added) <= MAX_SUGGEST_PAIRS:
         suggestions = suggest_matches(flat, min_score=threshold)
-    moves = _module_moves(removed, added, suggestions)
+    moves = moved_modules(flat, np.flatnonzero(st == Status.REMOVED),
+                          np.flatnonzero(st == Status.ADDED), suggestions)
     offers = [RenameOffer(old, new, "module", n, ModuleRename(new, old, prefix=False,
                                                               origin="suggestion"))
               for (old, new), n in moves]
@@ -438,32 +439,6 @@ def rename_offers(flat: Comparison, threshold: float = DEFAULT_MATCH_THRESHOLD
                                   s.new_key.replace("\x1f", ".").lstrip("."),
                                   "name", 1, accept([s]), (s,)))
     return offers
-
-
-def _module_moves(removed: Sequence[str], added: Sequence[str],
-                  suggestions: Sequence[Suggestion]) -> list[tuple[tuple[str, str], int]]:
-    """(old module, new module) -> cost centres of the old module whose name the new one
-    has among the added rows; kept when at least two names moved (one is a coincidence
-    a name rule states better).  With suggestions, only module pairs they support."""
-    added_names: dict[str, set[str]] = {}
-    for k in added:
-        m, n = _split(k)
-        added_names.setdefault(n, set()).add(m)
-    counts: dict[tuple[str, str], int] = {}
-    for k in removed:
-        om, n = _split(k)
-        for nm in added_names.get(n, ()):
-            if nm != om:
-                counts[(om, nm)] = counts.get((om, nm), 0) + 1
-    if suggestions:
-        backed = {(_split(s.old_key)[0], _split(s.new_key)[0]) for s in suggestions
-                  if _split(s.old_key)[1] == _split(s.new_key)[1]}
-        counts = {k: v for k, v in counts.items() if k in backed}
-    best: dict[str, tuple[str, int]] = {}  # each old module moves to one place
-    for (om, nm), hits in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        if hits >= 2 and om not in best and nm not in {v[0] for v in best.values()}:
-            best[om] = (nm, hits)
-    return [((om, nm), hits) for om, (nm, hits) in best.items()]
 
 
 # ----- warnings ------------------------------------------------------------------------

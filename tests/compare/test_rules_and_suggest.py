@@ -236,3 +236,32 @@ def test_renumbered_binders_are_matched_by_default():
     from dataclasses import replace
 
     assert renumbered(align([a, replace(b, values=b_vals)], mode="flat")) == []
+
+
+def test_moved_modules_are_told_by_their_own_names_beyond_sampling(tmp_path):
+    """The Summary's linear search for moved modules (too many unmatched rows to score
+    pairwise): the py-spy pair's imports, sampled differently, share only names every
+    file has (``<module>``, ``__init__``) and are no move; the simulator's sensor.py
+    renamed in the second run (its 35 frames, 1,176 samples of ray intersection among
+    them) is one."""
+    import gzip
+
+    from profdiff.viewer.session import Session, SessionSpec
+    from profdiff.viewer.summary import MAX_SUGGEST_PAIRS, build_summary
+
+    sp = DATA / "speedscope"
+    a = sp / "pyspy-0.4.1-self-driving-sim-run-a.speedscope.json.gz"
+    b = sp / "pyspy-0.4.1-self-driving-sim-run-b.speedscope.json.gz"
+    s = Session(SessionSpec(), [load(a), load(b)])
+    st = s.flat.status
+    assert (st == Status.REMOVED).sum() * (st == Status.ADDED).sum() > MAX_SUGGEST_PAIRS
+    assert not [o for o in build_summary(s).renames if o.kind == "module"]
+    old = "/simulator/src/simulator/sensor.py"
+    moved = tmp_path / "run-b-moved.speedscope.json"
+    moved.write_text(gzip.decompress(b.read_bytes()).decode().replace(
+        old, "/simulator/src/simulator/lidar.py"))
+    s = Session(SessionSpec(), [load(a), load(moved)])
+    offers = [o for o in build_summary(s).renames if o.kind == "module"]
+    assert len(offers) == 1
+    o = offers[0]
+    assert o.old.endswith(old) and o.new.endswith("/simulator/lidar.py") and o.count >= 2

@@ -141,8 +141,9 @@ def metric_for(key: str) -> Metric:
     better = "lower"
     if key.startswith("productivity") or "balance" in key:
         better = "higher"  # more mutator time / better parallel GC balance is good
-    elif key.endswith("_reported") or key.endswith("_samples") or key.startswith("num_"):
-        better = "none"
+    elif key.endswith("_reported") or key.endswith("_samples") or \
+            (key.startswith("num_") and key != "num_gcs"):
+        better = "none"  # copies, sample counts; the GC count is its generations' sum
     return Metric(key, unit, Kind.NODE, label, desc, better=better, timed=_timed(key, unit))
 
 

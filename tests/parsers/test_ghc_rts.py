@@ -451,3 +451,16 @@ def test_empty_garbage_and_wrong_format(tmp_path: Path, reader) -> None:
         load(garbage)
     with pytest.raises(ParseError):
         load(empty)
+
+
+def test_the_gc_count_is_judged_as_its_generations_are() -> None:
+    """GCs (all generations) is gen 0 plus gen 1 collections (6,434 = 5,789 + 645 in
+    hs-ad v1's -t file, 6,435 in its -s file), and fewer of each is better: its Δ was
+    left uncoloured beside its parts'."""
+    for path, n in ((V1_S, 6435), (V1_T, 6434)):
+        p = load(path)
+        t, m = p.totals, p.total_metrics
+        assert t["num_gcs"] == t["gen0_collections"] + t["gen1_collections"] == n
+        assert m["num_gcs"].better == m["gen0_collections"].better == \
+            m["gen1_collections"].better == "lower"
+        assert m["max_residency_samples"].better == "none"

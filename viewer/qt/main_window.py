@@ -397,6 +397,8 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
                 # The diff tree opens along the path to the biggest change, so the
                 # regression is on screen at the first click on it (or on a Summary link).
                 self.open_along_culprit()  # every tree view: Side by side too
+            elif tree.n_rows and tree.mode == "tree":
+                self.open_heaviest_path()  # one run: where its cost goes
         self._update_details_visibility()
         self._update_enabled()
         self._schedule_noise()

@@ -561,6 +561,14 @@ class _TreeViewMixin(WholeWidths):
         self.fit_name_column(rows=path)
         return path[-1]
 
+    def open_hottest(self, key: np.ndarray) -> None:
+        """Open the rows along the largest ``key`` from the root, selecting none (the
+        opening of a single run: the user has chosen no row yet)."""
+        path = self.hottest_path(key)
+        if path:
+            self.expand_rows(path[:-1])
+            self.fit_name_column(rows=path)
+
     def hottest_path(self, key: np.ndarray, to_max: bool = False) -> list[int]:
         """The rows :meth:`expand_hottest` opens and selects, without touching the view."""
         if self.layout_ is None:

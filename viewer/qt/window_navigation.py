@@ -121,6 +121,16 @@ class NavigationMixin:
             self._row_selected(last, None)
         return last
 
+    def open_heaviest_path(self) -> None:
+        """Open every tree view along the heaviest path of a single run (two runs open
+        along the path to the top culprit).  Why: two levels alone showed a Julia
+        allocation profile as 3 rows of an empty window.  No row is made current: that is
+        the user's choice (the runs panel plots its own default row until one is made)."""
+        key = self.hot_key("value")
+        if key is not None:
+            for v in self.tree_views():
+                self._defer(v, lambda v=v: v.open_hottest(key))
+
     def open_along_culprit(self) -> None:
         """Open every tree view along the path to the top culprit, that row current, when
         the view is first shown: the ranking (and the noise it needs) is computed then,

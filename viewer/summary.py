@@ -175,10 +175,11 @@ def build_summary(session: Session, top: int = 5) -> Summary:
         n_removed, n_added = (int((flat.status == s).sum()) for s in (Status.REMOVED,
                                                                        Status.ADDED))
         if n_removed * n_added > MAX_SUGGEST_PAIRS:
+            # runs without modules (folded stacks) have no module to have moved
+            looked = ", so only moved modules are looked for" if any(flat.module) else ""
             warnings.append(Notice("note", (
                 f"{n_removed:,} removed and {n_added:,} added rows: too many to score every "
-                "pair here, so only moved modules are looked for; Tools ▸ Unmatched rows "
-                "scores every pair")))
+                f"pair here{looked}; Tools ▸ Unmatched rows scores every pair")))
     hotspots: tuple[MetricChanges, ...] = ()
     if flat.n_runs == 1 and flat.n_rows:
         hotspots = tuple(top_costs(flat, tree, m, top) for m in main_metrics(flat))

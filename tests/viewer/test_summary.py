@@ -358,3 +358,19 @@ def test_a_readers_warnings_are_in_the_summary(tmp_path):
     reader = [w for w in sm.warnings if w.kind == "reader"]
     assert len(reader) == 1 and reader[0].text.startswith("[0] bad.prof: line 40: skipped")
     assert not [w for w in build_summary(_session(HS1, HS2)).warnings if w.kind == "reader"]
+
+
+def test_the_pairs_note_names_modules_only_where_runs_have_them():
+    """Too many unmatched rows to score pairwise: the note says only moved modules are
+    looked for, except for runs without modules (folded stacks), where none can move."""
+    folded = DATA / "folded"
+    s = _session(folded / "inferno-vertx-collapsed-unsorted-1.txt",
+                 folded / "inferno-vertx-collapsed-unsorted-2.txt")
+    notes = [n.text for n in build_summary(s).warnings if "too many to score" in n.text]
+    assert notes == ["47 removed and 42 added rows: too many to score every pair here; "
+                     "Tools ▸ Unmatched rows scores every pair"]
+    sp = DATA / "speedscope"
+    s = _session(sp / "pyspy-0.4.1-self-driving-sim-run-a.speedscope.json.gz",
+                 sp / "pyspy-0.4.1-self-driving-sim-run-b.speedscope.json.gz")
+    notes = [n.text for n in build_summary(s).warnings if "too many to score" in n.text]
+    assert len(notes) == 1 and "so only moved modules are looked for" in notes[0]

@@ -360,3 +360,40 @@ def test_call_sites_are_the_tree_rows_with_the_key(qtbot, data_dir, pair):
         assert got.tolist() == want.tolist(), str(flat.keys[r])
         found += bool(got.size)
     assert found > flat.n_rows // 2
+
+
+def test_status_cells_follow_the_noise_estimate_that_lands_after_them():
+    """A status column read before the noise estimate (its rows judged by precision
+    alone: a folded pair's hypercall_page_[k], 19 -> 4 samples, "changed") shows the
+    verdict of the estimate once it lands ("same": within sampling error).  The column
+    was kept, so the By cost centre table said "changed" or "same" for that row
+    depending on which came first."""
+    from profdiff.viewer.compare import Status
+    from profdiff.viewer.noise import ensure_noise
+
+    folded = Path(__file__).parents[1] / "data" / "folded"
+    flat = Session(SessionSpec(), [load(folded / "inferno-vertx-collapsed-unsorted-1.txt"),
+                                   load(folded / "inferno-vertx-collapsed-unsorted-2.txt")]).flat
+    r = int(np.flatnonzero(flat.name == "hypercall_page_[k]")[0])
+    m = ComparisonTreeModel(flat, diff_columns(flat, ["self_samples"], status=True))
+    col = [c.kind for c in m.columns].index("status")
+    row = next(i for i in range(m.rowCount()) if m.index(i, 0).data() == "hypercall_page_[k]")
+    assert flat.noise is None and m.index(row, col).data() == "changed"
+    ensure_noise(flat, ["self_samples", "total_samples"])
+    m.noise_changed()  # what the window calls when an estimate lands
+    assert flat.status[r] == Status.SAME
+    assert m.index(row, col).data() == "same"
+
+
+def test_no_module_column_for_runs_without_modules():
+    """Folded stacks name frames only: an empty module column took the width of a name
+    column's worth of nothing.  Runs with modules (GHC's) keep it."""
+    from profdiff.viewer.qt.models import label_columns
+
+    folded = Path(__file__).parents[1] / "data" / "folded"
+    flat = Session(SessionSpec(), [load(folded / "inferno-vertx-collapsed-unsorted-1.txt"),
+                                   load(folded / "inferno-vertx-collapsed-unsorted-2.txt")]).flat
+    assert not any(str(m) for m in flat.module)
+    assert [c.kind for c in label_columns(flat)] == ["name"]
+    ghc = Session(SessionSpec(), [load(V1), load(V2)]).flat
+    assert [c.kind for c in label_columns(ghc)][:2] == ["name", "module"]

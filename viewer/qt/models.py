@@ -136,9 +136,12 @@ def name_header(cmp: Comparison) -> str:
 
 
 def label_columns(cmp: Comparison, src: bool = True) -> list[Column]:
-    """Name, module and (``src``, or rows that are source lines: their ``file:line``,
-    :attr:`Comparison.line_level`) the source location."""
-    cols = [Column("name", header=name_header(cmp)), Column("module", header="module")]
+    """Name, module (unless no run has one: folded stacks) and (``src``, or rows that are
+    source lines: their ``file:line``, :attr:`Comparison.line_level`) the source location."""
+    cols = [Column("name", header=name_header(cmp))]
+    if not cmp.runs or any(np.asarray(p.frames.module, dtype=object).astype(bool).any()
+                           for p in cmp.runs):
+        cols.append(Column("module", header="module"))
     lines = cmp.line_level
     if (src or lines) and any(str(s) for s in cmp.label_at("src", slice(0, min(cmp.n_rows,
                                                                                 1000)))):
@@ -350,9 +353,12 @@ class ComparisonTreeModel(QAbstractItemModel):
         self.endResetModel()
 
     def noise_changed(self) -> None:
-        """``cmp.noise`` gained metrics: drop cached significance columns (views repaint)."""
+        """``cmp.noise`` gained metrics: drop cached significance and status columns (the
+        statuses are judged again: :meth:`Comparison.add_noise`; a kept status column
+        showed rows "changed" by precision alone that the estimate had found within the
+        noise), and the views repaint."""
         for i, c in enumerate(self.columns):
-            if c.kind == "sig":
+            if c.kind in ("sig", "status"):
                 self._arrays.pop(i, None)
                 self._candidates.pop(i, None)
         self._reset_cells()

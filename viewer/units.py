@@ -58,6 +58,15 @@ TIMED_NOTE = (f"{TIMED_MARK} measured once: runs of one binary differ by tens of
 """What :data:`TIMED_MARK` means, wherever it is explained (each place adds how to give
 repeated runs).  Tens of percent: three ``-s`` runs of one hs-ad binary, MUT CPU
 2.6-3.2 s and elapsed 4.2-13.9 s (tests/data/ghc-rts/hs-ad-noise-v1-run*.stats.txt)."""
+TIMED_NEUTRAL = 0.05
+"""A total measured once moving by at most this share of its baseline is not coloured as
+better or worse anywhere (header, Summary, Run totals and RTS tables: the tables' colour
+scale is five times wider for these, neutral within ±5 %)."""
+
+
+def timed_neutral(rel: float | None) -> bool:
+    """Whether a measured-once total's relative change is within :data:`TIMED_NEUTRAL`."""
+    return rel is not None and rel == rel and abs(rel) <= TIMED_NEUTRAL
 
 
 @dataclass(frozen=True)

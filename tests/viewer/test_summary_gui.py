@@ -208,6 +208,14 @@ def test_heap_pair_summary_links_to_the_band(win):
     # profile cannot judge it (census timing moves identical runs' bands by 11-34 %)
     assert link.target.verdict == "not judged" and link.target.delta == pytest.approx(
         heap.cmp.delta(link.target.metric)[heap.highlighted])
+    # run totals measured once: the peak's −4.4 % is no colour (as in the Run totals
+    # table: neutral within ±5 %), the mean heap's +27.1 % is worse
+    import re
+
+    page = view.page_html
+    peak = re.search(r"<td>peak heap</td>.*?color:(#[0-9a-f]{6})'><b>−75,336 B", page)
+    mean = re.search(r"<td>mean heap</td>.*?color:(#[0-9a-f]{6})'><b>≈\+254,691 B", page)
+    assert peak and mean and (peak.group(1), mean.group(1)) == ("#777777", "#b2182b")
 
 
 def _cli_counts(capsys, *args) -> dict[str, int]:

@@ -25,7 +25,13 @@ from profdiff.viewer.summary import (
     Summary,
     TotalRow,
 )
-from profdiff.viewer.units import format_delta, format_rel, format_total_delta, format_value
+from profdiff.viewer.units import (
+    format_delta,
+    format_rel,
+    format_total_delta,
+    format_value,
+    timed_neutral,
+)
 
 from .widgets import format_total
 
@@ -72,6 +78,7 @@ class SummaryView(QTextBrowser):
         self.has_bottom_up = False
         self.has_flame = True
         self.has_heap = False
+        self.page_html = ""  # the page as written (toHtml() gives Qt's rewriting of it)
         self.setPlaceholderText("Open two runs to see what changed.")
 
     # ----- content ----------------------------------------------------------------------
@@ -85,14 +92,16 @@ class SummaryView(QTextBrowser):
         self.has_flame, self.has_bottom_up, self.has_heap = flame, bottom_up, heap
         self.links = []
         if summary is None:
+            self.page_html = ""
             self.clear()
             return
         # renames before the changes: unmatched rows crowd the top of the change lists
         parts = [self._runs_html(summary), self._warnings_html(summary),
                  self._totals_html(summary, totals_tab), self._renames_html(summary),
                  self._changes_html(summary), self._hotspots_html(summary)]
-        self.setHtml("<body style='font-size:10pt'>" + "".join(p for p in parts if p)
-                     + "</body>")
+        self.page_html = ("<body style='font-size:10pt'>" + "".join(p for p in parts if p)
+                          + "</body>")
+        self.setHtml(self.page_html)
 
     def _link(self, kind: str, target: object, text: str) -> str:
         self.links.append(Link(kind, target, text))
@@ -132,8 +141,9 @@ class SummaryView(QTextBrowser):
         for t in s.totals:
             cells = "".join(f"<td align=right>&nbsp;&nbsp;{format_total(v, t.unit)}</td>"
                             for v in t.values)
-            cells += "".join(f"<td align=right>&nbsp;&nbsp;{_total_delta(t, i, s.baseline)}</td>"
-                             for i in others)
+            once = t.timed and not s.grouped  # one measurement per side
+            cells += "".join(f"<td align=right>&nbsp;&nbsp;"
+                             f"{_total_delta(t, i, s.baseline, once)}</td>" for i in others)
             kind = "sampled" if t.sampled else "timed" if t.timed else ""
             note = (f"<td style='color:{MUTED}'>&nbsp;&nbsp;{kind}: one run is noisy</td>"
                     if kind and others and not s.grouped else "<td></td>")
@@ -280,11 +290,16 @@ class SummaryView(QTextBrowser):
         return [k for k in self.links if k.kind == kind]
 
 
-def _total_delta(t: TotalRow, i: int, baseline: int) -> str:
+def _total_delta(t: TotalRow, i: int, baseline: int, measured_once: bool = False) -> str:
+    """A total's Δ, coloured by its direction; not for a total measured once that moved
+    within :data:`~viewer.units.TIMED_NEUTRAL` (a heap profile's peak, −4.4 %, read
+    "better" in green beside "timed: one run is noisy")."""
     d, r = t.deltas[i], t.rels[i]
     if d is None:
         return "-"
     worse = (d > 0) if t.better == "lower" else (d < 0) if t.better == "higher" else None
+    if measured_once and timed_neutral(r):
+        worse = None
     color = MUTED if not d or worse is None else (WORSE if worse else BETTER)
     text = format_total_delta(t.values[baseline], t.values[i], t.unit)
     return (f"<span style='color:{color}'><b>{html.escape(text)}</b> "

@@ -29,6 +29,7 @@ from profdiff.viewer.compare import Comparison
 from profdiff.viewer.run_labels import distinct_labels, labels_of  # noqa: F401 - labels_of for the views
 from profdiff.viewer.units import (
     APPROX,
+    TIMED_NEUTRAL,
     format_delta,
     format_rel,
     format_total_delta,
@@ -102,9 +103,10 @@ def ratio_rounding(b: float, v: float, unit: Unit) -> float:
     return abs(v / b) * (hb / abs(b) + hv / abs(v))
 
 
-TIMED_SCALE_WIDTH = 5.0
+TIMED_SCALE_WIDTH = TIMED_NEUTRAL * 100.0
 """How much wider the colour scale is for a timed total measured once: the table's scale
-is neutral within ±1 % and full at ±50 %; for these, ±5 % and ±250 %."""
+is neutral within ±1 % and full at ±50 %; for these, ±5 % (:data:`TIMED_NEUTRAL`, as
+the header and the Summary) and ±250 %."""
 
 
 @dataclass

@@ -33,6 +33,7 @@ from profdiff.viewer.units import (
     format_total_delta,
     format_value,
     human_bytes,
+    timed_neutral,
 )
 
 
@@ -206,9 +207,11 @@ def summary_html(cmp: Comparison) -> str:
             d = n - b
             better = m.better if m is not None else "lower"
             worse = (d > 0) if better == "lower" else (d < 0)
-            color = "#555" if better == "none" or not d else \
+            r = d / abs(b) if b else (float("inf") if d else 0.0)
+            once = mark and m is not None and m.timed and timed_neutral(r)
+            color = "#555" if better == "none" or not d or once else \
                 ("#b2182b" if worse else "#1a7a30")
-            rel = format_rel(d / abs(b) if b else (float("inf") if d else 0.0))
+            rel = format_rel(r)
             unit = m.unit if m else Unit.COUNT
             tr += (f"<td align=right style='color:{color}; padding-left:{GAP_PX}px'>"
                    f"<b>{html.escape(f'{format_total_delta(b, n, unit)} ({rel})')}</b></td>")

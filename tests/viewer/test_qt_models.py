@@ -149,14 +149,19 @@ def test_one_switch_colours_every_view_by_baseline_total_or_share(qtbot, tmp_pat
     m = ComparisonTreeModel(c, diff_columns(c, ["alloc_pct"], status=True))
     w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(w)
+    legend = w.diff.legend
     try:
         assert (m.change_pp("alloc_pct")[same] == 0).all()
+        # the legend says what the colours measure, and why a % Δ may have the other sign
+        assert legend.unit_text.endswith("by cost") and "share" in legend.toolTip()
         w.act_share.setChecked(True)
         assert w.view_state.colour_by_share
         assert (m.change_pp("alloc_pct")[same] < -0.5).all()  # shares of a grown run fell
+        assert legend.unit_text == "pp of run" and "own run" in legend.toolTip()
     finally:
         w.act_share.setChecked(False)
     assert (m.change_pp("alloc_pct")[same] == 0).all()
+    assert legend.unit_text.endswith("by cost")
 
 
 def _key_paths(cmp) -> list[tuple]:

@@ -181,7 +181,7 @@ class BottomUpView(QWidget):
         self.diff.fade_noise = vs.fade_noise
         self.diff.icons = self.icons
         self.diff.set_comparison(cmp, metrics, self.scale)
-        self.diff.legend.unit_text = "pp of the baseline total"
+        self.diff.legend.set_colour_basis(vs.colour_by_share)
         main = metrics[0]
         v = cmp.values[main]
         key = np.fmax(v[:, cmp.current], v[:, cmp.baseline])

@@ -39,7 +39,13 @@ from .row_menu import bind_format_view, install_row_menus
 from .rules_editor import RulesEditor, describe_rules
 from .suggestions_panel import SuggestionsPanel
 from .views import FIRST_LOOK_ROWS, DiffTreeView, SideBySideView
-from .widgets import DetailsPane, DropOverlay, EmptyState, MessageBar, SummaryBar
+from .widgets import (
+    DetailsPane,
+    DropOverlay,
+    EmptyState,
+    MessageBar,
+    SummaryBar,
+)
 from .window_io import ExportDropMixin
 from .window_loading import LoadingMixin
 from .window_navigation import NavigationMixin
@@ -459,7 +465,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.summary.set_comparison(cmp)
         self.side.set_comparison(cmp, self._pane_metrics(), self.scale)
         self.diff.set_comparison(cmp, self.metrics, self.scale)
-        self.diff.legend.unit_text = "pp of the baseline total"
+        self.diff.legend.set_colour_basis(self.view_state.colour_by_share)
         key = self.hot_key("value")
         if key is not None:
             self.side.sort_by_key(key)
@@ -685,8 +691,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
 
         self.view_state.colour_by_share = bool(on)
         set_colour_by_share(on)
-        self.diff.legend.unit_text = "pp of run" if on else "pp of the baseline total"
-        self.diff.legend.update()
+        self.diff.legend.set_colour_basis(on)
         views = {id(v): v for v in (self.side, self.diff, self.flat)}
         for v in self.findChildren(DiffTreeView):
             views.setdefault(id(v), v)

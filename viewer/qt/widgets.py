@@ -47,19 +47,46 @@ def run_role(cmp: Comparison, i: int) -> str:
     return f"run {i}"
 
 
+COST_UNIT_TEXT = "pp of the baseline total, by cost"
+"""The colour scale's unit in the legend (the default colouring): the change of a row's
+cost over the baseline's total.  Said because a "% of run" Δ column shows the change of
+the share, which may have the other sign (main.loop −19.4 pp of a run whose GC grew,
+coloured by its +32 pp more time); the legend's tooltip says it in full."""
+
+COST_COLOUR_TIP = (
+    "Δ cells are coloured by the change of the row's cost, in percentage points of the "
+    "baseline run's total. A Δ in a \"% of run\" column is the change of the row's share "
+    "of its own run, which falls when another row grows: such a cell can read −19 pp and "
+    "be red, because the row's own cost grew. View ▸ Colour by share of run colours by "
+    "the shares instead.")
+SHARE_COLOUR_TIP = (
+    "Δ cells are coloured by the change of the row's share of its own run (View ▸ Colour "
+    "by share of run): when one row grows, the others' shares fall and they turn green "
+    "though their cost did not change.")
+
+
 class LegendWidget(QWidget):
     """Always-visible key of the Δ colours: better ◀ grey dead zone ▶ worse, added, removed."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.scale = DivergingScale()
-        self.unit_text = "pp of the baseline total"
+        self.unit_text = COST_UNIT_TEXT
         self.noise_text = ""  # e.g. "faded: within noise"; empty when no noise is known
+        self.setToolTip(COST_COLOUR_TIP)
         self.setMinimumHeight(22)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
     def set_scale(self, scale: DivergingScale) -> None:
         self.scale = scale
+        self.update()
+
+    def set_colour_basis(self, by_share: bool) -> None:
+        """What the colours measure: the change of cost (the default) or, with View ▸
+        Colour by share of run, the change of each run's share; said in the text and the
+        tooltip."""
+        self.unit_text = "pp of run" if by_share else COST_UNIT_TEXT
+        self.setToolTip(SHARE_COLOUR_TIP if by_share else COST_COLOUR_TIP)
         self.update()
 
     def sizeHint(self):  # noqa: N802 - Qt API

@@ -335,6 +335,9 @@ def render_comparison(
     n_fixed = 4 if cmp.mode == "tree" else 3
     align = [">", "<", "<"] + (["<"] if cmp.mode == "tree" else []) + ["<"]
     align += [">"] * (len(head) - n_fixed - 1)
+    if not any(row[2] for row in table[1:]):  # no module in the rows shown (folded)
+        table = [row[:2] + row[3:] for row in table]
+        align = align[:2] + align[3:]
     lines += _render(table, align)
     counts = cmp.status_counts()
     lines.append("")
@@ -404,6 +407,9 @@ def render_profile(p: Profile, rows: Sequence[int], metrics: Sequence[str], *, c
             cells.append(format_value(p.values[m][i], p.metric(m).unit,
                                       rounding=float(p.rounding.get(m, 0.0))))
         table.append(cells)
-    lines += _render(table, ["<", "<"] + [">"] * len(metrics))
+    align = ["<", "<"] + [">"] * len(metrics)
+    if not any(row[1] for row in table[1:]):  # no module in the rows shown (folded)
+        table, align = [row[:1] + row[2:] for row in table], align[1:]
+    lines += _render(table, align)
     lines.append(f"\n{len(rows)} of {p.n_nodes} nodes shown")
     return "\n".join(lines)

@@ -199,7 +199,7 @@ def test_by_type_text_table_and_gate(capsys):
                        "--fail-if", "alloc_bytes>+90000")
     assert code == 1  # only Memory{UInt64} (96,064 B, added) grew by more than 90,000 B
     head = next(line for line in out.splitlines() if line.startswith("#"))
-    assert head.split()[:3] == ["#", "type", "module"]
+    assert head.split()[:3] == ["#", "type", "status"]  # types have no module: no column
     first = next(line for line in out.splitlines() if line.lstrip().startswith("1 "))
     assert "Memory{UInt64}" in first and "96,064 B" in first and "added" in first
     assert "fail-if: 1 threshold(s) crossed" in out

@@ -372,3 +372,22 @@ def test_a_status_names_the_metrics_it_rests_on(capsys):
     assert "changed_by" not in rows[("AD.Dual", "dotD")]  # same
     add_grad = rows[("AD.Eval", "addGrad")]
     assert {"time_s", "alloc_bytes"} <= set(add_grad["changed_by"])
+
+
+def test_no_module_column_where_no_row_has_one(capsys):
+    """Folded stacks name frames only: ``diff`` and ``show`` leave out the empty module
+    column (it took a column of blanks beside the names); GHC's rows keep it."""
+    a = DATA / "folded" / "inferno-vertx-collapsed-unsorted-1.txt"
+    b = DATA / "folded" / "inferno-vertx-collapsed-unsorted-2.txt"
+    code, out, _ = run(capsys, "diff", str(a), str(b), "--top", "3")
+    head = next(line for line in out.splitlines() if line.startswith("#"))
+    assert code == 0 and head.split()[:4] == ["#", "name", "status", "self"]
+    first = next(line for line in out.splitlines() if line.startswith("1 "))
+    assert first.split()[:3] == ["1", "hypercall_page_[k]", "same"]
+    code, out, _ = run(capsys, "show", str(a))
+    assert code == 0 and not any(line.split()[:2] == ["name", "module"]
+                                 for line in out.splitlines())
+    code, out, _ = run(capsys, "diff", str(DATA / "hs-ad" / "v1" / "ad.prof"),
+                       str(DATA / "hs-ad" / "v2" / "ad.prof"), "--top", "3")
+    head = next(line for line in out.splitlines() if line.startswith("#"))
+    assert head.split()[:3] == ["#", "cost", "centre"] and "module" in head

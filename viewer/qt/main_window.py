@@ -39,13 +39,7 @@ from .row_menu import bind_format_view, install_row_menus
 from .rules_editor import RulesEditor, describe_rules
 from .suggestions_panel import SuggestionsPanel
 from .views import FIRST_LOOK_ROWS, DiffTreeView, SideBySideView
-from .widgets import (
-    DetailsPane,
-    DropOverlay,
-    EmptyState,
-    MessageBar,
-    SummaryBar,
-)
+from .widgets import DetailsPane, DropOverlay, EmptyState, MessageBar, SummaryBar
 from .window_io import ExportDropMixin
 from .window_loading import LoadingMixin
 from .window_navigation import NavigationMixin

@@ -58,7 +58,7 @@ READER_OPTIONS = ("event", "sample_type", "group_by", "split_by", "demangle", "p
 """Reader keywords a reader accepts when it knows them (the others ignore them)."""
 
 VIEWS = ("summary", "side", "diff", "flat", "flame", "heap", "rts", "ticky", "counters", "totals",
-         "bottom-up", "types")
+         "bottom-up", "types", "callers")
 """The desktop app's tabs, for ``--view``."""
 
 WINDOW_ONLY = frozenset({

@@ -62,3 +62,36 @@ def test_tab_lists_callers_of_the_selected_function(qtbot, runs) -> None:
     assert got == {"mdriver.main": "16658", "mdriver.eval_mm_speed": "8329"}
     assert view.callees.rowCount() == 2 and view.callees.item(0, 0).text() == "mdriver.shrink"
     assert view.callees.item(0, 1).text() == "·"  # absent in the baseline
+
+
+def test_names_take_the_room_the_numbers_leave(qtbot) -> None:
+    """The rsmat pair's Rust names (``rsmat.matrixmultiply::gemm::masked_kernel::h0375…``)
+    were cut to ``rsmat.matrix…`` in Qt's default 100 px, beside an empty half of the
+    tab, and some wrapped over two lines: the function column now stretches, numbers
+    fit their contents, and every row is one line.  ``--view callers`` opens the tab."""
+    from PySide6.QtWidgets import QApplication
+
+    from profdiff.viewer.options import VIEWS
+    from profdiff.viewer.qt.call_graph_view import CallGraphView
+
+    assert "callers" in VIEWS
+    pair = [parsers.load(DATA / "cargo-profiler-rsmat-valgrind-3.10.0.SVN.callgrind.out.gz"),
+            parsers.load(DATA / "cargo-profiler-rsmat-valgrind-3.10.1.callgrind.out.19118.gz")]
+    view = CallGraphView(align(pair, mode="flat"))
+    qtbot.addWidget(view)
+    view.resize(1400, 600)
+    view.show()
+    QApplication.processEvents()
+    for table in (view.functions, view.callers, view.callees):
+        h = table.horizontalHeader()
+        name_w = h.sectionSize(0)
+        assert name_w > 2 * max(h.sectionSize(c) for c in range(1, h.count()))
+        assert name_w + sum(h.sectionSize(c) for c in range(1, h.count())) \
+            >= table.viewport().width() - 2  # no empty room beside the columns
+        rows = [table.rowHeight(r) for r in range(table.rowCount())]
+        assert len(set(rows)) <= 1  # one line each: none wrapped
+    names = [view.functions.item(r, 0).text() for r in range(view.functions.rowCount())]
+    kernel = names.index("rsmat.matrixmultiply::gemm::masked_kernel::h037533f74146b5d9")
+    rect = view.functions.visualRect(view.functions.model().index(kernel, 0))
+    fm = view.functions.fontMetrics()
+    assert fm.horizontalAdvance(names[kernel]) < rect.width()  # shown whole

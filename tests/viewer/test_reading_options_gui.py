@@ -93,7 +93,7 @@ def test_perf_choices_come_from_the_runs_and_apply(make_window):
     dlg = win.reading_dialog
     assert dlg.perf_box.isVisibleTo(dlg)
     assert not dlg.julia_box.isVisibleTo(dlg) and not dlg.pprof_box.isVisibleTo(dlg)
-    items = [dlg.event.itemText(i) for i in range(dlg.event.count())]
+    items = [dlg.event_box.itemText(i) for i in range(dlg.event_box.count())]
     assert items[1:] == ["cpu-clock:ppp (7,898 samples)"]  # 3,130 + 4,768
     dlg.group_by.setCurrentIndex(dlg.group_by.findData("symbol"))
     assert dlg.chosen()[0]["group_by"] == "symbol"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QHeaderView,
     QLabel,
     QLineEdit,
     QSplitter,
@@ -24,6 +25,8 @@ from PySide6.QtWidgets import (
 from profdiff.viewer.call_edges import edge_rows, has_call_edges
 from profdiff.viewer.compare import Comparison
 from profdiff.viewer.units import format_delta, format_value
+
+from .column_sizing import ElideLeftDelegate
 
 MAX_FUNCTIONS = 2000  # rows in the function list (largest |Δ| first; the filter finds others)
 
@@ -48,7 +51,7 @@ class CallGraphView(QWidget):
         self.cmp = cmp
         self.base = cmp.runs[cmp.baseline]
         self.new = cmp.runs[cmp.current] if cmp.n_runs > 1 else self.base
-        self.metric = self.base.default_metric or self.base.metrics[0].name
+        self.cost_metric = self.base.default_metric or self.base.metrics[0].name
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.filter = QLineEdit(placeholderText="filter functions…")
@@ -71,18 +74,29 @@ class CallGraphView(QWidget):
         self._fill_functions("")
 
     def _table(self, headers: list[str], name: str) -> QTableWidget:
+        """A table whose first column (function names) takes the room the numbers leave,
+        one line a row, names shortened from the left as the other views do (their own
+        name stays).  Why: Qt's default widths cut every name to ``rsmat.std::rt:…`` in
+        100 px beside an empty half of the tab, and wrapped some over two lines."""
         t = QTableWidget(0, len(headers))
         t.setObjectName(name)
         t.setHorizontalHeaderLabels(headers)
         t.verticalHeader().hide()
         t.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        t.setWordWrap(False)
+        t.verticalHeader().setDefaultSectionSize(t.fontMetrics().height() + 6)
+        t.setItemDelegateForColumn(0, ElideLeftDelegate(t))
+        h = t.horizontalHeader()
+        h.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for c in range(1, len(headers)):
+            h.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
         return t
 
     def _edge_headers(self, what: str) -> list[str]:
         return [what, "calls base", "calls new", "cost base", "cost new", "Δ cost"]
 
     def _fill_functions(self, text: str) -> None:
-        cmp, m = self.cmp, self.metric
+        cmp, m = self.cmp, self.cost_metric
         inc = m.replace("self_", "total_", 1)
         d_self = cmp.values[m][:, cmp.current] - cmp.values[m][:, cmp.baseline]
         d_inc = (cmp.values[inc][:, cmp.current] - cmp.values[inc][:, cmp.baseline]
@@ -108,9 +122,9 @@ class CallGraphView(QWidget):
             return
         key = self._keys[row]
         self.title.setText(key.replace("\x1f", ".").lstrip("."))
-        unit = self.base.metric(self.metric).unit
+        unit = self.base.metric(self.cost_metric).unit
         for table, side in ((self.callers, "callers"), (self.callees, "callees")):
-            data = edge_rows(self.base, self.new, key, side, self.metric)
+            data = edge_rows(self.base, self.new, key, side, self.cost_metric)
             table.setRowCount(len(data))
             for r, e in enumerate(data):
                 table.setItem(r, 0, _item(e.label))

@@ -42,7 +42,7 @@ class FlatView(QWidget):
         self.tree_cmp: Comparison | None = None
         self.layout_: RowLayout | None = None
         self.model: ComparisonTreeModel | None = None
-        self.metric: str | None = None
+        self.main_metric: str | None = None
         self.sig_metric: str | None = None  # metric of the significance column (None: off)
         self.fade_noise = True
         self._metrics: list[str] = []
@@ -80,7 +80,7 @@ class FlatView(QWidget):
                        main_metric: str | None, scale: DivergingScale | None = None) -> None:
         self.cmp = flat
         self.tree_cmp = tree
-        self.metric = main_metric
+        self.main_metric = main_metric
         self.layout_ = RowLayout(flat)
         self._metrics = list(metrics)
         cols = diff_columns(flat, metrics, status=flat.n_runs > 1, sig=self.sig_metric)
@@ -169,7 +169,7 @@ class FlatView(QWidget):
         if self.model is None or self.model.unsorted_key is not None:
             return -1
         for i, c in enumerate(self.model.columns):
-            if c.kind == "value" and c.metric == self.metric:
+            if c.kind == "value" and c.metric == self.main_metric:
                 return i
         return -1
 
@@ -212,7 +212,7 @@ class FlatView(QWidget):
         if tc is None or self.cmp is None:
             return
         rows = self.call_sites(flat_row)
-        metric = self.metric
+        metric = self.main_metric
         hdr = ["called from", "call path"]
         if metric and metric in tc.values:
             met = tc.metric_by_name[metric]

@@ -661,7 +661,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.side.set_metrics(self._pane_metrics())
         self.diff.set_metrics(self.metrics)
         if self.flat_shown():
-            self.flat.metric = self._main_self_metric()
+            self.flat.main_metric = self._main_self_metric()
             self.flat.set_metrics(self.metrics)
         self._update_sig_columns()
         self.settings.setValue(f"metrics/{self._format_key()}", self.metrics)

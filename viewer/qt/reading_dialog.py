@@ -72,9 +72,9 @@ class ReadingOptionsDialog(QDialog):
     def _perf(self, choices: ReadingChoices, options: Mapping[str, Any]) -> QGroupBox:
         box = QGroupBox("perf (perf.data, perf script)")
         form = QFormLayout(box)
-        self.event = _combo([(None, f"{DEFAULT} the event with most samples"),
+        self.event_box = _combo([(None, f"{DEFAULT} the event with most samples"),
                              *choices.events], options.get("event"))
-        form.addRow("Event:", self.event)
+        form.addRow("Event:", self.event_box)
         self.group_by = _combo([(g, g) for g in GROUP_BY], options.get("group_by")
                                or GROUP_BY[0])
         self.group_by.setToolTip("symbol: a function is the same function whichever "
@@ -134,7 +134,7 @@ class ReadingOptionsDialog(QDialog):
         """(reader options, lenient) as set in the dialog (unset options are None)."""
         group_by = self.group_by.currentData()
         return ({
-            "event": self.event.currentData(),
+            "event": self.event_box.currentData(),
             "group_by": None if group_by == GROUP_BY[0] else group_by,
             "split_by": self.split_by.currentData(),
             "demangle": self.demangle.isChecked() or None,

@@ -749,6 +749,24 @@ class Comparison:
                 seen.setdefault(k, None)
         return list(seen)
 
+    @property
+    def distinct_total_keys(self) -> list[str]:
+        """:attr:`total_keys` without a run's self sum where its inclusive twin says the
+        same in every run (``self_alloc_count`` beside ``total_alloc_count``: a run's own
+        costs sum to its root's total).  What the header, the Summary and ``diff``'s
+        totals show; JSON, gates and the Run totals tab keep every key.
+
+        Why: a PProf.jl allocation profile's header read 11,570 three times and 526,952 B
+        twice in its five totals."""
+        keys = self.total_keys
+        out = []
+        for k in keys:
+            twin = "total_" + k[len("self_"):] if k.startswith("self_") else None
+            if twin in keys and self.total_values(k) == self.total_values(twin):
+                continue
+            out.append(k)
+        return out
+
     def total_metric(self, key: str) -> Metric | None:
         for p in self.runs:
             if key in p.total_metrics:

@@ -237,7 +237,7 @@ def headline_keys(keys: Sequence[str]) -> list[str]:
 
 def total_rows(cmp: Comparison) -> list[TotalRow]:
     out = []
-    for k in headline_keys(cmp.total_keys):
+    for k in headline_keys(cmp.distinct_total_keys):
         m = cmp.total_metric(k)
         vals = tuple(None if v is None else float(v) for v in cmp.total_values(k))
         b = vals[cmp.baseline]

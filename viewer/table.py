@@ -96,7 +96,7 @@ def render_totals(cmp: Comparison, color: bool) -> list[str]:
         head += [f"Δ{suffix}", f"Δ%{suffix}"]
     rows = [head]
     dagger = False
-    for k in cmp.total_keys:
+    for k in cmp.distinct_total_keys:
         m = cmp.total_metric(k)
         unit = m.unit if m else Unit.COUNT
         vals = cmp.total_values(k)

@@ -65,3 +65,24 @@ def test_program_and_date_columns_only_when_a_run_has_them():
     assert "18,894" in html and "7,006" in html  # the events totals, in the run rows
     ghc = summary_html(align([load(DATA / "hs-ad/v1/ad.prof"), load(DATA / "hs-ad/v2/ad.prof")]))
     assert "program / command line" in ghc and ">date<" in ghc
+
+
+def test_a_self_total_equal_to_its_inclusive_twin_is_shown_once():
+    """A PProf.jl allocation profile totals its allocations as self and as total sums,
+    the same number for a whole run (11,570 and 526,952 B here): the header, the
+    Summary and ``diff``'s totals show each once; the comparison keeps every key (JSON,
+    gates, the Run totals tab)."""
+    from profdiff.viewer.session import Session, SessionSpec
+    from profdiff.viewer.summary import build_summary
+
+    p = load(DATA / "pprof" / "julia-1.11.3-pprofjl-ttd-alloc-profile.pb.gz")
+    cmp = align([p, p])
+    assert p.totals["self_alloc_count"] == p.totals["total_alloc_count"] == 11_570
+    assert {"self_alloc_count", "self_alloc_bytes"} <= set(cmp.total_keys)
+    shown = cmp.distinct_total_keys
+    assert "self_alloc_count" not in shown and "self_alloc_bytes" not in shown
+    assert {"total_alloc_count", "total_alloc_bytes", "total_samples"} <= set(shown)
+    html = summary_html(cmp)
+    assert html.count(">11,570<") == 2 * 2  # total allocs and samples, in two runs
+    keys = [t.key for t in build_summary(Session(SessionSpec(), [p, p])).totals]
+    assert "self_alloc_count" not in keys and "total_alloc_count" in keys

@@ -179,7 +179,7 @@ _HEADLINE = ("total_time_s", "total_ticks", "total_alloc_bytes", "total_samples"
 
 
 def _total_keys(cmp: Comparison, limit: int = 4) -> list[str]:
-    keys = cmp.total_keys
+    keys = cmp.distinct_total_keys
     headline = [k for k in _HEADLINE if k in keys]
     preferred = [k for k in keys if k not in headline and not k.endswith("_reported")
                  and any(s in k for s in ("time", "alloc", "tick", "sample"))]

@@ -1125,11 +1125,29 @@ def single_run_noise(cmp: Comparison, alpha: float = DEFAULT_ALPHA,
     return compute_noise(cmp, [cmp.baseline], [cmp.current], alpha, metrics, stop)
 
 
+def _runs_one_by_one_note(cmp: Comparison) -> list[str]:
+    """What 3+ single runs' statuses rest on, when some judged metric is sampled.
+
+    Why: three ``-p`` runs of one hs-ad binary (tests/data/hs-ad/noise-v1) read "39
+    changed" with nothing to say that no change was weighed against noise; a reader took
+    the run-to-run spread (−17.8 % and −31.5 % total time) for 39 real changes."""
+    sampled = cmp.status_metrics(sampled_only=True)
+    if not sampled:
+        return []
+    titles = ", ".join(cmp.metric_by_name[m].title for m in sampled)
+    return [f"{cmp.n_runs} runs, each compared with the baseline on its own: changes of "
+            f"{titles} are judged by the precision of the values only, not against "
+            "sampling or run-to-run noise; give repeated runs of each build as groups "
+            "(--base A1 A2 --new B1 B2) to judge them"]
+
+
 def run_level_notes(cmp: Comparison) -> list[str]:
     """The run-level factor rows were judged after (:func:`speed_factor`), said once, with
     the run's total beside it: the median row's change is not the run's (c-vm: the median
     row takes 4.9 % more time, the run 52.3 % more), and a reader who took one for the
     other would misread every status."""
+    if cmp.n_runs > 2 and cmp.groups is None:
+        return _runs_one_by_one_note(cmp)
     noise = cmp.noise
     if noise is None:
         return []

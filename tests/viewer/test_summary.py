@@ -374,3 +374,18 @@ def test_the_pairs_note_names_modules_only_where_runs_have_them():
                  sp / "pyspy-0.4.1-self-driving-sim-run-b.speedscope.json.gz")
     notes = [n.text for n in build_summary(s).warnings if "too many to score" in n.text]
     assert len(notes) == 1 and "so only moved modules are looked for" in notes[0]
+
+
+def test_three_single_runs_say_their_changes_are_not_weighed_against_noise():
+    """Three -p runs of one hs-ad binary: no noise estimate applies to 3+ single runs,
+    so their time changes (−17.8 % and −31.5 % in total) count by precision alone; the
+    Summary and diff's header say so, and how to give repeated runs instead."""
+    noise = DATA / "hs-ad" / "noise-v1"
+    s = _session(*(noise / r / "ad.prof" for r in ("run1", "run2", "run3")))
+    notes = [n.text for n in build_summary(s).warnings]
+    said = [t for t in notes if t.startswith("3 runs, each compared with the baseline")]
+    assert len(said) == 1 and "--base A1 A2 --new B1 B2" in said[0]
+    assert "time" in said[0]
+    assert s.flat.status_counts()["changed"] > 0  # what the note is about
+    two = _session(noise / "run1" / "ad.prof", noise / "run2" / "ad.prof")
+    assert not any(n.text.startswith("2 runs, each") for n in build_summary(two).warnings)

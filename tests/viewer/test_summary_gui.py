@@ -290,3 +290,12 @@ def test_changed_only_hides_changes_within_noise(win, capsys, monkeypatch):
     assert int((unjudged != Status.SAME).sum()) == int(keep.sum()) + 50
     win.wait_for_noise()
     assert np.array_equal(win.keep_mask(win.comparison), keep)
+
+
+def test_three_single_runs_status_bar_says_precision_alone(win):
+    """Three runs of one hs-ad binary: the status bar's change count says what it rests
+    on, as the Summary's note does (no noise estimate applies to 3+ single runs)."""
+    noise = DATA / "hs-ad" / "noise-v1"
+    win.load_paths([str(noise / r / "ad.prof") for r in ("run1", "run2", "run3")])
+    text = win.status_label.text()
+    assert "changed; by precision alone: no noise estimate)" in text

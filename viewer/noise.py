@@ -1135,10 +1135,10 @@ def _runs_one_by_one_note(cmp: Comparison) -> list[str]:
     if not sampled:
         return []
     titles = ", ".join(cmp.metric_by_name[m].title for m in sampled)
-    return [f"{cmp.n_runs} runs, each compared with the baseline on its own: changes of "
-            f"{titles} are judged by the precision of the values only, not against "
-            "sampling or run-to-run noise; give repeated runs of each build as groups "
-            "(--base A1 A2 --new B1 B2) to judge them"]
+    return [f"{cmp.n_runs} runs, each compared with the baseline on its own: the statuses "
+            f"(changed / same) of their {titles} changes rest on the precision of the "
+            "values only, not on sampling or run-to-run noise; give repeated runs of each "
+            "build as groups (--base A1 A2 --new B1 B2) to judge them"]
 
 
 def run_level_notes(cmp: Comparison) -> list[str]:

@@ -1142,12 +1142,18 @@ def _runs_one_by_one_note(cmp: Comparison) -> list[str]:
 
 
 def run_level_notes(cmp: Comparison) -> list[str]:
+    """What the statuses rest on at the level of the runs: for 3+ single runs, precision
+    alone (:func:`_runs_one_by_one_note`); and the run-level factor rows were judged
+    after (:func:`_speed_notes`)."""
+    one_by_one = _runs_one_by_one_note(cmp) if cmp.n_runs > 2 and cmp.groups is None else []
+    return one_by_one + _speed_notes(cmp)
+
+
+def _speed_notes(cmp: Comparison) -> list[str]:
     """The run-level factor rows were judged after (:func:`speed_factor`), said once, with
     the run's total beside it: the median row's change is not the run's (c-vm: the median
     row takes 4.9 % more time, the run 52.3 % more), and a reader who took one for the
     other would misread every status."""
-    if cmp.n_runs > 2 and cmp.groups is None:
-        return _runs_one_by_one_note(cmp)
     noise = cmp.noise
     if noise is None:
         return []

@@ -669,6 +669,14 @@ class Comparison:
         by_name = self.metric_by_name
         return [n for n in names if n in by_name and by_name[n].sampled]
 
+    def judged_by_precision_alone(self) -> list[str]:
+        """The sampled status metrics (:meth:`status_metrics`) no noise estimate can judge
+        here, so their statuses rest on precision alone: those of 3+ single runs (one
+        estimate compares one run with another; groups carry theirs); else none."""
+        if self.n_runs <= 2 or self.groups is not None:
+            return []
+        return self.status_metrics(sampled_only=True)
+
     def statuses_final(self) -> bool:
         """Whether the statuses are judged by every noise estimate they can get: a
         1-vs-1 comparison's by its sampled status metrics' (:meth:`status_metrics`),

@@ -1126,12 +1126,13 @@ def single_run_noise(cmp: Comparison, alpha: float = DEFAULT_ALPHA,
 
 
 def _runs_one_by_one_note(cmp: Comparison) -> list[str]:
-    """What 3+ single runs' statuses rest on, when some judged metric is sampled.
+    """What 3+ single runs' statuses rest on, when some judged metric is sampled
+    (:meth:`Comparison.judged_by_precision_alone`).
 
     Why: three ``-p`` runs of one hs-ad binary (tests/data/hs-ad/noise-v1) read "39
     changed" with nothing to say that no change was weighed against noise; a reader took
     the run-to-run spread (−17.8 % and −31.5 % total time) for 39 real changes."""
-    sampled = cmp.status_metrics(sampled_only=True)
+    sampled = cmp.judged_by_precision_alone()
     if not sampled:
         return []
     titles = ", ".join(cmp.metric_by_name[m].title for m in sampled)
@@ -1145,8 +1146,7 @@ def run_level_notes(cmp: Comparison) -> list[str]:
     """What the statuses rest on at the level of the runs: for 3+ single runs, precision
     alone (:func:`_runs_one_by_one_note`); and the run-level factor rows were judged
     after (:func:`_speed_notes`)."""
-    one_by_one = _runs_one_by_one_note(cmp) if cmp.n_runs > 2 and cmp.groups is None else []
-    return one_by_one + _speed_notes(cmp)
+    return _runs_one_by_one_note(cmp) + _speed_notes(cmp)
 
 
 def _speed_notes(cmp: Comparison) -> list[str]:

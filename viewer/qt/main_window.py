@@ -782,9 +782,8 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
             return (f"{p['matched']:,} matched (changes: judging against sampling "
                     f"error…), {p['added']:,} added, {p['removed']:,} removed")
         c = cmp.status_counts()
-        one_by_one = cmp.n_runs > 2 and cmp.groups is None and \
-            bool(cmp.status_metrics(sampled_only=True))  # (the Summary's note says why)
-        how = "" if final and not one_by_one else "; by precision alone: no noise estimate"
+        alone = cmp.judged_by_precision_alone()  # 3+ single runs (the Summary says why)
+        how = "" if final and not alone else "; by precision alone: no noise estimate"
         moved = f", {c['moved']:,} moved, not judged" if c["moved"] else ""
         return (f"{c['same'] + c['changed'] + c['moved']:,} matched ({c['changed']:,} "
                 f"changed{moved}{how}), {c['added']:,} added, {c['removed']:,} removed")

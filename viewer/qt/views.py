@@ -553,21 +553,20 @@ class _TreeViewMixin(WholeWidths):
         ``to_max``: instead go down to the row whose own ``key`` is the largest of the tree
         (the path to the biggest self change).
         """
+        return self.open_hottest(key, to_max, select=True)
+
+    def open_hottest(self, key: np.ndarray, to_max: bool = False, select: bool = False) -> int:
+        """Open the rows along :meth:`hottest_path` and return its last row (-1: none);
+        ``select``: make that row current (not on a single run's opening: the user has
+        chosen no row yet)."""
         path = self.hottest_path(key, to_max)
         if not path:
             return -1
         self.expand_rows(path[:-1])
-        self.select_row(path[-1])
+        if select:
+            self.select_row(path[-1])
         self.fit_name_column(rows=path)
         return path[-1]
-
-    def open_hottest(self, key: np.ndarray) -> None:
-        """Open the rows along the largest ``key`` from the root, selecting none (the
-        opening of a single run: the user has chosen no row yet)."""
-        path = self.hottest_path(key)
-        if path:
-            self.expand_rows(path[:-1])
-            self.fit_name_column(rows=path)
 
     def hottest_path(self, key: np.ndarray, to_max: bool = False) -> list[int]:
         """The rows :meth:`expand_hottest` opens and selects, without touching the view."""

@@ -95,3 +95,24 @@ def test_names_take_the_room_the_numbers_leave(qtbot) -> None:
     rect = view.functions.visualRect(view.functions.model().index(kernel, 0))
     fm = view.functions.fontMetrics()
     assert fm.horizontalAdvance(names[kernel]) < rect.width()  # shown whole
+
+
+def test_a_narrow_tab_keeps_names_readable_and_scrolls(qtbot) -> None:
+    """At 900 px the callers' numbers left their name column ~30 px ("alle"): the name
+    column keeps MIN_NAME_CHARS characters and the table scrolls sideways instead."""
+    from PySide6.QtWidgets import QApplication
+
+    from profdiff.viewer.qt.call_graph_view import MIN_NAME_CHARS, CallGraphView
+
+    pair = [parsers.load(DATA / "cargo-profiler-rsmat-valgrind-3.10.0.SVN.callgrind.out.gz"),
+            parsers.load(DATA / "cargo-profiler-rsmat-valgrind-3.10.1.callgrind.out.19118.gz")]
+    view = CallGraphView(align(pair, mode="flat"))
+    qtbot.addWidget(view)
+    view.resize(900, 500)
+    view.show()
+    QApplication.processEvents()
+    for table in (view.callers, view.callees):
+        least = MIN_NAME_CHARS * table.fontMetrics().averageCharWidth()
+        h = table.horizontalHeader()
+        assert h.sectionSize(0) >= least
+        assert h.length() > table.viewport().width()  # the numbers are reached by scrolling

@@ -43,6 +43,33 @@ def _item(text: str, value: float | None = None) -> QTableWidgetItem:
     return it
 
 
+MIN_NAME_CHARS = 24
+"""The name column is never narrower than this many average characters: a narrow tab
+scrolls sideways instead (at 900 px the callers' names had shrunk to "alle")."""
+
+
+class _NamesTable(QTableWidget):
+    """A table whose first column (names) takes the room its numbers leave, but at least
+    :data:`MIN_NAME_CHARS` characters."""
+
+    def __init__(self, rows: int, cols: int) -> None:
+        super().__init__(rows, cols)
+        self.horizontalHeader().sectionResized.connect(
+            lambda col, _old, _new: col and self.fit_names())
+
+    def fit_names(self) -> None:
+        h = self.horizontalHeader()
+        numbers = sum(h.sectionSize(c) for c in range(1, h.count()))
+        least = MIN_NAME_CHARS * self.fontMetrics().averageCharWidth()
+        width = max(least, self.viewport().width() - numbers)
+        if h.count() and h.sectionSize(0) != width:
+            h.resizeSection(0, width)
+
+    def resizeEvent(self, ev) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(ev)
+        self.fit_names()
+
+
 class CallGraphView(QWidget):
     """Function list | callers table over callees table, for the comparison's two runs."""
 
@@ -74,11 +101,12 @@ class CallGraphView(QWidget):
         self._fill_functions("")
 
     def _table(self, headers: list[str], name: str) -> QTableWidget:
-        """A table whose first column (function names) takes the room the numbers leave,
-        one line a row, names shortened from the left as the other views do (their own
-        name stays).  Why: Qt's default widths cut every name to ``rsmat.std::rt:…`` in
-        100 px beside an empty half of the tab, and wrapped some over two lines."""
-        t = QTableWidget(0, len(headers))
+        """A table whose first column (function names) takes the room the numbers leave
+        (:class:`_NamesTable`), one line a row, names shortened from the left as the other
+        views do (their own name stays).  Why: Qt's default widths cut every name to
+        ``rsmat.std::rt:…`` in 100 px beside an empty half of the tab, and wrapped some
+        over two lines."""
+        t = _NamesTable(0, len(headers))
         t.setObjectName(name)
         t.setHorizontalHeaderLabels(headers)
         t.verticalHeader().hide()
@@ -87,7 +115,7 @@ class CallGraphView(QWidget):
         t.verticalHeader().setDefaultSectionSize(t.fontMetrics().height() + 6)
         t.setItemDelegateForColumn(0, ElideLeftDelegate(t))
         h = t.horizontalHeader()
-        h.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        h.setStretchLastSection(False)
         for c in range(1, len(headers)):
             h.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
         return t

@@ -121,6 +121,8 @@ class Comparison:
     current: int = -1
     notes: list[str] = field(default_factory=list)
     noise: Noise | None = None  # spread/significance, when computed (see add_noise)
+    # 3+ single runs: each other run's own estimate against the baseline (add_run_noise)
+    run_noise: dict[int, Noise] = field(default_factory=dict)
     groups: tuple[list[Profile], list[Profile]] | None = None  # repeated-run groups
     total_override: dict[str, list[float | None]] | None = None  # e.g. group means
     rounding: dict[str, np.ndarray] = field(default_factory=dict)  # metric -> float[n, R]
@@ -182,6 +184,32 @@ class Comparison:
             return
         for k, v in noise.metrics.items():
             self.noise.metrics.setdefault(k, v)
+
+    def noise_of_run(self, run: int) -> Noise | None:
+        """The estimate ``run``'s changes against the baseline are judged by: :attr:`noise`
+        for the current run (its pair's sampling error, or the groups' spread); for
+        another of 3+ single runs its own pair's (:meth:`add_run_noise`), None until
+        estimated."""
+        return self.noise if run == self.current else self.run_noise.get(run)
+
+    def add_run_noise(self, run: int, noise: Noise) -> None:
+        """Keep ``noise``, the estimate of ``run`` against the baseline, as :meth:`add_noise`
+        keeps the current run's (metrics already estimated stay as they were).
+
+        Why per run: with 3+ single runs each run is compared with the baseline on its
+        own, and one pair's sampling error says nothing of another's.  Judged by
+        precision alone, three runs of one hs-ad binary read "39 changed" where each pair
+        compared alone reads none."""
+        if run == self.current:
+            self.add_noise(noise)
+            return
+        have = self.run_noise.get(run)
+        if have is None:
+            self.run_noise[run] = noise
+        else:
+            for k, v in noise.metrics.items():
+                have.metrics.setdefault(k, v)
+        self.__dict__.get("_run_status", {}).pop(run, None)
 
     def noise_with(self, noise: Noise) -> Noise:
         """The estimate :meth:`add_noise` of ``noise`` would leave, without changing the
@@ -512,9 +540,10 @@ class Comparison:
 
     def status_for(self, run: int | None = None, noise: Noise | None = None) -> np.ndarray:
         """int8 Status per row for ``run`` against the baseline (``noise``: the estimate
-        to judge by instead of ``self.noise``, as :func:`viewer.ranking.rank_changes`)."""
+        to judge by instead of the run's own, :meth:`noise_of_run`, as
+        :func:`viewer.ranking.rank_changes`)."""
         run = self.current if run is None else run
-        noise = self.noise if noise is None else noise
+        noise = self.noise_of_run(run) if noise is None else noise
         b = self.present[:, self.baseline]
         c = self.present[:, run]
         st = np.full(self.n_rows, Status.SAME, dtype=np.int8)
@@ -527,7 +556,7 @@ class Comparison:
         for name, sig in self._status_judge(noise):
             if name in timed:
                 unjudged |= moved[name]
-            elif run != self.current or sig is None:
+            elif sig is None:
                 changed |= moved[name]
             else:
                 changed |= moved[name] & sig
@@ -670,18 +699,24 @@ class Comparison:
         return [n for n in names if n in by_name and by_name[n].sampled]
 
     def judged_by_precision_alone(self) -> list[str]:
-        """The sampled status metrics (:meth:`status_metrics`) no noise estimate can judge
-        here, so their statuses rest on precision alone: those of 3+ single runs (one
-        estimate compares one run with another; groups carry theirs); else none."""
+        """The sampled status metrics (:meth:`status_metrics`) that some run of 3+ single
+        runs has no estimate of (:meth:`noise_of_run`), so its statuses rest on
+        precision alone there; none for two runs (their estimate is on its way:
+        :meth:`statuses_final`) or groups (they carry theirs)."""
         if self.n_runs <= 2 or self.groups is not None:
             return []
-        return self.status_metrics(sampled_only=True)
+        others = [r for r in range(self.n_runs) if r != self.baseline]
+        have = [nz.metrics if (nz := self.noise_of_run(r)) is not None else {}
+                for r in others]
+        return [m for m in self.status_metrics(sampled_only=True)
+                if any(m not in h for h in have)]
 
     def statuses_final(self) -> bool:
         """Whether the statuses are judged by every noise estimate they can get: a
         1-vs-1 comparison's by its sampled status metrics' (:meth:`status_metrics`),
-        groups by the estimate they carry, 3+ runs by precision (no estimate applies)."""
-        if self.n_runs != 2 or self.groups is not None:
+        groups by the estimate they carry, 3+ single runs by the current run's pair's
+        (the other runs' own are :meth:`judged_by_precision_alone`)."""
+        if self.n_runs < 2 or self.groups is not None:
             return True
         have = self.noise.metrics if self.noise is not None else {}
         return all(m in have for m in self.status_metrics(sampled_only=True))

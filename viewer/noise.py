@@ -1126,37 +1126,64 @@ def single_run_noise(cmp: Comparison, alpha: float = DEFAULT_ALPHA,
 
 
 def _runs_one_by_one_note(cmp: Comparison) -> list[str]:
-    """What 3+ single runs' statuses rest on, when some judged metric is sampled
-    (:meth:`Comparison.judged_by_precision_alone`).
+    """What 3+ single runs' statuses rest on, when some judged metric is sampled: each
+    run's own pair's sampling error (:func:`judge_every_run`), or precision alone where
+    a run has no estimate yet (:meth:`Comparison.judged_by_precision_alone`).
 
     Why: three ``-p`` runs of one hs-ad binary (tests/data/hs-ad/noise-v1) read "39
     changed" with nothing to say that no change was weighed against noise; a reader took
-    the run-to-run spread (−17.8 % and −31.5 % total time) for 39 real changes."""
-    sampled = cmp.judged_by_precision_alone()
+    the run-to-run spread (−17.8 % and −31.5 % total time) for 39 real changes.  Each
+    pair alone reads none changed; and even so, one run per build says nothing of the
+    run-to-run spread, which only repeated runs measure."""
+    if cmp.n_runs <= 2 or cmp.groups is not None:
+        return []
+    sampled = cmp.status_metrics(sampled_only=True)
     if not sampled:
         return []
-    titles = ", ".join(cmp.metric_by_name[m].title for m in sampled)
-    return [f"{cmp.n_runs} runs, each compared with the baseline on its own: the statuses "
-            f"(changed / same) of their {titles} changes rest on the precision of the "
-            "values only, not on sampling or run-to-run noise; give repeated runs of each "
-            "build as groups (--base A1 A2 --new B1 B2) to judge them"]
+    groups = "give repeated runs of each build as groups (--base A1 A2 --new B1 B2)"
+    alone = cmp.judged_by_precision_alone()
+    if alone:
+        titles = ", ".join(cmp.metric_by_name[m].title for m in alone)
+        return [f"{cmp.n_runs} runs, each compared with the baseline on its own: the "
+                f"statuses (changed / same) of their {titles} changes rest on the "
+                "precision of the values only, not on sampling or run-to-run noise; "
+                f"{groups} to judge them"]
+    return [f"{cmp.n_runs} runs, each compared with the baseline on its own: each run's "
+            "statuses (changed / same) are judged by the sampling error of that pair; "
+            f"run-to-run noise is unknown with one run per build: {groups} to judge it"]
 
 
 def run_level_notes(cmp: Comparison) -> list[str]:
-    """What the statuses rest on at the level of the runs: for 3+ single runs, precision
-    alone (:func:`_runs_one_by_one_note`); and the run-level factor rows were judged
-    after (:func:`_speed_notes`)."""
+    """What the statuses rest on at the level of the runs: for 3+ single runs, each
+    pair's own estimate (:func:`_runs_one_by_one_note`); and the run-level factor rows
+    were judged after (:func:`_speed_notes`)."""
     return _runs_one_by_one_note(cmp) + _speed_notes(cmp)
 
 
 def _speed_notes(cmp: Comparison) -> list[str]:
-    """The run-level factor rows were judged after (:func:`speed_factor`), said once, with
-    the run's total beside it: the median row's change is not the run's (c-vm: the median
-    row takes 4.9 % more time, the run 52.3 % more), and a reader who took one for the
-    other would misread every status."""
-    noise = cmp.noise
+    """The run-level factor rows were judged after (:func:`speed_factor`), said once per
+    run compared (3+ single runs: each run's, named), with the run's total beside it: the
+    median row's change is not the run's (c-vm: the median row takes 4.9 % more time,
+    the run 52.3 % more), and a reader who took one for the other would misread every
+    status."""
+    if cmp.n_runs <= 2 or cmp.groups is not None:
+        note = _speed_note(cmp, cmp.noise)
+        return [note] if note else []
+    from .run_labels import labels_of
+
+    labels = labels_of(cmp)
+    out = []
+    for run in range(cmp.n_runs):
+        note = _speed_note(cmp, cmp.noise_of_run(run)) if run != cmp.baseline else None
+        if note:
+            out.append(f"run [{run}] {labels[run]}: {note}")
+    return out
+
+
+def _speed_note(cmp: Comparison, noise: Noise | None) -> str | None:
+    """:func:`_speed_notes` of one estimate (None: no run-level factor to say)."""
     if noise is None:
-        return []
+        return None
     for name, mn in noise.metrics.items():
         f = mn.speed_factor
         if f is None or abs(f - 1.0) < 0.005:
@@ -1172,15 +1199,15 @@ def _speed_notes(cmp: Comparison) -> list[str]:
                   "only moved with the others is not a change")
         if m is not None and (m.count_of or any(o.count_of == name for o in cmp.metrics)):
             # sampled allocations (bytes counted by their events): not a speed
-            return [f"run-level change: the median row has {_more_or_less(f)} {m.title} "
-                    f"({x}{whole}); {judged}"]
-        return [
+            return (f"run-level change: the median row has {_more_or_less(f)} {m.title} "
+                    f"({x}{whole}); {judged}")
+        return (
             f"run-level speed: the median row takes {_more_or_less(f)} time ({x}{whole}); "
             + judged
             + ("; with one run per side this speed change cannot be told from run-to-run "
                "noise, which moves identical runs by tens of percent" if one else "")
-        ]
-    return []
+        )
+    return None
 
 
 def _more_or_less(ratio: float) -> str:
@@ -1197,12 +1224,35 @@ def _ratio_of_sums(new: np.ndarray, base: np.ndarray) -> float | None:
 def ensure_noise(cmp: Comparison, metrics: Sequence[str | None],
                  alpha: float = DEFAULT_ALPHA) -> Noise | None:
     """``cmp.noise`` with every metric of ``metrics`` estimated: groups carry theirs (their
-    spread is known only from the group runs), a 1-vs-1 comparison gets the sampling
-    error of the missing ones.  Returns ``cmp.noise`` (None when nothing applies)."""
-    if cmp.n_runs != 2 or cmp.groups is not None:
-        return cmp.noise
-    have = cmp.noise.metrics if cmp.noise is not None else {}
+    spread is known only from the group runs), single runs get the sampling error of
+    the missing ones, of the current run against the baseline (of 3+ runs too: the
+    other runs' are :func:`ensure_run_noise`).  Returns ``cmp.noise`` (None when
+    nothing applies)."""
+    return ensure_run_noise(cmp, cmp.current, metrics, alpha)
+
+
+def ensure_run_noise(cmp: Comparison, run: int, metrics: Sequence[str | None],
+                     alpha: float = DEFAULT_ALPHA) -> Noise | None:
+    """:meth:`Comparison.noise_of_run` of single runs with every metric of ``metrics``
+    estimated: the sampling error of ``run`` against the baseline (two runs compared
+    alone, whichever others the comparison holds).  Groups carry theirs."""
+    if cmp.n_runs < 2 or cmp.groups is not None or run == cmp.baseline:
+        return cmp.noise_of_run(run)
+    have = nz.metrics if (nz := cmp.noise_of_run(run)) is not None else {}
     todo = [m for m in dict.fromkeys(metrics) if m and m in cmp.values and m not in have]
     if todo:
-        cmp.add_noise(single_run_noise(cmp, alpha, todo))
-    return cmp.noise
+        cmp.add_run_noise(run, compute_noise(cmp, [cmp.baseline], [run], alpha, todo))
+    return cmp.noise_of_run(run)
+
+
+def judge_every_run(cmp: Comparison, alpha: float = DEFAULT_ALPHA) -> None:
+    """Estimate, for each run of 3+ single runs other than the current one (whose estimate
+    :func:`ensure_noise` makes), the sampling error of its sampled status metrics
+    against the baseline, so that every run's status (``changed/same`` in ``diff``,
+    ``statuses`` in its JSON) is judged as that pair compared alone would be."""
+    if cmp.n_runs <= 2 or cmp.groups is not None:
+        return
+    metrics = cmp.status_metrics(sampled_only=True)
+    for run in range(cmp.n_runs):
+        if run not in (cmp.baseline, cmp.current):
+            ensure_run_noise(cmp, run, metrics, alpha)

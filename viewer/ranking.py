@@ -190,11 +190,11 @@ def rank_changes(cmp: Comparison, metrics: Sequence[str] | None = None,
 
     Rows whose own cost did not change beyond precision and noise come last, ordered by
     the size of their raw (unjudged) change.  ``noise``: the estimate to judge
-    by instead of ``cmp.noise`` (a worker ranks with the one it just computed, before the
-    GUI thread attaches it to the comparison).
+    by instead of ``run``'s own (:meth:`Comparison.noise_of_run`; a worker ranks with the
+    one it just computed, before the GUI thread attaches it to the comparison).
     """
     names = tuple(metrics) if metrics else main_metrics(cmp)
-    noise = cmp.noise if noise is None else noise
+    noise = cmp.noise_of_run(cmp.current if run is None else run) if noise is None else noise
     n = cmp.n_rows
     best = np.zeros(n)
     raw = np.zeros(n)  # the same score before precision and noise: orders the ties
@@ -228,11 +228,11 @@ def rank_changes(cmp: Comparison, metrics: Sequence[str] | None = None,
 
 def _real_change(cmp: Comparison, metric: str, run: int | None,
                  noise: Noise | None) -> np.ndarray:
-    """Changed beyond rounding, and beyond noise when the metric is sampled and judged."""
+    """Changed beyond rounding, and beyond noise when the metric is sampled and judged
+    (``noise``: the estimate of ``run`` against the baseline)."""
     ok = cmp.changed_mask(metric, run)
     m = cmp.metric_by_name[metric]
-    two_runs = cmp.n_runs == 2 or run in (None, cmp.current)
-    if m.sampled and noise is not None and metric in noise.metrics and two_runs:
+    if m.sampled and noise is not None and metric in noise.metrics:
         ok &= noise.metrics[metric].significant
     return ok
 

@@ -501,9 +501,13 @@ class Session:
 
     def judge_statuses(self, cmp: Comparison) -> Comparison:
         """``cmp`` with the noise of every sampled metric its statuses compare estimated
-        (:meth:`Comparison.status_metrics`): a row whose only change is within sampling
-        error is then "same" wherever it is counted or marked.  Returns ``cmp``."""
+        (:meth:`Comparison.status_metrics`), of every run of 3+ single runs too
+        (:func:`viewer.noise.judge_every_run`): a row whose only change is within
+        sampling error is then "same" wherever it is counted or marked.  Returns ``cmp``."""
+        from .noise import judge_every_run
+
         self.noise(cmp, cmp.status_metrics(sampled_only=True))
+        judge_every_run(cmp, self.spec.alpha)
         return cmp
 
     def culprits(self, cmp: Comparison | None = None) -> Ranking:

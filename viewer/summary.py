@@ -288,19 +288,11 @@ def verdicts(session: Session, cmp: Comparison, metric: str) -> np.ndarray:
 
 def _significant(session: Session, cmp: Comparison, metric: str) -> np.ndarray | None:
     """Rows whose sampled ``metric`` changed beyond noise (current run against the
-    baseline): the session's estimate for two runs or groups; with 3+ single runs, the
-    sampling error of the two runs compared here (not kept: the comparison's own noise
-    belongs to its current run)."""
+    baseline): the session's estimate (groups' spread, or the sampling error of the
+    current run against the baseline, of 3+ single runs too)."""
     noise = session.noise(cmp, [metric])
     if noise is not None and metric in noise.metrics:
         return noise.metrics[metric].significant
-    if cmp.n_runs > 2 and cmp.groups is None:
-        from .noise import compute_noise
-
-        pair = compute_noise(cmp, [cmp.baseline], [cmp.current], session.spec.alpha,
-                             [metric])
-        if metric in pair.metrics:
-            return pair.metrics[metric].significant
     return None
 
 

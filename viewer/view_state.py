@@ -280,7 +280,7 @@ class ViewState:
         estimate = noise if noise is not None else _ensure_noise
         keep = np.ones(cmp.n_rows, dtype=bool)
         if self.changed_only:  # a change within noise is no change: judged first
-            if cmp.n_runs == 2:
+            if cmp.n_runs >= 2:
                 estimate(cmp, cmp.status_metrics(sampled_only=True))
             keep &= cmp.status != Status.SAME
         if sig_only:

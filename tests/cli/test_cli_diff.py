@@ -193,6 +193,29 @@ def test_three_runs_each_row_has_its_own_status_and_totals_delta(capsys):
     assert alloc["deltas"] == [None, 6_560_334_592 - 4_291_393_792, 0]
 
 
+def test_three_single_runs_judge_each_run_as_its_pair_alone(capsys):
+    """Two -p runs of v1 and one of v2: each run's status is judged by the sampling error
+    of its own pair with the baseline, so ``diff A B C --json`` gives each run the
+    statuses ``diff A B`` and ``diff A C`` give (by precision alone the second run of v1
+    read 39 of 124 cost centres "changed", where ``diff A B`` reads none)."""
+    hs = DATA / "hs-ad"
+    a, b, c = (str(hs / "noise-v1" / "run1" / "ad.prof"), str(hs / "noise-v1" / "run2" / "ad.prof"),
+               str(hs / "v2" / "ad.prof"))
+
+    def statuses(*files: str) -> dict[str, list]:
+        code, out, _ = run(capsys, "diff", *files, "--json", "--top", "0")
+        assert code == 0
+        return {(r["module"], r["name"]): r.get("statuses") or [None, r["status"]]
+                for r in json.loads(out)["rows"]}
+
+    three = statuses(a, b, c)
+    for run_, pair in ((1, statuses(a, b)), (2, statuses(a, c))):
+        mine = {k: v[run_] for k, v in three.items() if v[run_] != "absent"}
+        assert mine == {k: v[1] for k, v in pair.items()}
+    assert {v[1] for v in three.values() if v[1] != "absent"} == {"same"}  # one binary twice
+    assert three[("AD.Eval", "addGrad")][2] == "changed"  # v2 lost a specialisation
+
+
 def test_auto_match_is_visible_and_works_with_groups(capsys):
     """``diff --auto-match A B`` must not read A as the threshold; the accepted pairs are
     printed; with --base/--new groups the renamed sigmoidD -> logisticD is matched and the

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from profdiff.viewer.compare import Status
+from profdiff.viewer.noise import Noise
 from profdiff.viewer.rules import KeyMap, ModuleRename
 from profdiff.viewer.session import Session, SessionSpec
 from profdiff.viewer.summary import NOISE, REAL, ROUNDING, build_summary, run_labels
@@ -376,16 +377,30 @@ def test_the_pairs_note_names_modules_only_where_runs_have_them():
     assert len(notes) == 1 and "so only moved modules are looked for" in notes[0]
 
 
-def test_three_single_runs_say_their_changes_are_not_weighed_against_noise():
-    """Three -p runs of one hs-ad binary: no noise estimate applies to 3+ single runs,
-    so their time changes (−17.8 % and −31.5 % in total) count by precision alone; the
-    Summary and diff's header say so, and how to give repeated runs instead."""
+def test_three_single_runs_judge_each_run_by_its_own_pair():
+    """Three -p runs of one hs-ad binary (−17.8 % and −31.5 % total time: run-to-run
+    noise): each run's statuses are judged by the sampling error of its pair with the
+    baseline, so each reads as that pair compared alone (by precision alone they read
+    "39 changed"); the Summary says what they rest on, and how to give repeated runs."""
     noise = DATA / "hs-ad" / "noise-v1"
-    s = _session(*(noise / r / "ad.prof" for r in ("run1", "run2", "run3")))
+    paths = [noise / r / "ad.prof" for r in ("run1", "run2", "run3")]
+    s = _session(*paths)
     notes = [n.text for n in build_summary(s).warnings]
     said = [t for t in notes if t.startswith("3 runs, each compared with the baseline")]
     assert len(said) == 1 and "--base A1 A2 --new B1 B2" in said[0]
-    assert "time" in said[0]
-    assert s.flat.status_counts()["changed"] > 0  # what the note is about
+    assert "sampling error of that pair" in said[0]
+    flat = s.flat
+    for run in (1, 2):
+        pair = _session(paths[0], paths[run]).judge_statuses(_session(paths[0], paths[run]).flat)
+        alone = dict(zip(pair.keys.tolist(), pair.status.tolist(), strict=True))
+        mine = dict(zip(flat.keys.tolist(), flat.status_of_run(run).tolist(), strict=True))
+        assert mine == alone
+        assert Status.CHANGED not in mine.values()  # one binary, run three times
+        assert sum(x != Status.SAME for x in flat.status_for(run, Noise(1, 1, 0.05))) > 0
+    speed = [t for t in notes if t.startswith("run [2] run3/ad.prof: run-level speed")]
+    pair_notes = [n.text for n in build_summary(_session(paths[0], paths[2])).warnings]
+    alone = [t for t in pair_notes if t.startswith("run-level speed")]
+    assert len(speed) == 1 and speed[0] == "run [2] run3/ad.prof: " + alone[0]
+    assert "less time" in alone[0]
     two = _session(noise / "run1" / "ad.prof", noise / "run2" / "ad.prof")
     assert not any(n.text.startswith("2 runs, each") for n in build_summary(two).warnings)

@@ -292,10 +292,29 @@ def test_changed_only_hides_changes_within_noise(win, capsys, monkeypatch):
     assert np.array_equal(win.keep_mask(win.comparison), keep)
 
 
-def test_three_single_runs_status_bar_says_precision_alone(win):
-    """Three runs of one hs-ad binary: the status bar's change count says what it rests
-    on, as the Summary's note does (no noise estimate applies to 3+ single runs)."""
+def test_three_single_runs_status_bar_counts_by_the_pairs_estimate(win):
+    """Three runs of one hs-ad binary: the status bar counts the current run's changes
+    judged by its pair's sampling error, as that pair opened alone does (by precision
+    alone it counted 37 of 239 rows changed), and the other run's Δ cells fade by its
+    own pair's estimate."""
+    from profdiff.viewer.noise import Noise
+
     noise = DATA / "hs-ad" / "noise-v1"
-    win.load_paths([str(noise / r / "ad.prof") for r in ("run1", "run2", "run3")])
-    text = win.status_label.text()
-    assert "changed; by precision alone: no noise estimate)" in text
+    paths = [str(noise / r / "ad.prof") for r in ("run1", "run2", "run3")]
+    win.load_paths(paths)
+    win.wait_for_noise()
+    three = win.status_label.text().split(" · ")[-1]
+    cmp = win.comparison
+    assert cmp.noise_of_run(1) is not None and cmp.noise_of_run(2) is cmp.noise
+    assert any(c.kind == "delta" and c.run == 1 and c.metric == "time_pct"
+               for c in win.diff.models[0].columns)  # run [1]'s own Δ column
+    moved = np.flatnonzero(cmp.delta("time_pct", 1) != 0)
+    sig = cmp.noise_of_run(1).metrics["time_pct"].significant
+    assert moved.size and all(win.diff.models[0].within_noise("time_pct", int(r), 1) == (not sig[r])
+                              for r in moved)
+    assert any(win.diff.models[0].within_noise("time_pct", int(r), 1) for r in moved)
+    assert int((cmp.status_for(noise=Noise(1, 1, 0.05)) == Status.CHANGED).sum()) > 0
+    win.load_paths([paths[0], paths[2]])
+    win.wait_for_noise()
+    assert three == win.status_label.text().split(" · ")[-1]
+    assert "precision alone" not in three and "(0 changed)" in three

@@ -195,7 +195,7 @@ class BottomUpView(QWidget):
     def _add_noise(cmp: Comparison, metrics: Sequence[str]) -> bool:
         """Sampling-error estimate of the sampled ``metrics`` still missing (two single
         runs, small enough to do at once; groups carry theirs).  True when added."""
-        if cmp.n_runs != 2 or cmp.groups is not None or cmp.n_rows > NOISE_SYNC_ROWS:
+        if cmp.n_runs < 2 or cmp.groups is not None or cmp.n_rows > NOISE_SYNC_ROWS:
             return False
         have = cmp.noise.metrics if cmp.noise is not None else {}
         todo = [m for m in metrics if cmp.metric_by_name[m].sampled and m not in have]

@@ -369,23 +369,27 @@ class ComparisonTreeModel(QAbstractItemModel):
         self.fade_noise = on  # drops the cached cells
         self.appearanceChanged.emit()
 
-    def noise(self, metric: str | None):
-        """The :class:`~viewer.noise.MetricNoise` of ``metric`` (None when not computed)."""
-        nz = self.cmp.noise
-        if nz is None or metric is None or self.cmp.n_runs != 2:
+    def noise(self, metric: str | None, run: int | None = None):
+        """The :class:`~viewer.noise.MetricNoise` of ``metric``, of ``run`` (default: the
+        current run) against the baseline (None when not computed)."""
+        cmp = self.cmp
+        if metric is None or cmp.n_runs < 2:
             return None
-        return nz.metrics.get(metric)
+        nz = cmp.noise_of_run(cmp.current if run is None else run)
+        return None if nz is None else nz.metrics.get(metric)
 
-    def within_noise(self, metric: str | None, r: int) -> bool:
-        """Whether row ``r``'s change of ``metric`` is not significant (sampled metrics:
-        deterministic ones are exact, any change of them is real)."""
-        mn = self.noise(metric)
+    def within_noise(self, metric: str | None, r: int, run: int | None = None) -> bool:
+        """Whether row ``r``'s change of ``metric`` (of ``run``, default the current one)
+        is not significant (sampled metrics: deterministic ones are exact, any change of
+        them is real)."""
+        mn = self.noise(metric, run)
         if mn is None or mn.exact or not mn.judged:
             return False
         return not bool(mn.significant[r])
 
     def _faded(self, c: Column, r: int) -> bool:
-        return self.fade_noise and c.kind in ("delta", "rel") and self.within_noise(c.metric, r)
+        return self.fade_noise and c.kind in ("delta", "rel") and \
+            self.within_noise(c.metric, r, c.run)
 
     def set_scale(self, scale: DivergingScale) -> None:
         """Change the Δ colour scale; views repaint their viewport (no row changes)."""
@@ -1022,7 +1026,8 @@ class ComparisonTreeModel(QAbstractItemModel):
 
     def _faded_of(self, c: Column, rows: np.ndarray) -> list[bool]:
         """:meth:`_faded` for each of ``rows``."""
-        mn = self.noise(c.metric) if self.fade_noise and c.kind in ("delta", "rel") else None
+        mn = self.noise(c.metric, c.run) if self.fade_noise and c.kind in ("delta", "rel") \
+            else None
         if mn is None or mn.exact or not mn.judged:
             return [False] * rows.size
         return np.logical_not(mn.significant[rows]).tolist()
@@ -1235,12 +1240,13 @@ class ComparisonTreeModel(QAbstractItemModel):
             for i, v in enumerate(vals):
                 lines.append(f"  {self._run_name(i)}: "
                              f"{format_value(float(v), met.unit, rounding=self._rounding(c.metric, r, i))}")
-            mn = self.noise(c.metric) if c.kind in ("delta", "rel") else None
+            run = self.cmp.current if c.run is None else c.run
+            mn = self.noise(c.metric, run) if c.kind in ("delta", "rel") else None
             if mn is not None and not mn.judged:
-                if vals[self.cmp.current] != vals[self.cmp.baseline]:
+                if vals[run] != vals[self.cmp.baseline]:
                     lines.append("  not judged: one run per side cannot tell this metric's "
                                  "moves from run-to-run noise")
-            elif mn is not None and vals[self.cmp.current] != vals[self.cmp.baseline]:
+            elif mn is not None and vals[run] != vals[self.cmp.baseline]:
                 real = bool(mn.significant[r])
                 lines.append(f"  {'significant' if real else 'within the noise'} "
                              f"({format_pvalue(mn.pvalue_at(r))})")

@@ -13,7 +13,7 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from profdiff.viewer.compare import Comparison
 from profdiff.viewer.defaults import DEFAULT_ALPHA
-from profdiff.viewer.noise import ensure_noise, single_run_noise
+from profdiff.viewer.noise import ensure_noise, ensure_run_noise, single_run_noise
 from profdiff.viewer.noise_job import NoiseJob
 from profdiff.viewer.ranking import main_metrics, rank_changes
 
@@ -45,8 +45,10 @@ class NoiseMixin:
         small ones, in a worker thread for big ones (groups already carry theirs); then
         rank the culprits of a big one off the GUI thread (:meth:`_schedule_ranking`)."""
         for cmp in (self.comparison, self.flat_if_aligned()):
-            if cmp is None or cmp.n_runs != 2 or cmp.groups is not None:
+            if cmp is None or cmp.n_runs < 2 or cmp.groups is not None:
                 continue
+            if cmp.n_runs > 2 and cmp.n_rows * (cmp.n_runs - 2) <= NOISE_SYNC_ROWS:
+                self._estimate_other_runs(cmp)
             todo = self._noise_todo(cmp)
             if not todo:
                 continue
@@ -63,7 +65,7 @@ class NoiseMixin:
         first layout (the first paint waited ~0.1 s for them after that).
         :meth:`_schedule_noise` later finds them in flight and does the rest."""
         for cmp in (self.comparison, self.flat_if_aligned()):
-            if cmp is None or cmp.n_runs != 2 or cmp.groups is not None \
+            if cmp is None or cmp.n_runs < 2 or cmp.groups is not None \
                     or cmp.n_rows <= NOISE_SYNC_ROWS:
                 continue
             todo = self._noise_todo(cmp)
@@ -83,7 +85,7 @@ class NoiseMixin:
         saved = self.saved_metrics_by_format()
 
         def wanted(cmp: Comparison) -> list[str]:
-            if cmp.n_runs != 2 or cmp.groups is not None or cmp.n_rows <= NOISE_SYNC_ROWS:
+            if cmp.n_runs < 2 or cmp.groups is not None or cmp.n_rows <= NOISE_SYNC_ROWS:
                 return []
             view = copy.copy(state)  # choose_metrics sets the columns it picks
             view.choose_metrics(cmp, saved.get(cmp.runs[0].format) if cmp.runs else None)
@@ -135,7 +137,7 @@ class NoiseMixin:
             return
         if any(t.cmp is cmp and (t.rank or t.metrics) for t in self._noise_tasks):
             return  # ranked after that estimate is attached (_noise_done)
-        single = cmp.n_runs == 2 and cmp.groups is None
+        single = cmp.n_runs >= 2 and cmp.groups is None
         todo = self._noise_todo(cmp, main_metrics(cmp)) if single else []
         self._start_task(_NoiseTask(cmp, todo, rank=True, alpha=self._alpha()))
 
@@ -186,7 +188,7 @@ class NoiseMixin:
     def ensure_noise(self) -> None:
         """Compute every missing noise estimate now (of the comparisons aligned so far)."""
         for cmp in (self.comparison, self.flat_if_aligned()):
-            if cmp is not None and cmp.n_runs == 2:
+            if cmp is not None and cmp.n_runs >= 2:
                 self._ensure_noise(cmp, self._noise_todo(cmp))
 
     def _ensure_noise(self, cmp: Comparison, metrics: Sequence[str]) -> None:
@@ -197,8 +199,22 @@ class NoiseMixin:
                 if nz is not None:
                     cmp.add_noise(nz)
                 todo = self._noise_todo(cmp, metrics)
-        if todo and cmp.n_runs == 2:
+        if todo and cmp.n_runs >= 2:
             ensure_noise(cmp, todo)
+            self._noise_shown(cmp)
+
+    def _estimate_other_runs(self, cmp: Comparison) -> None:
+        """3+ single runs (small enough to do at once: their rows times the other runs
+        within :data:`NOISE_SYNC_ROWS`): each run other than the current one gets its own
+        estimate against the baseline of the shown sampled metrics, which its Δ columns
+        fade by (:meth:`Comparison.noise_of_run`); the current run's is
+        :meth:`_noise_todo`'s.  Bigger ones' other runs stay unfaded."""
+        metrics = self.view_state.noise_metrics(cmp)
+        before = {r: set(nz.metrics) for r, nz in cmp.run_noise.items()}
+        for run in range(cmp.n_runs):
+            if run not in (cmp.baseline, cmp.current):
+                ensure_run_noise(cmp, run, metrics, self._alpha())
+        if {r: set(nz.metrics) for r, nz in cmp.run_noise.items()} != before:
             self._noise_shown(cmp)
 
     def _attach_noise(self, cmp: Comparison, nz) -> None:

@@ -1,0 +1,55 @@
+"""The window a user opens, timed to its first paint of the diff tree: ``profdiff A B
+--view diff`` as the desktop app runs it (files loaded in the thread pool, progress shown,
+the tree opened along the path to the top culprit), ended by the first paint of the diff
+tree's rows once the comparison is in.
+
+``python tests/bench/live_first_paint.py A.prof B.prof --view diff`` (run by
+``bench_formats.py --only app``; ``QT_QPA_PLATFORM=offscreen`` by default).
+
+Why beside ``--screenshot``: the screenshot loads synchronously, waits for every noise
+estimate and saves a PNG, so it times the picture, not the window; this times what the
+user waits for.  Prints nothing; exits 0 at that paint, 1 when the window closed or
+10 minutes passed without one.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def main(argv: list[str]) -> int:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from profdiff.viewer.qt import app as appmod
+    from profdiff.viewer.qt import main_window
+
+    build = main_window.MainWindow.__init__
+
+    def init(win, *args, **kwargs) -> None:
+        build(win, *args, **kwargs)
+        _exit_at_first_paint(win)
+
+    main_window.MainWindow.__init__ = init
+    appmod._main(argv)
+    return 1
+
+
+def _exit_at_first_paint(win) -> None:
+    """End the process at the first paint of the diff tree's rows after the comparison is
+    in."""
+    from PySide6.QtCore import QEvent, QObject, QTimer
+
+    class FirstPaint(QObject):
+        def eventFilter(self, obj, ev) -> bool:  # noqa: N802 - Qt's name
+            if ev.type() == QEvent.Type.Paint and win.comparison is not None \
+                    and obj is win.diff.tree.viewport():
+                QTimer.singleShot(0, lambda: os._exit(0))  # after this paint
+            return False
+
+    win.first_paint_filter = FirstPaint(win)
+    win.diff.tree.viewport().installEventFilter(win.first_paint_filter)
+    QTimer.singleShot(600_000, lambda: os._exit(1))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

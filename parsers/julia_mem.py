@@ -36,7 +36,9 @@ an identity.  ``FrameTable.match`` is the whitespace-collapsed source text, plus
 source text (``module`` + text); an edited line shows up as one removed and one added.
 
 ``meta``: ``files`` (source files read), ``mem_files``, ``pids``, ``n_lines`` (lines
-with data).  ``extras["by_file"]``: ``[{"file", "bytes", "lines"}]`` sorted by bytes.
+with data), and for a single file ``source_from_file_name``: its source file, known only
+from the ``.mem`` file's name (a renamed copy, ``before.mem``, names none:
+:mod:`viewer.single_source` matches such runs line by line).  ``extras["by_file"]``: ``[{"file", "bytes", "lines"}]`` sorted by bytes.
 A run without any data line loads as an empty profile with a warning (the code never
 ran with allocation tracking on) rather than failing, so a folder diff still works.
 """
@@ -302,6 +304,8 @@ def read(
         "completeness": "cannot tell: a .mem file is a copy of the source with no end "
                         "marker; only a last line without its newline shows a cut",
     }
+    if base is None:  # the one source file is known only by the .mem file's own name
+        meta["source_from_file_name"] = files[0] if files else ""
     extras = {"by_file": [
         {"file": f, "bytes": b, "lines": c}
         for f, (b, c) in sorted(by_file.items(), key=lambda kv: (-kv[1][0], kv[0]))

@@ -303,7 +303,8 @@ class Comparison:
         first = base or cur or next((x for x in where if x), None)
         if first is None:
             return ""
-        moved = f" → {cur[1]}" if base and cur and cur != base else ""
+        # the line only: one file read from .mem files of other names is one file
+        moved = f" → {cur[1]}" if base and cur and cur[1] != base[1] else ""
         return f"{first[0]}:{first[1]}{moved}"
 
     def path_labels(self, row: int) -> list[str]:
@@ -860,14 +861,17 @@ class Comparison:
 # Alignment
 # ------------------------------------------------------------------------------------------
 def _frame_keys(p: Profile, rules: Sequence[KeyRule]) -> tuple[np.ndarray, np.ndarray]:
-    """Keys after the rules, and per frame how it was rewritten (0 none, 1 rule, 2 suggestion)."""
+    """Keys after the rules, and per frame how it was rewritten (0 none, 1 rule, 2 suggestion;
+    0 too for a rule matching one ``.mem`` file's source with another's,
+    :mod:`viewer.single_source`: every row would read renamed)."""
     keys = p.frames.key
     how = np.zeros(len(keys), dtype=np.int8)
     for rule in rules:
         new = rule(keys)
         changed = new != keys
-        if changed.any():
-            how[changed] = 2 if getattr(rule, "origin", "rule") == "suggestion" else 1
+        origin = getattr(rule, "origin", "rule")
+        if changed.any() and origin != "same file":
+            how[changed] = 2 if origin == "suggestion" else 1
         keys = new
     return keys, how
 

@@ -415,20 +415,32 @@ class Session:
         return self._cached(("cmp", mode), lambda: self._align(mode))
 
     def _align(self, mode: str) -> Comparison:
+        """The runs (or groups) aligned in ``mode`` with the spec's rules, and with the
+        rules matching single ``.mem`` files' sources (:mod:`viewer.single_source`)."""
+        from .single_source import same_source_rules
+
+        runs = [*self.groups[0], *self.groups[1]] if self.groups is not None else self.runs
+        same, same_note = same_source_rules(runs, 0 if self.groups else self.spec.baseline)
+        cmp = self._align_with(mode, [*same, *self.spec.rules])
+        if same_note:
+            cmp.notes.append(same_note)
+        return cmp
+
+    def _align_with(self, mode: str, rules: list) -> Comparison:
         from .compare import align
 
         spec = self.spec
         if self.groups is not None:
             from .noise import group_comparison
 
-            rules, note = list(spec.rules), ""
+            note = ""
             if spec.auto_match is not None:  # matches found over every run of both groups
                 from .suggest import accept_all, auto_match
 
                 runs = [*self.groups[0], *self.groups[1]]
-                found, accepted = auto_match(runs, baseline=0, mode=mode, rules=spec.rules,
+                found, accepted = auto_match(runs, baseline=0, mode=mode, rules=rules,
                                              threshold=spec.auto_match)
-                rules += accept_all(accepted)
+                rules = [*rules, *accept_all(accepted)]
                 note = next((n for n in found.notes if n.startswith("auto-matched")), "")
             cmp = group_comparison(self.groups[0], self.groups[1], mode=mode,
                                    rules=rules, stat=spec.stat, alpha=spec.alpha)
@@ -439,14 +451,14 @@ class Session:
             from .suggest import auto_match
 
             cmp, _ = auto_match(self.runs, baseline=spec.baseline, mode=mode,
-                                rules=spec.rules, threshold=spec.auto_match)
+                                rules=rules, threshold=spec.auto_match)
             return cmp
         if len(self.runs) > 1:  # the compiler's renumbered binders are matched by default
             from .suggest import align_renumbered
 
             return align_renumbered(self.runs, baseline=spec.baseline, mode=mode,
-                                    rules=spec.rules)
-        return align(self.runs, baseline=spec.baseline, mode=mode, rules=spec.rules)
+                                    rules=rules)
+        return align(self.runs, baseline=spec.baseline, mode=mode, rules=rules)
 
     def bottom_up(self) -> Comparison:
         """The runs' inverted (caller) trees aligned in tree mode, same rules."""

@@ -414,3 +414,37 @@ def test_no_module_column_where_no_row_has_one(capsys):
                        str(DATA / "hs-ad" / "v2" / "ad.prof"), "--top", "3")
     head = next(line for line in out.splitlines() if line.startswith("#"))
     assert head.split()[:3] == ["#", "cost", "centre"] and "module" in head
+
+
+def test_renamed_mem_copies_compare_as_one_file_and_show_the_stray_allocation(capsys, tmp_path):
+    """A Julia user keeps two runs of gvfn's test.jl as before.mem and after.mem, the second
+    with one stray 32-byte allocation: they compare line by line as one file, that line
+    first and the only change (as copies named test.jl.mem did; named apart, every line
+    read removed in one and added in the other), and a note says why."""
+    src = DATA / "julia-mem" / "gvfn-test.jl.mem"
+    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("        0         r[numgvfs] = cy"))
+    after = [*lines[:at], f"{32:>9}{lines[at][9:]}", *lines[at + 1:]]
+    (tmp_path / "before.mem").write_text("".join(lines), encoding="utf-8")
+    (tmp_path / "after.mem").write_text("".join(after), encoding="utf-8")
+    code, out, _ = run(capsys, "diff", str(tmp_path / "before.mem"), str(tmp_path / "after.mem"),
+                       "--json", "--top", "0")
+    doc = json.loads(out)
+    assert code == 0
+    statuses = [r["status"] for r in doc["rows"]]
+    assert statuses.count("changed") == 1 and set(statuses) == {"changed", "same"}
+    first = doc["rows"][0]
+    assert first["status"] == "changed" and first["name"].startswith("r[numgvfs] = cycleobs")
+    assert first["delta"]["bytes"] == 32
+    assert any(n.startswith("one source file per run, known only by the .mem files' names "
+                            "(before, after)") for n in doc["notes"])
+    (tmp_path / "v1").mkdir()
+    (tmp_path / "v2").mkdir()
+    (tmp_path / "v1" / "test.jl.mem").write_text("".join(lines), encoding="utf-8")
+    (tmp_path / "v2" / "test.jl.mem").write_text("".join(after), encoding="utf-8")
+    _, same, _ = run(capsys, "diff", str(tmp_path / "v1" / "test.jl.mem"),
+                     str(tmp_path / "v2" / "test.jl.mem"), "--json", "--top", "0")
+    named = json.loads(same)
+    assert [(r["name"], r["status"], r["delta"]) for r in named["rows"]] == \
+        [(r["name"], r["status"], r["delta"]) for r in doc["rows"]]
+    assert not any(n.startswith("one source file per run") for n in named["notes"])

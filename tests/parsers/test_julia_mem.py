@@ -75,6 +75,19 @@ def test_pid_suffix_is_removed_from_module():
     assert p.meta["pids"] == [9172] and p.totals["bytes"] == 96669
 
 
+def test_a_single_file_names_its_source_after_itself_a_folder_does_not(tmp_path):
+    """The one source of a single .mem file is known only from the file's name (a renamed
+    copy gets the copy's name); a folder's sources are paths in the tree."""
+    assert load(DATA / "gvfn-test.jl.mem").meta["source_from_file_name"] == "gvfn-test.jl"
+    copy = tmp_path / "before.mem"
+    shutil.copy(DATA / "gvfn-test.jl.mem", copy)
+    p = load(copy)
+    assert p.meta["source_from_file_name"] == "before" and set(p.frames.module) == {"before"}
+    run = tmp_path / "run"
+    _run_folder(run, "4242")
+    assert "source_from_file_name" not in load(run).meta
+
+
 def test_shifted_lines_align_by_source_text(tmp_path):
     src = (DATA / "gvfn-test.jl.mem").read_text(encoding="utf-8")
     v2 = tmp_path / "gvfn-test.jl.mem"

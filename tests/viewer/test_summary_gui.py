@@ -49,8 +49,10 @@ CASES = {
                    ["Summary", "Side by side", "Diff tree", "By cost centre",
                     "Ticky closures", "Ticky counters", "Run totals"], "Ticky closures"),
     "perf script pair": ([VM / "v1" / "perf.script.txt.gz", VM / "v2" / "perf.script.txt.gz"],
-                         ["Summary", "Side by side", "Diff tree", "By cost centre", "Flame",
+                         ["Summary", "Side by side", "Diff tree", "By function", "Flame",
                           "Bottom up", "Run totals"], "Summary"),
+    "mem pair": ([DATA / "julia-mem" / "gvfn-test.jl.mem", DATA / "julia-mem" / "gvfn-test.jl.mem"],
+                 ["Summary", "Side by side", "Diff tree", "By line", "Run totals"], "Summary"),
 }
 
 

@@ -500,7 +500,8 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         try:
             flat = self.flat_comparison
         except Exception as e:  # noqa: BLE001 - the other views stay usable
-            self.message_bar.show_message(f"By cost centre: {type(e).__name__}: {e}", "warning")
+            self.message_bar.show_message(f"{self.flat_tab_title()}: {type(e).__name__}: {e}",
+                                          "warning")
             return
         if flat is None:
             return

@@ -44,6 +44,7 @@ MODULES = (
     "profdiff.viewer.by_type",
     "profdiff.viewer.call_edges",
     "profdiff.viewer.row_key",
+    "profdiff.viewer.single_source",
 )
 
 

@@ -392,7 +392,7 @@ class RowActions:
         bu = bottom_up_tab(self.window)
         self._add(menu, "Show in Bottom up", self.show_in_bottom_up, "showInBottomUp",
                   enabled=bu is not None and not self.is_bottom_up)
-        self._add(menu, "Show in By cost centre", self.show_in_flat, "showInFlat",
+        self._add(menu, f"Show in {self.window.flat_tab_title()}", self.show_in_flat, "showInFlat",
                   enabled=self.window.flat_comparison is not None
                   and ref.cmp is not self.window.flat_comparison)
         menu.addSeparator()

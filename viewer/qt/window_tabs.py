@@ -66,9 +66,15 @@ class TabsMixin:
                 out.append(self.flame)
         return out
 
+    def flat_tab_title(self) -> str:
+        """The flat table's tab title, in the words of the runs' format (:func:`flat_title`)."""
+        idx = self.tabs.indexOf(self.flat)
+        return self.tabs.tabText(idx) if idx >= 0 else flat_title(self.comparison)
+
     def _layout_core_tabs(self, cmp: Comparison | None) -> None:
         """Remove the generic tabs without data and put back the ones that have it, in
-        their order before any format tab."""
+        their order before any format tab; the flat table's title names its rows as the
+        format does (:func:`flat_title`)."""
         wanted = set(map(id, self.wanted_core_tabs(cmp)))
         current = self.tabs.currentWidget()
         pos = 0
@@ -80,6 +86,8 @@ class TabsMixin:
                 pos += 1
             elif idx >= 0:
                 self.tabs.removeTab(idx)
+        if (idx := self.tabs.indexOf(self.flat)) >= 0:
+            self.tabs.setTabText(idx, flat_title(cmp))
         if current is not None and self.tabs.indexOf(current) >= 0:
             self.tabs.setCurrentWidget(current)
 
@@ -267,3 +275,13 @@ class TabsMixin:
         """Show the details pane only with a row to describe, on a tab with rows."""
         show = self.details.has_content and self._row_view(self.tabs.currentWidget())
         self.details.setVisible(show)
+
+
+def flat_title(cmp: Comparison | None) -> str:
+    """"By cost centre" for GHC's formats, "By line" for Julia ``.mem`` files (rows are
+    source lines), "By function" for the others (perf, pprof, callgrind, speedscope,
+    folded): a perf user reading "cost centre", GHC's word, looked for something else."""
+    fmt = cmp.runs[0].format if cmp is not None and cmp.runs else "ghc"
+    if fmt.startswith("ghc"):
+        return "By cost centre"
+    return "By line" if fmt == "julia-mem" else "By function"

@@ -162,6 +162,15 @@ for s in p.sample:
     s.location_id
     s.value
 """
+PPROF_FLOOR_ISAL = """
+from isal import isal_zlib
+from profdiff.parsers.proto import profile_pb2
+p = profile_pb2.Profile()
+p.ParseFromString(isal_zlib.decompress(open({path!r}, "rb").read(), 31))
+for s in p.sample:
+    s.location_id
+    s.value
+"""
 PPROF_DECODE = """
 import gzip
 from profdiff.parsers.proto import profile_pb2
@@ -255,8 +264,11 @@ def main() -> None:
             f = d / "julia.pb.gz"
             write_pprof(f, args.nodes)
             _row(f"pprof, {args.nodes:,} samples, 9.8k stacks, unique labels; floors: decode "
-                 "+ loop over samples (the target's), decode alone", f,
+                 "+ loop over samples (the target's: the standard library's gzip), the same "
+                 "with ISA-L's inflate (what the reader uses), decode alone", f,
                  {"decode+loop": [sys.executable, "-c", PPROF_FLOOR.format(path=str(f))],
+                  "isal decode+loop": [sys.executable, "-c",
+                                       PPROF_FLOOR_ISAL.format(path=str(f))],
                   "decode": [sys.executable, "-c", PPROF_DECODE.format(path=str(f))]},
                  args.rounds)
         if args.only in (None, "prof"):

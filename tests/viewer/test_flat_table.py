@@ -397,3 +397,21 @@ def test_no_module_column_for_runs_without_modules():
     assert [c.kind for c in label_columns(flat)] == ["name"]
     ghc = Session(SessionSpec(), [load(V1), load(V2)]).flat
     assert [c.kind for c in label_columns(ghc)][:2] == ["name", "module"]
+
+
+def test_call_sites_pane_only_where_rows_have_callers(qtbot, make_window):
+    """A .mem pair's rows are source lines with no call tree: the flat tab ("By line") has
+    no empty call-sites pane under it; a .prof pair's has one (its rows' call sites)."""
+    mem = VIEWER_DATA.parent / "julia-mem" / "gvfn-test.jl.mem"
+    w = make_window(1400, 900, show=True)
+    qtbot.waitExposed(w)
+    w.load_paths([str(mem), str(mem)])
+    w.show_view("flat")
+    _settle()
+    assert w.tabs.tabText(w.tabs.currentIndex()) == "By line"
+    assert w.flat.model.rowCount() == 23 and not w.flat.sites_box.isVisible()
+    w.load_paths([str(V1), str(V2)])
+    w.show_view("flat")
+    _settle()
+    assert w.tabs.tabText(w.tabs.currentIndex()) == "By cost centre"
+    assert w.flat.sites_box.isVisible()

@@ -72,6 +72,7 @@ class FlatView(QWidget):
         self.sites.itemActivated.connect(self._site)
         self.sites.itemDoubleClicked.connect(self._site)
         bl.addWidget(self.sites)
+        self.sites_box = box
         split.addWidget(box)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
@@ -100,6 +101,9 @@ class FlatView(QWidget):
         self.table.lay_out_now()
         self.table.selectionModel().currentChanged.connect(self._current)
         self.sites.clear()
+        # no call tree (.mem lines, callgrind functions): every row is its own only call
+        # site, and the pane would stay empty under a third of the tab
+        self.sites_box.setVisible(tree is None or bool((tree.parent >= 0).any()))
         if old is not None:
             old.deleteLater()
 

@@ -316,6 +316,8 @@ def test_three_single_runs_status_bar_counts_by_the_pairs_estimate(win):
                               for r in moved)
     assert any(win.diff.models[0].within_noise("time_pct", int(r), 1) for r in moved)
     assert int((cmp.status_for(noise=Noise(1, 1, 0.05)) == Status.CHANGED).sum()) > 0
+    win.show_view("diff")  # the details of the row it opens on: the current run's pair
+    assert "Noise — The current run [2] against the baseline." in win.details.toPlainText()
     win.load_paths([paths[0], paths[2]])
     win.wait_for_noise()
     assert three == win.status_label.text().split(" · ")[-1]

@@ -360,7 +360,7 @@ def details_html(cmp: Comparison, row: int) -> str:
     if cmp.n_runs > 1 and mb is not None and mb[row] > 0:
         how = "a rename rule" if int(mb[row]) == 1 else "an accepted suggestion"
         out.append(f"<div style='color:#555'>↔ matched across runs by {how}</div>")
-    if cmp.noise is not None and cmp.n_runs == 2:
+    if cmp.noise is not None and cmp.n_runs >= 2:  # 3+ single runs: the current run's pair
         out.append(noise_html(cmp, row))
     return "".join(out)
 
@@ -390,6 +390,8 @@ def noise_html(cmp: Comparison, row: int) -> str:
         judged = [mn.judged for mn in nz.metrics.values()]
         note = ("One run per side: only sampling error is known." if any(judged)
                 else "One run per side.")
+        if cmp.n_runs > 2:
+            note = f"The current run [{cmp.current}] against the baseline. " + note
         if not all(judged):
             note += (" Metrics that follow the run's timing (heap censuses, measured "
                      "durations) are not judged: give repeated runs.")

@@ -782,9 +782,8 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
             p = cmp.presence_counts()
             return (f"{p['matched']:,} matched (changes: judging against sampling "
                     f"error…), {p['added']:,} added, {p['removed']:,} removed")
-        c = cmp.status_counts()
-        alone = cmp.judged_by_precision_alone()  # 3+ single runs (the Summary says why)
-        how = "" if final and not alone else "; by precision alone: no noise estimate"
+        c = cmp.status_counts()  # the current run's (3+ runs: judged by its pair's estimate)
+        how = "" if final else "; by precision alone: no noise estimate"
         moved = f", {c['moved']:,} moved, not judged" if c["moved"] else ""
         return (f"{c['same'] + c['changed'] + c['moved']:,} matched ({c['changed']:,} "
                 f"changed{moved}{how}), {c['added']:,} added, {c['removed']:,} removed")

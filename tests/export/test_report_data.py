@@ -115,3 +115,32 @@ def test_frame_names_cannot_close_the_data_script(tmp_path):
     assert html.count("</script>") == 2  # the data blob's and the code's, nothing else
     doc = json.loads(re.search(r'id="profdiff-data">(.*?)</script>', html, re.S).group(1))
     assert doc["changes"]["rows"][0]["name"] == evil
+
+
+@pytest.mark.parametrize("pair", [("noise-v1/run1", "noise-v1/run3"), ("v1", "v2")])
+def test_the_flame_statuses_are_diff_trees(tmp_path, capsys, pair):
+    """The report's flame graph marks each frame as ``diff --tree`` judges that row: two
+    runs of one hs-ad binary, none changed (by precision alone it marked 61 of 239 frames
+    changed, where the window's diff tree and ``diff --tree`` said none); v1 against v2,
+    the same 15 changed, 7 added and 7 removed."""
+    import json
+    import re
+    from collections import Counter
+
+    from profdiff.viewer.cli import main
+
+    hs = Path(__file__).resolve().parents[1] / "data" / "hs-ad"
+    a, b = (str(hs / p / "ad.prof") for p in pair)
+    out = tmp_path / "r.html"
+    assert main(["report", a, b, "-o", str(out)]) == 0
+    m = re.search(r'id="profdiff-data">(.*?)</script>', out.read_text(encoding="utf-8"), re.S)
+    flame = json.loads(m.group(1))["flame"]
+    capsys.readouterr()
+    assert main(["diff", "--tree", a, b, "--json", "--top", "0"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert flame["n"] == flame["total_rows"] == len(rows)  # no frame pruned here
+    assert Counter(flame["status"]) == Counter(r["status"] for r in rows)
+    if pair[0] == "v1":
+        assert Counter(flame["status"])["changed"] == 15
+    else:
+        assert set(flame["status"]) == {"same"}

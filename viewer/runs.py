@@ -433,14 +433,13 @@ def top_changes(cmp: Comparison, n: int = 3, run: int | None = None) -> list[str
     One phrase per cost centre.  Runs without a tree (RTS statistics) report their
     totals' relative changes instead.
     """
-    from .noise import ensure_noise
+    from .noise import ensure_run_noise
     from .ranking import main_metrics, rank_changes
 
     run = cmp.current if run is None else run
     if cmp.n_runs < 2 or run == cmp.baseline:
         return []
-    if run == cmp.current:
-        ensure_noise(cmp, list(main_metrics(cmp)))
+    ensure_run_noise(cmp, run, list(main_metrics(cmp)))  # that run's own pair (3+ runs)
     ranking = rank_changes(cmp, run=run)
     out: list[str] = []
     seen: set[str] = set()

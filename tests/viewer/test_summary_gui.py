@@ -322,3 +322,33 @@ def test_three_single_runs_status_bar_counts_by_the_pairs_estimate(win):
     win.wait_for_noise()
     assert three == win.status_label.text().split(" · ")[-1]
     assert "precision alone" not in three and "(0 changed)" in three
+
+
+def test_csv_from_the_window_has_the_statuses_diff_counts(win, capsys, monkeypatch, tmp_path):
+    """Exported the moment the runs are in, while a worker's noise estimate is still out,
+    the diff tree's CSV says "changed" for the rows ``profdiff diff --tree`` counts, not
+    for every row that moved beyond precision."""
+    import csv
+    import threading
+    from collections import Counter
+
+    from profdiff.viewer.qt import window_noise
+
+    release = threading.Event()
+    monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10)
+    run = window_noise._NoiseTask.run
+    monkeypatch.setattr(window_noise._NoiseTask, "run",
+                        lambda task: (release.wait(30), run(task)))
+    tree = _cli_counts(capsys, "--tree")
+    win.load_paths([str(HS1), str(HS2)])
+    win.show_view("diff")
+    out = tmp_path / "tree.csv"
+    try:
+        assert win.export_csv(str(out))
+    finally:
+        release.set()
+    with open(out, encoding="utf-8", newline="") as f:
+        got = Counter(r["status"] for r in csv.DictReader(f))
+    assert got["changed"] == tree["changed"] and got["added"] == tree["added"]
+    win.wait_for_noise()
+

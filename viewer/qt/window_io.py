@@ -61,6 +61,9 @@ class ExportDropMixin:
         elif lay is not None and lay.visible is not None:
             rows = np.flatnonzero(lay.visible)
         try:
+            if cmp.n_runs >= 2 and cmp.groups is None:  # a status column judged by noise,
+                # as profdiff export judges it, even while a worker's estimate is still out
+                self._ensure_noise(cmp, cmp.status_metrics(sampled_only=True))
             export_csv(cmp, path, rows=rows, metrics=self.metrics)
         except Exception as e:  # noqa: BLE001
             self.message_bar.show_message(f"Export to {path} failed: {e}")

@@ -318,6 +318,9 @@ def test_three_single_runs_status_bar_counts_by_the_pairs_estimate(win):
     assert int((cmp.status_for(noise=Noise(1, 1, 0.05)) == Status.CHANGED).sum()) > 0
     win.show_view("diff")  # the details of the row it opens on: the current run's pair
     assert "Noise — The current run [2] against the baseline." in win.details.toPlainText()
+    win.show_view("flame")  # its colours are the current run's Δ: faded by that pair's
+    faded = win.flame.within_noise()  # (run3 is the baseline's binary: every frame)
+    assert faded is not None and faded.all()
     win.load_paths([paths[0], paths[2]])
     win.wait_for_noise()
     assert three == win.status_label.text().split(" · ")[-1]

@@ -624,12 +624,12 @@ class FlameView(QWidget):
         return part if part in cmp.values else m
 
     def within_noise(self) -> np.ndarray | None:
-        """Rows whose colour change is not significant (two runs, a sampled metric; None
-        when fading is off or no estimate applies).  A small comparison gets the
+        """Rows whose colour change is not significant (the current run against the
+        baseline, a sampled metric; None when fading is off or no estimate applies).  A small comparison gets the
         estimate here; a big one's comes from the window's worker (then
         :meth:`recolor`)."""
         cmp, m = self._cmp, self.noise_metric()
-        if not self._fade_noise or cmp is None or m is None or cmp.n_runs != 2:
+        if not self._fade_noise or cmp is None or m is None or cmp.n_runs < 2:
             return None
         if not cmp.metric_by_name[m].sampled:
             return None  # exact counts: every change is real

@@ -274,7 +274,7 @@ class ViewState:
         metric) and ``factor`` (Δ -> pp of run) let a view over another comparison (the
         bottom-up tab) apply the same rules to its own rows; ``noise(cmp, [metric])``
         computes a missing estimate (default :func:`viewer.noise.ensure_noise`)."""
-        sig_only = self.significant_only and cmp.n_runs == 2
+        sig_only = self.significant_only and cmp.n_runs >= 2  # the current run's change
         if cmp.n_runs < 2 or (not self.changed_only and self.threshold <= 0 and not sig_only):
             return None
         estimate = noise if noise is not None else _ensure_noise

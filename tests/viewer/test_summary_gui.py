@@ -355,3 +355,24 @@ def test_csv_from_the_window_has_the_statuses_diff_counts(win, capsys, monkeypat
     assert got["changed"] == tree["changed"] and got["added"] == tree["added"]
     win.wait_for_noise()
 
+
+def test_three_single_runs_sig_column_and_significant_only_are_the_current_runs(win):
+    """Two runs of v1 and one of v2: the 'sig.' column follows the current run's Δ (v2
+    against the baseline, named "[#2]") and "significant only" keeps the rows whose
+    change of that pair is significant, as with the two runs alone."""
+    noise = DATA / "hs-ad" / "noise-v1"
+    win.load_paths([str(noise / "run1" / "ad.prof"), str(noise / "run2" / "ad.prof"),
+                    str(HS2)])
+    win.wait_for_noise()
+    win.show_view("diff")
+    assert win.act_sig.isEnabled() and win.act_significant.isEnabled()
+    win.act_sig.setChecked(True)
+    sig = [c for c in win.diff.models[0].columns if c.kind == "sig"]
+    assert len(sig) == 1 and sig[0].run == 2 and sig[0].header.endswith("sig. [#2]")
+    win.act_significant.setChecked(True)
+    cmp = win.comparison
+    kept = win.keep_mask(cmp)
+    mn = cmp.noise_of_run(2).metrics[win.sig_metric()]
+    assert kept is not None and 0 < int(kept.sum()) <= int(mn.significant.sum())
+    assert not (kept & ~mn.significant).any()
+

@@ -322,7 +322,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
                   self.act_add, self.act_hot):
             a.setEnabled(has)
         self.act_swap.setEnabled(len(self.runs) >= 2)
-        two = self.comparison is not None and self.comparison.n_runs == 2
+        two = self.comparison is not None and self.comparison.n_runs >= 2  # current's noise
         self.significant_box.setEnabled(two)
         self.act_significant.setEnabled(two)
         self.act_sig.setEnabled(two)

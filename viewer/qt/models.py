@@ -160,20 +160,25 @@ def pane_columns(cmp: Comparison, metrics: list[str], run: int) -> list[Column]:
 
 
 def sig_column(cmp: Comparison, metric: str) -> Column:
+    """The p-value column of ``metric``'s change, the current run's against the baseline
+    (3+ single runs: that pair's, named in its header)."""
     met = cmp.metric_by_name[metric]
-    return Column("sig", metric, cmp.current, f"{short_title(met.title)}\nsig.",
-                  f"{met.title}: is the change real or within the run-to-run/sampling noise? "
-                  "(p-value; 'real' = significant at the false discovery rate)")
+    which = f" [#{cmp.current}]" if cmp.n_runs > 2 else ""
+    run = f"run [{cmp.current}] against the baseline: " if cmp.n_runs > 2 else ""
+    return Column("sig", metric, cmp.current, f"{short_title(met.title)}\nsig.{which}",
+                  f"{met.title}, {run}is the change real or within the run-to-run/sampling "
+                  "noise? (p-value; 'real' = significant at the false discovery rate)")
 
 
 def diff_columns(cmp: Comparison, metrics: list[str], src: bool = False,
                  status: bool = False, sig: str | None = None) -> list[Column]:
     """Merged diff columns: per metric base/new/Δ/Δ% (2 runs) or one per run + Δs (3+).
 
-    ``sig``: a metric whose significance column follows its Δ% (two-run comparisons).
+    ``sig``: a metric whose significance column follows its Δ% (3+ runs: the current
+    run's Δ).
     """
     cols = _diff_columns(cmp, metrics, src, status)
-    if sig is not None and cmp.n_runs == 2 and sig in cmp.values:
+    if sig is not None and cmp.n_runs >= 2 and sig in cmp.values:
         at = max((i for i, c in enumerate(cols) if c.metric == sig), default=len(cols) - 1)
         cols.insert(at + 1, sig_column(cmp, sig))
     return cols

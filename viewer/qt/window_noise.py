@@ -256,7 +256,7 @@ class NoiseMixin:
     def _update_sig_columns(self) -> None:
         if self.comparison is None:
             return
-        sig = self.sig_metric() if self.show_sig and self.comparison.n_runs == 2 else None
+        sig = self.sig_metric() if self.show_sig and self.comparison.n_runs >= 2 else None
         self.diff.set_sig_metric(sig)
         fc = self.flat.cmp if self.flat_shown() else None
         if fc is not None:

@@ -14,10 +14,12 @@ no row as renamed, and a note says so.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from profdiff.parsers.model import Profile
+if TYPE_CHECKING:  # the rules module is imported only when a rule is made (start-up)
+    from profdiff.parsers.model import Profile
 
-from .rules import ModuleRename
+    from .rules import ModuleRename
 
 SAME_FILE = "same file"
 """The ``origin`` of these rules: rows they match are not marked as renamed (every row of
@@ -33,6 +35,8 @@ def same_source_rules(profiles: Sequence[Profile], baseline: int = 0
     names = [n for n in found if isinstance(n, str) and n]
     if len(profiles) < 2 or len(names) < len(found) or len(set(names)) == 1:
         return [], ""
+    from .rules import ModuleRename
+
     base = names[baseline]
     others = [n for n in dict.fromkeys(names) if n != base]
     rules = [ModuleRename(old=n, new=base, prefix=False, origin=SAME_FILE) for n in others]

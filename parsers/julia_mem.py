@@ -38,7 +38,8 @@ source text (``module`` + text); an edited line shows up as one removed and one 
 ``meta``: ``files`` (source files read), ``mem_files``, ``pids``, ``n_lines`` (lines
 with data), and for a single file ``source_from_file_name``: its source file, known only
 from the ``.mem`` file's name (a renamed copy, ``before.mem``, names none:
-:mod:`viewer.single_source` matches such runs line by line).  ``extras["by_file"]``: ``[{"file", "bytes", "lines"}]`` sorted by bytes.
+:mod:`viewer.single_source` matches such runs line by line).
+``extras["by_file"]``: ``[{"file", "bytes", "lines"}]`` sorted by bytes.
 A run without any data line loads as an empty profile with a warning (the code never
 ran with allocation tracking on) rather than failing, so a folder diff still works.
 """

@@ -69,19 +69,12 @@ def test_names_take_the_room_the_numbers_leave(qtbot) -> None:
     were cut to ``rsmat.matrix…`` in Qt's default 100 px, beside an empty half of the
     tab, and some wrapped over two lines: the function column now stretches, numbers
     fit their contents, and every row is one line.  ``--view callers`` opens the tab."""
-    from PySide6.QtWidgets import QApplication
 
     from profdiff.viewer.options import VIEWS
     from profdiff.viewer.qt.call_graph_view import CallGraphView
 
     assert "callers" in VIEWS
-    pair = [parsers.load(DATA / "cargo-profiler-rsmat-valgrind-3.10.0.SVN.callgrind.out.gz"),
-            parsers.load(DATA / "cargo-profiler-rsmat-valgrind-3.10.1.callgrind.out.19118.gz")]
-    view = CallGraphView(align(pair, mode="flat"))
-    qtbot.addWidget(view)
-    view.resize(1400, 600)
-    view.show()
-    QApplication.processEvents()
+    view = _shown_rsmat_pair(qtbot, CallGraphView, 1400, 600)
     for table in (view.functions, view.callers, view.callees):
         h = table.horizontalHeader()
         name_w = h.sectionSize(0)
@@ -100,19 +93,27 @@ def test_names_take_the_room_the_numbers_leave(qtbot) -> None:
 def test_a_narrow_tab_keeps_names_readable_and_scrolls(qtbot) -> None:
     """At 900 px the callers' numbers left their name column ~30 px ("alle"): the name
     column keeps MIN_NAME_CHARS characters and the table scrolls sideways instead."""
-    from PySide6.QtWidgets import QApplication
 
     from profdiff.viewer.qt.call_graph_view import MIN_NAME_CHARS, CallGraphView
 
-    pair = [parsers.load(DATA / "cargo-profiler-rsmat-valgrind-3.10.0.SVN.callgrind.out.gz"),
-            parsers.load(DATA / "cargo-profiler-rsmat-valgrind-3.10.1.callgrind.out.19118.gz")]
-    view = CallGraphView(align(pair, mode="flat"))
-    qtbot.addWidget(view)
-    view.resize(900, 500)
-    view.show()
-    QApplication.processEvents()
+    view = _shown_rsmat_pair(qtbot, CallGraphView, 900, 500)
     for table in (view.callers, view.callees):
         least = MIN_NAME_CHARS * table.fontMetrics().averageCharWidth()
         h = table.horizontalHeader()
         assert h.sectionSize(0) >= least
         assert h.length() > table.viewport().width()  # the numbers are reached by scrolling
+
+
+def _shown_rsmat_pair(qtbot, view_class, width: int, height: int):
+    """The Callers / callees tab over the two rsmat callgrind runs, shown at that size."""
+    from PySide6.QtWidgets import QApplication
+
+    pair = [parsers.load(DATA / "cargo-profiler-rsmat-valgrind-3.10.0.SVN.callgrind.out.gz"),
+            parsers.load(DATA / "cargo-profiler-rsmat-valgrind-3.10.1.callgrind.out.19118.gz")]
+    view = view_class(align(pair, mode="flat"))
+    qtbot.addWidget(view)
+    view.resize(width, height)
+    view.show()
+    QApplication.processEvents()
+    return view
+

@@ -285,9 +285,11 @@ def report_document(session: Session, gates: Sequence[Gate] = (), view: ViewStat
         "flame": None,
     }
     try:
-        # the flame's statuses judged as the window's diff tree and diff --tree judge them
-        # (by precision alone, two runs of one hs-ad binary read 61 of 239 frames changed)
-        tree = session.judge_statuses(session.tree)
+        # the flame's statuses (the current run's) judged as the window's diff tree and
+        # diff --tree judge them (by precision alone, two runs of one hs-ad binary read 61
+        # of 239 frames changed)
+        tree = session.tree
+        session.noise(tree, tree.status_metrics(sampled_only=True))
         ranked = main_metrics(tree)
         if tree.n_rows and ranked and (tree.parent >= 0).any():
             colour = (session.culprits(tree).changed_metrics() or list(ranked))[0]

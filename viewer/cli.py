@@ -98,9 +98,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     command line (a list: returns its exit code)."""
     program = argv is None
     if program:
-        from .blas_threads import one_blas_thread
+        from .program_start import set_up_program
 
-        one_blas_thread()
+        set_up_program()
         tolerant_stdout()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):

@@ -1049,19 +1049,26 @@ class EstimateStopped(Exception):
 
 def compute_noise(cmp: Comparison, base_runs: Sequence[int], new_runs: Sequence[int],
                   alpha: float = DEFAULT_ALPHA, metrics: Sequence[str] | None = None,
-                  stop: Callable[[], bool] | None = None) -> Noise:
-    """Each metric's (``metrics``: those only) spread and significance from ``base_runs``
-    to ``new_runs``.  ``stop()`` true before a metric: :class:`EstimateStopped` (a
-    background estimate of runs the window no longer shows)."""
+                  stop: Callable[[], bool] | None = None,
+                  done: Callable[[str, MetricNoise], None] | None = None) -> Noise:
+    """Each metric's (``metrics``: those only, estimated in that order) spread and
+    significance from ``base_runs`` to ``new_runs``; the result lists them in the
+    comparison's order.  ``stop()`` true before a metric: :class:`EstimateStopped` (a
+    background estimate of runs the window no longer shows).  ``done(name, estimate)``:
+    called as each metric is in, so a reader waiting for some of them need not wait for
+    all (:meth:`viewer.noise_job.NoiseJob.noise_of`)."""
     noise = Noise(len(base_runs), len(new_runs), alpha)
     memo: dict = {}
-    for m in cmp.metrics:
-        if metrics is not None and m.name not in metrics:
-            continue
+    todo = cmp.metrics if metrics is None else \
+        [cmp.metric_by_name[n] for n in dict.fromkeys(metrics) if n in cmp.metric_by_name]
+    for m in todo:
         if stop is not None and stop():
             raise EstimateStopped(m.name)
         if all(cmp.runs[r].has_metric(m.name) for r in [*base_runs, *new_runs]):
             noise.metrics[m.name] = metric_noise(cmp, m.name, base_runs, new_runs, alpha, memo)
+            if done is not None:
+                done(m.name, noise.metrics[m.name])
+    noise.metrics = {m.name: noise.metrics[m.name] for m in cmp.metrics if m.name in noise.metrics}
     return noise
 
 
@@ -1120,9 +1127,10 @@ def group_comparison(
 
 def single_run_noise(cmp: Comparison, alpha: float = DEFAULT_ALPHA,
                      metrics: Sequence[str] | None = None,
-                     stop: Callable[[], bool] | None = None) -> Noise:
+                     stop: Callable[[], bool] | None = None,
+                     done: Callable[[str, MetricNoise], None] | None = None) -> Noise:
     """Sampling-error estimate for a plain 1-vs-1 comparison (binomial on sample counts)."""
-    return compute_noise(cmp, [cmp.baseline], [cmp.current], alpha, metrics, stop)
+    return compute_noise(cmp, [cmp.baseline], [cmp.current], alpha, metrics, stop, done)
 
 
 def _runs_one_by_one_note(cmp: Comparison) -> list[str]:

@@ -19,6 +19,9 @@ from pathlib import Path
 
 def main(a: str, b: str, out: str) -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from live_first_paint import set_up_program
+
+    set_up_program()  # the program's process settings: this floor is of the same process
     from profdiff.parsers import load  # before Qt, as the app imports them
     from profdiff.viewer.compare import align
     from profdiff.viewer.qt.app import PNG_QUALITY  # the module imports no Qt

@@ -20,6 +20,7 @@ import sys
 
 def main(argv: list[str]) -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    set_up_program()  # as the program does before numpy is imported
     from profdiff.viewer.qt import app as appmod
     from profdiff.viewer.qt import main_window
 
@@ -32,6 +33,17 @@ def main(argv: list[str]) -> int:
     main_window.MainWindow.__init__ = init
     appmod._main(argv)
     return 1
+
+
+def set_up_program() -> None:
+    """What the program sets up before numpy is imported (:mod:`viewer.program_start`;
+    a tree from before that module, run by ``bench_formats.py --baseline``, set the BLAS
+    thread count alone)."""
+    try:
+        from profdiff.viewer.program_start import set_up_program as set_up
+    except ImportError:
+        from profdiff.viewer.blas_threads import one_blas_thread as set_up
+    set_up()
 
 
 def _exit_at_first_paint(win) -> None:

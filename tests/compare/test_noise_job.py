@@ -121,3 +121,82 @@ def test_a_cancelled_job_stops_before_its_next_metric(monkeypatch):
     job.cancel()
     go_on.set()
     assert job.result(timeout=60) is None and estimated == ["time_pct"]
+
+
+def test_the_estimate_follows_the_order_asked_and_lists_the_comparisons():
+    """Metrics are estimated in the order asked, each reported as it is in; the estimate
+    lists them in the comparison's order, and is the one made in any other order (the
+    same rows significant; p-values within rounding, as metrics that hold the same
+    samples share the counts of whichever is estimated first: ``ticks``, ``time_s``)."""
+    cmp = _tree()
+    asked = ["inherited_time_s", "time_s", "ticks"]
+    seen: list[str] = []
+    got = single_run_noise(cmp, 0.05, asked, done=lambda name, est: seen.append(name))
+    assert seen == asked
+    assert list(got.metrics) == [m.name for m in cmp.metrics if m.name in asked]
+    other = single_run_noise(cmp, 0.05, asked[::-1])
+    for m in asked:
+        assert np.allclose(got.metrics[m].pvalue, other.metrics[m].pvalue, rtol=1e-12,
+                           atol=1e-14, equal_nan=True), m
+        assert np.array_equal(got.metrics[m].significant, other.metrics[m].significant), m
+        assert got.metrics[m].significant.any() or m == "inherited_time_s", m
+
+
+def test_noise_of_gives_the_first_metrics_while_the_job_goes_on(monkeypatch):
+    """A reader of the job's first metrics (the window's culprit ranking) gets them as soon
+    as they are in, the same estimates the whole job gives, while the job still works on
+    its last metric; a metric the job does not estimate gives None at once."""
+    import threading
+
+    from profdiff.viewer import noise
+
+    cmp = _tree()
+    held, go_on = threading.Event(), threading.Event()
+    original = noise.metric_noise
+
+    def last_waits(*a, **k):
+        if a[1] == "inherited_time_s":
+            held.set()
+            assert go_on.wait(30)
+        return original(*a, **k)
+
+    monkeypatch.setattr(noise, "metric_noise", last_waits)
+    job = NoiseJob(cmp, ["ticks", "time_s", "inherited_time_s"], 0.05)
+    first = job.noise_of(["time_s", "ticks"], timeout=30)
+    assert first is not None and list(first.metrics) == [
+        m.name for m in cmp.metrics if m.name in ("time_s", "ticks")]
+    assert held.wait(30) and not job.done()  # the last metric is still being estimated
+    assert job.noise_of(["alloc_bytes"], timeout=30) is None  # not one of its metrics
+    go_on.set()
+    whole = job.result(timeout=60)
+    assert whole is not None
+    for m in ("time_s", "ticks"):
+        assert first.metrics[m] is whole.metrics[m]
+
+
+def test_noise_of_a_metric_a_cancelled_job_never_reaches_is_none(monkeypatch):
+    """Cancelled after its first metric, the job never estimates the others: a reader
+    waiting for one of them gets None when the job ends, not a wait until its timeout."""
+    import threading
+    import time
+
+    from profdiff.viewer import noise
+
+    cmp = _tree()
+    started, go_on = threading.Event(), threading.Event()
+    original = noise.metric_noise
+
+    def first_waits(*a, **k):
+        started.set()
+        assert go_on.wait(30)
+        return original(*a, **k)
+
+    monkeypatch.setattr(noise, "metric_noise", first_waits)
+    job = NoiseJob(cmp, ["time_s", "ticks"], 0.05)
+    assert started.wait(30)
+    job.cancel()
+    go_on.set()
+    t = time.monotonic()
+    assert job.noise_of(["ticks"], timeout=30) is None
+    assert time.monotonic() - t < 10
+    assert job.noise_of(["time_s"], timeout=30) is not None  # it was in before the stop

@@ -250,3 +250,32 @@ def test_a_run_that_fails_to_load_while_ranking(live, spy, monkeypatch, qtbot,
     if w.comparison is good:
         assert _culprit_name(w) == "addGrad"
     assert not any(c.n_runs > 1 and c is not good for c, _ in spy.calls)
+
+
+def test_the_tree_opens_along_the_culprit_by_the_loaders_estimate(make_window, monkeypatch):
+    """A big comparison's tree, shown first, ranks its culprits by the loader's estimate
+    of the main metrics (which the loader makes first), waited for instead of estimated a
+    second time on the GUI thread beside it; the path is the one an estimate of its own
+    gives."""
+    import profdiff.viewer.noise as noise_mod
+
+    monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10)
+    estimated: list[tuple[str, bool]] = []  # the tree's (metric, on the GUI thread)
+    real = noise_mod.metric_noise
+
+    def spy(cmp, metric, *a, **kw):
+        if cmp.mode == "tree":  # (the Summary judges the flat comparison on its own)
+            estimated.append((metric, threading.current_thread() is threading.main_thread()))
+        return real(cmp, metric, *a, **kw)
+
+    monkeypatch.setattr(noise_mod, "metric_noise", spy)
+    w = make_window()
+    w.first_view = "diff"
+    w.load_paths([str(V1), str(V2)])
+    w.show_view("diff")
+    main = ranking_mod.main_metrics(w.comparison)
+    assert main and all((m, False) in estimated for m in main)  # by the loader's job
+    assert not [m for m, gui in estimated if gui and m in main]
+    assert _culprit_name(w) == "addGrad"
+    alone = w.session.culprits(w.comparison)  # its own estimate (now attached): same path
+    assert w.diff.current_row() == int(np.argmax(alone.path_key))

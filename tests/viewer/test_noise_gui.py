@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 
 import profdiff.viewer.qt.window_noise as window_noise
 from profdiff.viewer.qt.models import FADED_TEXT, fade_rgb
+from profdiff.viewer.ranking import main_metrics
 
 DATA = Path(__file__).parent.parent / "data"
 HS = DATA / "hs-ad"
@@ -213,10 +214,10 @@ def test_a_big_comparisons_noise_starts_before_its_views_are_built(win, monkeypa
 
 def test_the_loader_starts_the_estimate_the_window_takes_over(win, monkeypatch):
     """A big comparison's estimate starts in the loader the moment the tree is aligned,
-    of exactly the metrics the window then wants (its columns, the 'sig.' metric, the
-    metrics statuses are judged by), and the window waits for it instead of estimating
-    them again: one estimate, the same statuses and faded cells as an estimate made by
-    the window."""
+    of exactly the metrics the window then wants (the culprit ranking's first, then its
+    columns, the 'sig.' metric, the metrics statuses are judged by), and the window waits
+    for it instead of estimating them again: one estimate, the same statuses and faded
+    cells as an estimate made by the window."""
     from profdiff.viewer import noise_job
     from profdiff.viewer.noise import single_run_noise as estimate
 
@@ -234,7 +235,7 @@ def test_the_loader_starts_the_estimate_the_window_takes_over(win, monkeypatch):
     win.load_paths([str(V1), str(V2)])
     win.wait_for_noise()
     cmp = win.comparison
-    wanted = win.view_state.noise_metrics(cmp)
+    wanted = list(dict.fromkeys([*main_metrics(cmp), *win.view_state.noise_metrics(cmp)]))
     # (the flat comparison, aligned ahead for the Summary, gets its own estimate)
     assert [c for c in calls if c[1] == "tree"] == [("loader", "tree", wanted)]
     assert {"time_pct", "inherited_time_pct", "time_s", "inherited_time_s"} <= set(wanted)
@@ -288,7 +289,8 @@ def test_the_loader_estimates_the_saved_columns(win, monkeypatch):
     win.wait_for_noise()
     cmp = win.comparison
     assert win.metrics[:2] == ["alloc_pct", "entries"]
-    assert wanted(cmp) == win.view_state.noise_metrics(cmp)
+    assert wanted(cmp) == list(dict.fromkeys([*main_metrics(cmp),
+                                              *win.view_state.noise_metrics(cmp)]))
     assert "time_pct" not in wanted(cmp)  # not shown, and not what statuses are judged by
     assert {"inherited_time_pct", "time_s"} <= set(wanted(cmp))  # the 'sig.' one, statuses
     monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10**9)  # small: estimated at once

@@ -58,9 +58,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The app (``argv`` None: ``sys.argv``, and the process ends as soon as the window
     has closed, :func:`viewer.options.exit_now`) or one command line (a list)."""
     if argv is None:
-        from profdiff.viewer.blas_threads import one_blas_thread
+        from profdiff.viewer.program_start import set_up_program
 
-        one_blas_thread()
+        set_up_program()
     code = _main(argv)
     if argv is None:
         exit_now(code)

@@ -201,6 +201,8 @@ class NavigationMixin:
         from profdiff.viewer.ranking import rank_changes
 
         if ranking is None:
+            ranking = self.ranking_from_job(cmp)
+        if ranking is None:
             session = getattr(self, "session", None)
             ranking = session.culprits(cmp) if session is not None else rank_changes(cmp)
         return ranking.path_key

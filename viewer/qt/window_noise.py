@@ -24,6 +24,11 @@ NOISE_SYNC_ROWS = 200_000
 worker thread, so opening a 10^6-node pair is not slowed by it."""
 
 
+JOB_WAIT_S = 120.0
+"""How long the GUI thread waits for the loader's estimate of the metrics it needs before
+estimating them itself (a job that hangs must not freeze the window)."""
+
+
 class NoiseMixin:
     """Noise estimates of the shown comparison: computed at once or in a worker, shown as fading and the 'sig.' column."""
 
@@ -74,10 +79,12 @@ class NoiseMixin:
 
     def noise_wanted(self) -> Callable[[Comparison], list[str]]:
         """What the loader starts estimating the moment it has aligned a tree
-        (:class:`viewer.noise_job.NoiseJob`): the metrics this window's views will want
-        of it (:meth:`_noise_todo`), chosen in the loading thread from a copy of the view
-        state and of the saved column choices.  None of a comparison the window
-        estimates at once or that carries its own (small ones, groups, 3+ runs).
+        (:class:`viewer.noise_job.NoiseJob`): the main metrics the culprit ranking
+        judges by, first (:meth:`ranking_from_job` waits for them alone), then the
+        metrics this window's views will want of it (:meth:`_noise_todo`), chosen in the
+        loading thread from a copy of the view state and of the saved column choices.
+        None of a comparison the window estimates at once or that carries its own (small
+        ones, groups).
 
         Why: on the 100 MB hs-ad pair the first paint waited ~0.1 s for this estimate
         when it started with the views' building instead of before the layout caches."""
@@ -89,9 +96,26 @@ class NoiseMixin:
                 return []
             view = copy.copy(state)  # choose_metrics sets the columns it picks
             view.choose_metrics(cmp, saved.get(cmp.runs[0].format) if cmp.runs else None)
-            return view.noise_metrics(cmp)
+            # the culprit ranking's first (ranking_from_job), then what the views read
+            return list(dict.fromkeys([*main_metrics(cmp), *view.noise_metrics(cmp)]))
 
         return wanted
+
+    def ranking_from_job(self, cmp: Comparison):
+        """The culprit ranking of ``cmp`` judged by the loader's estimate of its main
+        metrics (:meth:`viewer.noise_job.NoiseJob.noise_of`), waited for instead of
+        estimated a second time on this thread beside that job; None when no such
+        estimate is in flight or it failed (:meth:`Session.culprits` then estimates)."""
+        have = cmp.noise_of_run(cmp.current)
+        need = [m for m in main_metrics(cmp) if have is None or m not in have.metrics]
+        if not need:
+            return None
+        for task in self._noise_tasks:
+            if task.cmp is cmp and task.job is not None:
+                nz = task.job.noise_of(need, timeout=JOB_WAIT_S)
+                if nz is not None:
+                    return rank_changes(cmp, noise=cmp.noise_with(nz))
+        return None
 
     def adopt_noise_job(self, job: NoiseJob) -> None:
         """Take over the estimate the loader started of the comparison just shown: a

@@ -1,0 +1,18 @@
+"""What the profdiff program sets up for itself before numpy is imported: one BLAS
+thread (:mod:`viewer.blas_threads`) and one malloc arena with a kept heap
+(:mod:`viewer.malloc_tuning`).
+
+Called by the program's entry points (:func:`viewer.cli.main`, :func:`viewer.qt.app.main`
+run as the program) and by the benchmarks that time the program in-process; never by a
+process that imports profdiff as a library, whose threads and allocator are its own.
+"""
+
+from __future__ import annotations
+
+from . import blas_threads, malloc_tuning
+
+
+def set_up_program() -> None:
+    """Both settings, each a no-op once numpy is imported or when the user set it."""
+    blas_threads.one_blas_thread()
+    malloc_tuning.tune_malloc()

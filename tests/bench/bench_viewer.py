@@ -27,6 +27,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from live_first_paint import set_up_program  # noqa: E402
+
+set_up_program()  # the program's process settings (BLAS threads, memory), before numpy
+
 import numpy as np  # noqa: E402
 from bench_ghc_prof import build_large  # noqa: E402
 

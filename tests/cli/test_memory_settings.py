@@ -1,19 +1,14 @@
-"""The profdiff program asks glibc for one malloc arena and a kept heap
-(viewer/memory_settings.py), before numpy is imported, leaving what the user set alone."""
+"""The profdiff program asks glibc for one malloc arena and a kept heap, and numpy for
+ordinary pages (viewer/memory_settings.py), before numpy is imported, leaving what the
+user set alone."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+from fresh_process import fresh_output
 
 from profdiff.viewer import memory_settings
 from profdiff.viewer.memory_settings import SETTINGS, glibc_version
-
-ROOT = Path(__file__).resolve().parents[2]
 
 PROBE = """
 import ctypes, sys
@@ -34,11 +29,7 @@ print(memory_settings.tune_malloc(), calls, "numpy" in sys.modules)
 
 
 def _probe(before: str = "", **env: str) -> str:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
-    out = subprocess.run([sys.executable, "-c", PROBE.format(before=before)], cwd=ROOT,
-                         env={**clean, **env}, capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    return out.stdout.strip()
+    return fresh_output(PROBE.format(before=before), lambda k: k.startswith("MALLOC_"), **env)
 
 
 def _asked(skip: tuple[str, ...] = ()) -> list[tuple[int, int]]:
@@ -64,11 +55,8 @@ def test_not_glibc_asks_nothing():
 
 @pytest.mark.skipif(not glibc_version(), reason="the C library is not glibc")
 def test_glibc_takes_the_settings():
-    out = subprocess.run(
-        [sys.executable, "-c", "from profdiff.viewer.memory_settings import tune_malloc; "
-         "print(tune_malloc())"], cwd=ROOT, capture_output=True, text=True, timeout=60,
-        env={k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")})
-    assert out.returncode == 0 and out.stdout.strip() == "True", out.stderr
+    code = "from profdiff.viewer.memory_settings import tune_malloc; print(tune_malloc())"
+    assert fresh_output(code, lambda k: k.startswith("MALLOC_")) == "True"
 
 
 PAGES = """
@@ -83,11 +71,8 @@ print(asked, os.environ.get("NUMPY_MADVISE_HUGEPAGE"), multiarray._get_madvise_h
 
 
 def _pages(before: str = "", **env: str) -> list[str]:
-    clean = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
-    out = subprocess.run([sys.executable, "-c", PAGES.format(before=before)], cwd=ROOT,
-                         env={**clean, **env}, capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    return out.stdout.split()
+    return fresh_output(PAGES.format(before=before),
+                        lambda k: k == "NUMPY_MADVISE_HUGEPAGE", **env).split()
 
 
 def test_numpy_is_asked_for_ordinary_pages_before_it_is_imported():
@@ -100,42 +85,3 @@ def test_the_users_own_huge_page_choice_is_kept():
 
 def test_huge_pages_are_left_alone_once_numpy_is_imported():
     assert _pages(before="import numpy") == ["False", "None", "True"]
-
-
-class _Ended(Exception):
-    pass
-
-
-SMALL = ROOT / "tests" / "data" / "ghc-prof" / "ghc-6.12-ann-run-0134-2010-07-02.prof"
-
-
-@pytest.mark.parametrize("entry", ["cli", "app"])
-def test_the_program_entry_points_set_memory_up_and_a_call_with_arguments_does_not(monkeypatch, entry):
-    from profdiff.viewer import cli
-    from profdiff.viewer.qt import app as qt_app
-
-    calls: list[str] = []
-    monkeypatch.setattr(memory_settings, "tune_malloc", lambda: calls.append("tuned") or True)
-    monkeypatch.setattr(memory_settings, "small_pages", lambda: calls.append("pages") or True)
-
-    def ended(code: int) -> None:
-        raise _Ended(code)
-
-    monkeypatch.setattr("profdiff.viewer.options.exit_now", ended)
-    monkeypatch.setattr(qt_app, "exit_now", ended)
-    args = ["show", str(SMALL)] if entry == "cli" else [str(SMALL), "--no-such-option"]
-    main = cli.main if entry == "cli" else qt_app.main
-    monkeypatch.setattr(sys, "argv", ["profdiff", *args])
-    with pytest.raises((_Ended, SystemExit)):
-        main()
-    assert calls == ["tuned", "pages"]
-    calls.clear()
-    with pytest.raises(SystemExit) if entry == "app" else _no_raise():
-        main(args)
-    assert calls == []
-
-
-def _no_raise():
-    import contextlib
-
-    return contextlib.nullcontext()

@@ -86,8 +86,9 @@ class NoiseJob:
 
         Why: the window's culprit ranking reads the estimate of its main metrics, which
         this job makes first; waiting for those alone, instead of estimating them again
-        beside the job, took the GUI thread's second estimate of the same ``time`` off
-        the first paint (the 100 MB hs-ad pair: ~0.18 s of it)."""
+        beside the job, took a second estimate of the same ``time_s`` off the GUI
+        thread's first paint (the 100 MB hs-ad pair: 0.18 s there, while the job made
+        the same one on the other core)."""
         wanted = list(dict.fromkeys(metrics))
         if not set(wanted) <= set(self.metrics):
             return None

@@ -15,7 +15,7 @@ from profdiff.viewer.compare import Comparison
 from profdiff.viewer.defaults import DEFAULT_ALPHA
 from profdiff.viewer.noise import ensure_noise, ensure_run_noise, single_run_noise
 from profdiff.viewer.noise_job import NoiseJob
-from profdiff.viewer.ranking import main_metrics, rank_changes
+from profdiff.viewer.ranking import Ranking, main_metrics, rank_changes
 
 from .layout import path_key_max
 
@@ -101,7 +101,7 @@ class NoiseMixin:
 
         return wanted
 
-    def ranking_from_job(self, cmp: Comparison):
+    def ranking_from_job(self, cmp: Comparison) -> Ranking | None:
         """The culprit ranking of ``cmp`` judged by the loader's estimate of its main
         metrics (:meth:`viewer.noise_job.NoiseJob.noise_of`), waited for instead of
         estimated a second time on this thread beside that job; None when no such

@@ -362,6 +362,47 @@ def test_call_sites_are_the_tree_rows_with_the_key(qtbot, data_dir, pair):
     assert found > flat.n_rows // 2
 
 
+@pytest.mark.parametrize("pair", [("hs-ad/v1/ad.prof", "hs-ad/v2/ad.prof"),
+                                  ("perf/c-vm/v1/perf.script.txt.gz",
+                                   "perf/c-vm/v2/perf.script.txt.gz")])
+def test_call_sites_pane_lists_each_sites_caller_path_and_values(qtbot, data_dir, pair):
+    """Each call site of the rows with the most of them: its caller (the row above it),
+    its whole call path, and its main metric in each run and their Δ as the tree shows
+    them, the largest |Δ| first."""
+    from profdiff.viewer.qt.flat_view import FlatView
+    from profdiff.viewer.ranking import main_metrics
+    from profdiff.viewer.units import digits_rounding, format_delta, format_value
+
+    s = Session(SessionSpec(), [load(str(data_dir / p)) for p in pair])
+    flat, tree = s.flat, s.tree
+    metric = main_metrics(tree)[0]  # what the window passes: its main self metric
+    assert metric in tree.values
+    fv = FlatView()
+    qtbot.addWidget(fv)
+    fv.set_comparison(flat, tree, available_metrics(flat), metric)
+    unit = tree.metric_by_name[metric].unit
+    hb, hn = (digits_rounding(tree.runs, metric, i) for i in (tree.baseline, tree.current))
+    busiest = sorted(range(flat.n_rows), key=lambda r: -fv.call_sites(r).size)[:3]
+    assert fv.call_sites(busiest[0]).size > 1
+    for fr in busiest:
+        fv.show_call_sites(fr)
+        items = [fv.sites.topLevelItem(i) for i in range(fv.sites.topLevelItemCount())]
+        assert len(items) == fv.call_sites(fr).size >= 1
+        deltas = []
+        for it in items:
+            r = int(it.data(0, Qt.ItemDataRole.UserRole))
+            path = tree.path_labels(r)
+            assert it.text(0) == (path[-2] if len(path) > 1 else "(root)")
+            assert it.text(1) == " ▸ ".join(path)
+            b = float(tree.values[metric][r, tree.baseline])
+            n = float(tree.values[metric][r, tree.current])
+            assert [it.text(c) for c in (2, 3, 4)] == [
+                format_value(b, unit, rounding=hb), format_value(n, unit, rounding=hn),
+                format_delta(n - b, unit, rounding=hb + hn)]
+            deltas.append(abs(n - b))
+        assert deltas == sorted(deltas, reverse=True)
+
+
 def test_status_cells_follow_the_noise_estimate_that_lands_after_them():
     """A status column read before the noise estimate (its rows judged by precision
     alone: a folded pair's hypercall_page_[k], 19 -> 4 samples, "changed") shows the

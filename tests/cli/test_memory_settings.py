@@ -4,6 +4,8 @@ user set alone."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from fresh_process import fresh_output
 
@@ -85,3 +87,34 @@ def test_the_users_own_huge_page_choice_is_kept():
 
 def test_huge_pages_are_left_alone_once_numpy_is_imported():
     assert _pages(before="import numpy") == ["False", "None", "True"]
+
+
+GIVE_BACK = """
+import os
+from profdiff.viewer import memory_settings
+
+def resident_mb():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+before = memory_settings.give_back_freed()  # nothing kept yet: not tuned
+memory_settings.tune_malloc()
+blocks = [b"\x01" * (40 << 20) for _ in range(3)]  # 120 MB, every page written
+alive = b"\x02" * (1 << 20)  # what stays allocated above them, as a window's data does
+del blocks
+kept = resident_mb()
+given = memory_settings.give_back_freed()
+print(before, given, round(kept), round(resident_mb()))
+"""
+
+
+@pytest.mark.skipif(not glibc_version() or not Path("/proc/self/statm").exists(),
+                    reason="glibc's heap and /proc's resident size")
+def test_the_kept_heap_goes_back_to_the_kernel_when_asked():
+    """Freed blocks stay with a tuned process (the next arrays reuse them) until it hands
+    them back, as the window does when idle and ``watch`` after each run; an untuned
+    process has nothing to hand back."""
+    before, given, kept, after = fresh_output(
+        GIVE_BACK, lambda k: k.startswith("MALLOC_")).split()
+    assert (before, given) == ("False", "True")
+    assert int(kept) >= 120 and int(after) < int(kept) - 100

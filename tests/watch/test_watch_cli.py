@@ -180,3 +180,20 @@ def test_the_window_gets_the_reading_options(tmp_path):
     assert isinstance(req, OpenApp) and req.entry == "watch"
     assert req.kwargs["lenient"] is True
     assert req.kwargs["reader_options"] == {"group_by": "symbol", "alloc_sample_rate": 1.0}
+
+
+def test_watch_hands_freed_memory_back_once_idle(tmp_path, capsys, monkeypatch):
+    """After the runs that landed are compared and printed, with no event waiting, the
+    memory their comparisons freed goes back to the kernel
+    (:func:`viewer.memory_settings.give_back_freed`): a watched folder must not keep it."""
+    import profdiff.viewer.watch_cli as watch_cli
+
+    given: list[int] = []
+    monkeypatch.setattr(watch_cli, "give_back_freed", lambda: given.append(1) or True)
+    now = time.time()
+    for i, rel in enumerate(["v1/ad.prof", "v2/ad.prof"]):
+        f = copy(rel, tmp_path / rel)
+        os.utime(f, (now - 50 + i, now - 50 + i))
+    rc, out = _run_main(["watch", str(tmp_path), "--once", "--json", "--glob", "*.prof"], capsys)
+    assert rc == 0 and len(out.splitlines()) == 2
+    assert 1 <= len(given) <= 2

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QDockWidget,
     QHBoxLayout,
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from profdiff.parsers.model import Profile
 from profdiff.viewer.colors import DivergingScale
 from profdiff.viewer.compare import Comparison, Status
+from profdiff.viewer.memory_settings import give_back_freed
 from profdiff.viewer.noise_job import NoiseJob
 from profdiff.viewer.run_labels import labels_of
 from profdiff.viewer.session import Session, SessionSpec
@@ -410,6 +411,9 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
             self.summary_view.set_summary(None)
         self._defer(self.summary_view, self._refresh_summary)
         _settle_gc()
+        # idle by then: what the runs replaced, the loading and the views' building
+        # freed goes back to the kernel (memory_settings.give_back_freed)
+        QTimer.singleShot(GIVE_BACK_AFTER_MS, give_back_freed)
 
     def _restore_state(self, st: dict, old_tree: Comparison) -> None:
         for name, v in (("side", self.side), ("diff", self.diff)):
@@ -867,4 +871,10 @@ def _settle_gc() -> None:
 
 _settled = False
 """Whether a comparison's objects were frozen yet in this process (:func:`_settle_gc`)."""
+
+GIVE_BACK_AFTER_MS = 3000
+"""How long after a comparison is shown the window hands the heap's free memory back to
+the kernel: after its first paint and the work the event loop does next (column widths,
+the noise estimate landing), so that the first paint does not pay for it and its arrays
+are not faulted in again at once."""
 

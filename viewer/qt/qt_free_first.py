@@ -45,6 +45,7 @@ MODULES = (
     "profdiff.viewer.call_edges",
     "profdiff.viewer.row_key",
     "profdiff.viewer.single_source",
+    "profdiff.viewer.memory_settings",
 )
 
 

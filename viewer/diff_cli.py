@@ -223,9 +223,7 @@ def print_comparison(session: Session, view: ViewState, *, sort: str | None = No
     from .table import render_comparison, use_color
 
     cmp = session.main
-    if cmp.n_runs >= 2:  # every metric judged once, so statuses and ranking agree
-        session.noise(cmp, [*cmp.values, *(g.metric for g in gates if not g.total)])
-        session.judge_statuses(cmp)  # 3+ single runs: every run's own statuses
+    session.judge_every_metric(cmp, [g.metric for g in gates if not g.total])
     ranking = session.culprits(cmp)
     metric, how, desc = parse_sort(sort, cmp, view)
     if not sort:  # culprit first: own change against the baseline's total

@@ -522,6 +522,16 @@ class Session:
         judge_every_run(cmp, self.spec.alpha)
         return cmp
 
+    def judge_every_metric(self, cmp: Comparison, also: Sequence[str] = ()) -> Comparison:
+        """``cmp`` with the noise of every metric (and of ``also``: the gates' metrics)
+        estimated once and every run's statuses judged (:meth:`judge_statuses`): what
+        ``diff`` and the report print, so that their statuses, ranking and gates read one
+        estimate.  Returns ``cmp``."""
+        if cmp.n_runs >= 2:
+            self.noise(cmp, [*cmp.values, *also])
+            self.judge_statuses(cmp)
+        return cmp
+
     def culprits(self, cmp: Comparison | None = None) -> Ranking:
         """Rows of ``cmp`` (default: the main comparison) culprit first: own change against
         the baseline's total over the format's main metrics, beyond precision and noise

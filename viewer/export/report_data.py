@@ -264,9 +264,7 @@ def report_document(session: Session, gates: Sequence[Gate] = (), view: ViewStat
     from profdiff.viewer.view_state import ViewState
 
     cmp = session.main
-    if cmp.n_runs >= 2:  # every metric judged once, as ``diff`` does
-        session.noise(cmp, [*cmp.values, *(g.metric for g in gates if not g.total)])
-        session.judge_statuses(cmp)  # 3+ single runs: every run's own statuses
+    session.judge_every_metric(cmp, [g.metric for g in gates if not g.total])
     ranking = session.culprits(cmp)
     view = view or ViewState()
     top = (ranking.changed_metrics() or list(ranking.metrics) or [""])[0]

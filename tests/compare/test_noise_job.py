@@ -200,3 +200,100 @@ def test_noise_of_a_metric_a_cancelled_job_never_reaches_is_none(monkeypatch):
     assert job.noise_of(["ticks"], timeout=30) is None
     assert time.monotonic() - t < 10
     assert job.noise_of(["time_s"], timeout=30) is not None  # it was in before the stop
+
+
+PACED = ["time_s", "ticks", "inherited_time_s"]
+
+
+def _spy_statuses(monkeypatch) -> list[str]:
+    """The threads that read the statuses' masks (:meth:`Comparison.prepare_statuses`)."""
+    import threading
+
+    from profdiff.viewer.compare import Comparison
+
+    readers: list[str] = []
+    original = Comparison.prepare_statuses
+
+    def spy(cmp):
+        readers.append(threading.current_thread().name)
+        return original(cmp)
+
+    monkeypatch.setattr(Comparison, "prepare_statuses", spy)
+    return readers
+
+
+def test_a_paced_job_waits_after_its_first_metrics_until_go_on(monkeypatch):
+    """With ``first``, the job estimates those metrics, then estimates nothing more and
+    reads no status masks until :meth:`NoiseJob.go_on` (the window's first paint); then
+    the rest, and the whole estimate is the one made at once."""
+    monkeypatch.setattr(noise_job, "HOLD_LIMIT_S", 600.0)  # only go_on lets it on here
+    readers = _spy_statuses(monkeypatch)
+    cmp = _tree()
+    job = NoiseJob(cmp, PACED, 0.05, first=["time_s"])
+    first = job.noise_of(["time_s"], timeout=60)
+    assert first is not None and list(first.metrics) == ["time_s"]
+    assert job.result(timeout=0.5) is None and not job.done()
+    assert job.noise_of(["ticks"], timeout=0.2) is None  # held back
+    assert readers == []
+    job.go_on()
+    got = job.result(timeout=60)
+    assert got is not None and set(got.metrics) == set(PACED)
+    assert readers == ["profdiff-statuses"]
+    alone = single_run_noise(cmp, 0.05, PACED)
+    for m in PACED:
+        assert np.array_equal(got.metrics[m].significant, alone.metrics[m].significant), m
+
+
+def test_a_paced_job_goes_on_by_itself_after_the_limit(monkeypatch):
+    """A window that never paints (closed, replaced) does not keep the estimate back."""
+    monkeypatch.setattr(noise_job, "HOLD_LIMIT_S", 0.05)
+    job = NoiseJob(_tree(), PACED, 0.05, first=["time_s"])
+    got = job.result(timeout=60)
+    assert got is not None and set(got.metrics) == set(PACED)
+
+
+def test_a_cancelled_paced_job_ends_without_waiting_for_go_on(monkeypatch):
+    monkeypatch.setattr(noise_job, "HOLD_LIMIT_S", 600.0)
+    job = NoiseJob(_tree(), PACED, 0.05, first=["time_s"])
+    assert job.noise_of(["time_s"], timeout=60) is not None
+    job.cancel()
+    assert job.result(timeout=60) is None and job.done()
+
+
+def test_a_job_whose_first_metrics_are_all_it_has_does_not_wait(monkeypatch):
+    monkeypatch.setattr(noise_job, "HOLD_LIMIT_S", 600.0)
+    readers = _spy_statuses(monkeypatch)
+    job = NoiseJob(_tree(), ["time_s"], 0.05, first=["time_s", "alloc_bytes"])
+    assert job.result(timeout=60) is not None and readers == ["profdiff-statuses"]
+
+
+def test_only_the_live_loader_paces_its_job():
+    """The live window's loader (:class:`LoadTask`) paces the job on the culprit
+    ranking's metrics; a synchronous load (``--screenshot``, tests) does not."""
+    from profdiff.viewer.qt.loader import load_and_align
+    from profdiff.viewer.ranking import main_metrics
+    from profdiff.viewer.session import SessionSpec, Slot
+
+    paths = [str(HS / v / "ad.P.prof") for v in ("v1", "v2")]
+    spec = SessionSpec(files=tuple(paths))
+    plain = load_and_align([Slot(p) for p in paths], spec, judge=lambda c: PACED)
+    assert plain.noise_job.result(timeout=60) is not None  # nothing held it
+    paced = load_and_align([Slot(p) for p in paths], spec, judge=lambda c: PACED, paced=True)
+    assert main_metrics(paced.tree) == ("time_s", "alloc_bytes")  # time_s alone in PACED
+    assert paced.noise_job.noise_of(["time_s"], timeout=60) is not None
+    assert paced.noise_job.result(timeout=0.3) is None
+    paced.noise_job.go_on()
+    assert paced.noise_job.result(timeout=60) is not None
+
+
+def test_a_paced_job_that_fails_reads_its_masks_without_waiting(monkeypatch):
+    """An estimate that fails before its first metrics leaves nothing to pace: the job
+    ends at once (its masks read), not at the time limit (made 10 minutes here)."""
+    def broken(*_a, **_k):
+        raise MemoryError("no room")
+
+    monkeypatch.setattr(noise_job, "HOLD_LIMIT_S", 600.0)
+    monkeypatch.setattr(noise_job, "single_run_noise", broken)
+    readers = _spy_statuses(monkeypatch)
+    job = NoiseJob(_tree(), PACED, 0.05, first=["time_s"])
+    assert job.result(timeout=60) is None and job.done() and readers == ["profdiff-statuses"]

@@ -346,3 +346,51 @@ def test_heap_pair_of_one_binary_reads_moved_not_changed(win):
     assert win.diff.layout_.visible is not None and not win.diff.layout_.visible.any()
     win.significant_box.setChecked(False)
     assert win.diff.models[0].rowCount() > 0
+
+
+def test_the_live_window_lets_its_paced_estimate_go_on_once_it_has_shown_the_runs(
+        qtbot, tmp_path, monkeypatch):
+    """The live window's loader paces its estimate (the culprit ranking's metrics, then a
+    wait): the window lets it go on once it has shown the runs, so the rest lands and the
+    statuses are judged by it, without the job's time limit (made 10 minutes here).  The
+    diff tree it paints meanwhile judges its rows alone: no status of every row is
+    judged on the GUI thread before the job reads the masks (after that paint)."""
+    import threading
+
+    from PySide6.QtCore import QSettings
+
+    from profdiff.viewer import noise_job
+    from profdiff.viewer.compare import Comparison
+    from profdiff.viewer.noise import single_run_noise as estimate
+    from profdiff.viewer.qt.main_window import MainWindow
+
+    monkeypatch.setattr(window_noise, "NOISE_SYNC_ROWS", 10)
+    monkeypatch.setattr(noise_job, "HOLD_LIMIT_S", 600.0)
+    jobs = []
+    init = noise_job.NoiseJob.__init__
+    monkeypatch.setattr(noise_job.NoiseJob, "__init__",
+                        lambda job, *a, **k: (jobs.append(job), init(job, *a, **k))[1])
+    events = []
+    status_for, prepare = Comparison.status_for, Comparison.prepare_statuses
+    monkeypatch.setattr(Comparison, "status_for", lambda c, *a, **k: (
+        events.append(("whole", threading.current_thread() is threading.main_thread())),
+        status_for(c, *a, **k))[1])
+    monkeypatch.setattr(Comparison, "prepare_statuses",
+                        lambda c: (events.append(("masks", False)), prepare(c))[1])
+    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
+                   synchronous=False)
+    qtbot.addWidget(w)
+    w.show()
+    w.comparisonChanged.connect(lambda _c: w.show_view("diff"))  # as --view diff does
+    w.load_paths([str(V1), str(V2)])
+    qtbot.waitUntil(lambda: w.comparison is not None, timeout=30_000)
+    cmp = w.comparison
+    qtbot.waitUntil(lambda: ("masks", False) in events, timeout=30_000)
+    assert w.diff.current_row() >= 0  # opened along the culprit, painted
+    assert ("whole", True) not in events[:events.index(("masks", False))]
+    assert len(jobs) == 1 and jobs[0].cmp is cmp
+    wanted = list(dict.fromkeys([*main_metrics(cmp), *w.view_state.noise_metrics(cmp)]))
+    assert set(wanted) - set(main_metrics(cmp))  # a rest to hold back
+    qtbot.waitUntil(lambda: cmp.noise is not None and set(wanted) <= set(cmp.noise.metrics),
+                    timeout=30_000)
+    assert np.array_equal(cmp.status, cmp.status_for(noise=estimate(cmp, 0.05, wanted)))

@@ -19,6 +19,7 @@ from profdiff.parsers.model import Profile
 from profdiff.viewer.compare import Comparison
 from profdiff.viewer.noise_job import NoiseJob
 from profdiff.viewer.options import lenient_hint_for
+from profdiff.viewer.ranking import main_metrics
 from profdiff.viewer.session import (  # noqa: F401 - Slot, Cancelled, describe_error re-exported
     Cancelled,
     Session,
@@ -79,6 +80,7 @@ def load_and_align(
     flat: bool = False,
     judge: Callable[[Comparison], list[str]] | None = None,
     ahead: Callable[[list[Profile]], Sequence[str]] | None = None,
+    paced: bool = False,
 ) -> LoadResult:
     """Load the slots' paths with ``spec``'s reading options, keep previous profiles where
     loading fails, and build the :class:`~viewer.session.Session` (the tree comparison with
@@ -89,6 +91,9 @@ def load_and_align(
     comparison here too (watch mode reads it as soon as the runs are shown).  ``ahead``:
     given the runs read, the other comparisons (``"flat"``) the first view shown reads,
     each aligned in a thread of its own beside the tree's (:meth:`Session.align_ahead`).
+    ``paced``: the noise job estimates the culprit ranking's metrics, then waits for the
+    window's first paint before the others (:class:`~viewer.noise_job.NoiseJob`'s
+    ``first``; the live window, which calls its ``go_on``).
     """
     out = load_slots(spec, slots, progress=progress, cancelled=cancelled, loader=loader)
     if not spec.lenient and loader is None:
@@ -105,7 +110,8 @@ def load_and_align(
             session.align_ahead(mode)
         tree = session.tree
         wanted = judge(tree) if judge is not None else []
-        job = NoiseJob(tree, wanted, spec.alpha) if wanted else None
+        job = NoiseJob(tree, wanted, spec.alpha, main_metrics(tree) if paced else ()) \
+            if wanted else None
         precompute(tree, statuses=job is None)  # the job prepares them beside this
         if flat:
             flat_of(session)
@@ -137,7 +143,8 @@ class _Signals(QObject):
 
 class LoadTask(QRunnable):
     """Runs :func:`load_and_align` in a pool thread; ``cancel()`` stops it at the next
-    progress report of the reader."""
+    progress report of the reader.  Its noise job is paced: the window that shows the
+    result calls the job's ``go_on`` once it has painted (:meth:`MainWindow._apply`)."""
 
     def __init__(self, slots: list[Slot], spec: SessionSpec, n_base: int | None = None,
                  flat: bool = False,
@@ -167,7 +174,8 @@ class LoadTask(QRunnable):
                 res = load_and_align(self.slots, self.spec,
                                      progress=self.signals.progress.emit,
                                      cancelled=self._cancel.is_set, n_base=self.n_base,
-                                     flat=self.flat, judge=self.judge, ahead=self.ahead)
+                                     flat=self.flat, judge=self.judge, ahead=self.ahead,
+                                     paced=True)
             except Cancelled:
                 self.signals.cancelled.emit()
                 return

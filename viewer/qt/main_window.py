@@ -414,6 +414,8 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         # idle by then: what the runs replaced, the loading and the views' building
         # freed goes back to the kernel (memory_settings.give_back_freed)
         QTimer.singleShot(GIVE_BACK_AFTER_MS, give_back_freed)
+        if noise_job is not None:  # the rest of its estimate, once these rows are painted
+            QTimer.singleShot(0, noise_job.go_on)
 
     def _restore_state(self, st: dict, old_tree: Comparison) -> None:
         for name, v in (("side", self.side), ("diff", self.diff)):

@@ -893,7 +893,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         align = _RIGHT if c.numeric else _LEFT
         deco = None
         if col == 0 and self.pane_run is None and self.cmp.n_runs > 1:
-            deco = self._icons.get(int(self.cmp.status[r]))
+            deco = self._icons.get(self.cmp.status_at(r))
         if pres is not None and not pres[r]:
             cell = (PLACEHOLDER_TEXT if col == 0 else "", align, self._placeholder,
                     self._grey, self._italic, deco)
@@ -963,7 +963,7 @@ class ComparisonTreeModel(QAbstractItemModel):
             gone = rows[~pres[rows]]
             rows = rows[pres[rows]]
         merged = self.pane_run is None and self.cmp.n_runs > 1
-        status = self.cmp.status[rows].tolist() if merged else None
+        status = self.cmp.status_rows(rows).tolist() if merged else None
         rl = rows.tolist()
         cells, nc = self._cells, self._ncols
         for col, c in enumerate(self.columns):
@@ -1100,7 +1100,7 @@ class ComparisonTreeModel(QAbstractItemModel):
         if c.kind == "sig":
             return None if self._sig_real(c.metric, r) else self._faded_fg
         if self.pane_run is None and self.cmp.n_runs > 1 and \
-                self.cmp.status[r] == Status.REMOVED:
+                self.cmp.status_at(r) == Status.REMOVED:
             return self._grey
         return None
 
@@ -1184,7 +1184,7 @@ class ComparisonTreeModel(QAbstractItemModel):
                 rgb = fade_rgb(rgb)
             return self._brush(rgb)
         if c.kind == "name" and self.pane_run is None and self.cmp.n_runs > 1:
-            st = self.cmp.status[r]
+            st = self.cmp.status_at(r)
             if st == Status.ADDED:
                 return self._added
             if st == Status.REMOVED:

@@ -315,7 +315,7 @@ class DetailsPane(QTextBrowser):
 
 def details_html(cmp: Comparison, row: int) -> str:
     e = html.escape
-    st = Status(int(cmp.status[row])).label if cmp.n_runs > 1 else ""
+    st = Status(cmp.status_at(row)).label if cmp.n_runs > 1 else ""
     out = [f"<h3 style='margin:2px'>{e(str(cmp.label_at('name', row)))}</h3>",
            f"<div><b>module</b> {e(str(cmp.label_at('module', row)))} &nbsp; <b>src</b> "
            f"{e(str(cmp.label_at('src', row)))}" + (f" &nbsp; <b>status</b> {st}" if st else "") + "</div>"]

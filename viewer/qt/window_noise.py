@@ -202,12 +202,20 @@ class NoiseMixin:
         when one is in, have arrived (tests, screenshots)."""
         from PySide6.QtCore import QCoreApplication
 
+        self._go_on_with_jobs()  # all of them now, painted or not
         for _ in range(3):  # noise, then the ranking it starts
             QThreadPool.globalInstance().waitForDone(timeout_ms)
             QCoreApplication.processEvents()
             if not self._noise_tasks:
                 break
         self.ensure_noise()
+
+    def _go_on_with_jobs(self) -> None:
+        """Let every loader's estimate in flight go on past its first metrics
+        (:meth:`viewer.noise_job.NoiseJob.go_on`)."""
+        for task in self._noise_tasks:
+            if task.job is not None:
+                task.job.go_on()
 
     def ensure_noise(self) -> None:
         """Compute every missing noise estimate now (of the comparisons aligned so far)."""
@@ -219,6 +227,7 @@ class NoiseMixin:
         todo = self._noise_todo(cmp, metrics)
         for task in list(self._noise_tasks):  # the loader's estimate: waited for, not redone
             if task.cmp is cmp and task.job is not None and set(todo) & set(task.metrics):
+                task.job.go_on()  # waited for here: not held back for a paint
                 nz = task.job.result()
                 if nz is not None:
                     cmp.add_noise(nz)

@@ -62,18 +62,13 @@ def test_the_loader_starts_the_job_when_asked():
     assert load_and_align([Slot(p) for p in paths], spec).noise_job is None
 
 
-def test_the_job_prepares_the_statuses_the_loader_leaves_to_it(monkeypatch):
-    """With a job, the loader leaves the statuses' masks to it (read once, in the job's
-    thread, beside the layout caches); the statuses are those judged without it."""
+def _spy_statuses(monkeypatch) -> list[str]:
+    """The threads that read the statuses' masks (:meth:`Comparison.prepare_statuses`)."""
     import threading
 
     from profdiff.viewer.compare import Comparison
-    from profdiff.viewer.qt.loader import load_and_align
-    from profdiff.viewer.session import SessionSpec, Slot
 
-    paths = [str(HS / v / "ad.P.prof") for v in ("v1", "v2")]
-    spec = SessionSpec(files=tuple(paths))
-    readers = []
+    readers: list[str] = []
     original = Comparison.prepare_statuses
 
     def spy(cmp):
@@ -81,6 +76,18 @@ def test_the_job_prepares_the_statuses_the_loader_leaves_to_it(monkeypatch):
         return original(cmp)
 
     monkeypatch.setattr(Comparison, "prepare_statuses", spy)
+    return readers
+
+
+def test_the_job_prepares_the_statuses_the_loader_leaves_to_it(monkeypatch):
+    """With a job, the loader leaves the statuses' masks to it (read once, in the job's
+    thread, beside the layout caches); the statuses are those judged without it."""
+    from profdiff.viewer.qt.loader import load_and_align
+    from profdiff.viewer.session import SessionSpec, Slot
+
+    paths = [str(HS / v / "ad.P.prof") for v in ("v1", "v2")]
+    spec = SessionSpec(files=tuple(paths))
+    readers = _spy_statuses(monkeypatch)
     res = load_and_align([Slot(p) for p in paths], spec, judge=lambda c: ["ticks"])
     nz = res.noise_job.result(timeout=60)
     assert readers == ["profdiff-statuses"]
@@ -203,23 +210,6 @@ def test_noise_of_a_metric_a_cancelled_job_never_reaches_is_none(monkeypatch):
 
 
 PACED = ["time_s", "ticks", "inherited_time_s"]
-
-
-def _spy_statuses(monkeypatch) -> list[str]:
-    """The threads that read the statuses' masks (:meth:`Comparison.prepare_statuses`)."""
-    import threading
-
-    from profdiff.viewer.compare import Comparison
-
-    readers: list[str] = []
-    original = Comparison.prepare_statuses
-
-    def spy(cmp):
-        readers.append(threading.current_thread().name)
-        return original(cmp)
-
-    monkeypatch.setattr(Comparison, "prepare_statuses", spy)
-    return readers
 
 
 def test_a_paced_job_waits_after_its_first_metrics_until_go_on(monkeypatch):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -129,17 +129,24 @@ def load_run(spec: SessionSpec, path: str, progress: Callable[[float], None] | N
 def load_slots(spec: SessionSpec, slots: Sequence[Slot], *,
                progress: Callable[[float], None] | None = None,
                cancelled: Callable[[], bool] | None = None,
-               loader: Callable[..., Profile] | None = None) -> LoadOutcome:
+               loader: Callable[..., Profile] | None = None,
+               ready: Mapping[int, Callable[[Callable[[float], None]], Profile | None]]
+               | None = None) -> LoadOutcome:
     """Read the slots' paths, keeping a slot's previous profile when its file fails
     (the window shows what it can and lists every failure).  ``progress`` gets 0..0.9;
-    ``cancelled()`` true stops the readers (:class:`Cancelled`).
+    ``cancelled()`` true stops the readers (:class:`Cancelled`).  ``ready``: slots
+    being read elsewhere (:mod:`viewer.head_start`), each a function that waits for
+    that profile, given the slot's progress callback; None from it and the slot is
+    read here.
 
     Why several files are read at once (:func:`read_workers` threads): the readers spend
     most of their time in numpy, pandas or a perf child process, which run beside each
     other, so a pair of 100 MB ``.prof`` reads in 0.70x the time of one after the other.
     Results and errors keep the slots' order."""
     todo = [i for i, s in enumerate(slots) if s.path]
-    cores = max(1, usable_cores() // read_workers(len(todo)))  # each read's share
+    ready = ready or {}
+    reads = len([i for i in todo if i not in ready])  # the reads this process runs
+    cores = max(1, usable_cores() // read_workers(reads))  # each read's share
     share = [0.0] * len(slots)
     lock = threading.Lock()
 
@@ -152,7 +159,9 @@ def load_slots(spec: SessionSpec, slots: Sequence[Slot], *,
                     share[i] = max(0.0, min(1.0, f))
                     progress(min(1.0, sum(share) / max(len(todo), 1)) * 0.9)
 
-        p = load_run(spec, str(slots[i].path), cb, loader, cores)
+        p = ready[i](cb) if i in ready else None
+        if p is None:
+            p = load_run(spec, str(slots[i].path), cb, loader, cores)
         with lock:
             share[i] = 1.0
         return p

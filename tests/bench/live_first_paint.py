@@ -22,15 +22,26 @@ def main(argv: list[str]) -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     set_up_program()  # as the program does before numpy is imported
     from profdiff.viewer.qt import app as appmod
-    from profdiff.viewer.qt import main_window
 
-    build = main_window.MainWindow.__init__
+    make_app = appmod._application
 
-    def init(win, *args, **kwargs) -> None:
-        build(win, *args, **kwargs)
-        _exit_at_first_paint(win)
+    def application(*args, **kwargs):
+        """The app's own start-up, then the window class hooked: imported here, after
+        the app has imported its Qt-free modules and Qt in its own order (imported
+        before ``_main``, PySide6 would come first and slow every later import)."""
+        app = make_app(*args, **kwargs)
+        from profdiff.viewer.qt import main_window
 
-    main_window.MainWindow.__init__ = init
+        build = main_window.MainWindow.__init__
+
+        def init(win, *args, **kwargs) -> None:
+            build(win, *args, **kwargs)
+            _exit_at_first_paint(win)
+
+        main_window.MainWindow.__init__ = init
+        return app
+
+    appmod._application = application
     appmod._main(argv)
     return 1
 

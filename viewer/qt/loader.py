@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject, QRunnable, Signal
 from profdiff.parsers.errors import ProfdiffError
 from profdiff.parsers.model import Profile
 from profdiff.viewer.compare import Comparison
+from profdiff.viewer.head_start import HeadStart
 from profdiff.viewer.noise_job import NoiseJob
 from profdiff.viewer.options import lenient_hint_for
 from profdiff.viewer.ranking import main_metrics
@@ -81,6 +82,7 @@ def load_and_align(
     judge: Callable[[Comparison], list[str]] | None = None,
     ahead: Callable[[list[Profile]], Sequence[str]] | None = None,
     paced: bool = False,
+    head: HeadStart | None = None,
 ) -> LoadResult:
     """Load the slots' paths with ``spec``'s reading options, keep previous profiles where
     loading fails, and build the :class:`~viewer.session.Session` (the tree comparison with
@@ -93,9 +95,12 @@ def load_and_align(
     each aligned in a thread of its own beside the tree's (:meth:`Session.align_ahead`).
     ``paced``: the noise job estimates the culprit ranking's metrics, then waits for the
     window's first paint before the others (:class:`~viewer.noise_job.NoiseJob`'s
-    ``first``; the live window, which calls its ``go_on``).
+    ``first``; the live window, which calls its ``go_on``).  ``head``: the command
+    line's first file read in a child since start-up (:mod:`viewer.head_start`),
+    adopted when this load reads it with the same options, else closed.
     """
-    out = load_slots(spec, slots, progress=progress, cancelled=cancelled, loader=loader)
+    out = load_slots(spec, slots, progress=progress, cancelled=cancelled, loader=loader,
+                     ready=_ready(head, spec, slots, loader, cancelled))
     if not spec.lenient and loader is None:
         out.errors = [(path, msg + lenient_hint_for(path, spec.format, dict(spec.reader_options),
                                                     LENIENT_IN_THE_WINDOW) if path else msg)
@@ -134,6 +139,20 @@ def load_and_align(
                       paths, session=session, noise_job=job)
 
 
+def _ready(head: HeadStart | None, spec: SessionSpec, slots: list[Slot], loader,
+           cancelled: Callable[[], bool] | None) -> dict:
+    """The slot the head start reads, when this load reads it as the child does
+    (:func:`viewer.session.load_slots`'s ``ready``).  A head start serves one load: it
+    is closed (its child killed) when this load does not read its file."""
+    if head is None:
+        return {}
+    i = head.slot_of(spec, slots) if loader is None else None
+    if i is None:
+        head.close()
+        return {}
+    return {i: lambda cb: head.adopt(cb, cancelled)}
+
+
 class _Signals(QObject):
     progress = Signal(float)
     finished = Signal(object)  # LoadResult
@@ -149,8 +168,10 @@ class LoadTask(QRunnable):
     def __init__(self, slots: list[Slot], spec: SessionSpec, n_base: int | None = None,
                  flat: bool = False,
                  judge: Callable[[Comparison], list[str]] | None = None,
-                 ahead: Callable[[list[Profile]], Sequence[str]] | None = None) -> None:
+                 ahead: Callable[[list[Profile]], Sequence[str]] | None = None,
+                 head: HeadStart | None = None) -> None:
         super().__init__()
+        self.head = head
         self.flat = flat
         self.ahead = ahead
         self.judge = judge
@@ -175,7 +196,7 @@ class LoadTask(QRunnable):
                                      progress=self.signals.progress.emit,
                                      cancelled=self._cancel.is_set, n_base=self.n_base,
                                      flat=self.flat, judge=self.judge, ahead=self.ahead,
-                                     paced=True)
+                                     paced=True, head=self.head)
             except Cancelled:
                 self.signals.cancelled.emit()
                 return

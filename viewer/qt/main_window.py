@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from profdiff.parsers.model import Profile
 from profdiff.viewer.colors import DivergingScale
 from profdiff.viewer.compare import Comparison, Status
+from profdiff.viewer.head_start import HeadStart
 from profdiff.viewer.memory_settings import give_back_freed
 from profdiff.viewer.noise_job import NoiseJob
 from profdiff.viewer.run_labels import labels_of
@@ -99,6 +100,9 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
             palette=str(self.settings.value("palette", "red-green")),
             dead_zone=0.1, clamp=5.0)
         self._task: LoadTask | None = None
+        # the command line's files read in a child since start-up (viewer.head_start):
+        # given to the first load, which adopts it if it asks for the same files
+        self.head_start: HeadStart | None = None
         self._align_task: LoadTask | None = None  # set_runs_async in flight
         self._selecting = False
         self._extra_tabs: list[QWidget] = []

@@ -30,6 +30,7 @@ MODULES = (
     "profdiff.viewer.session",
     "profdiff.viewer.noise",
     "profdiff.viewer.noise_job",
+    "profdiff.viewer.head_start",
     "profdiff.viewer.ranking",
     "profdiff.viewer.summary",
     "profdiff.viewer.suggest",

@@ -176,10 +176,11 @@ class LoadingMixin:
         self._pick_up_rules([*new_paths, *[p for p in paths if p]])
         spec = self.load_spec()
         judge = self.noise_wanted()
+        head, self.head_start = self.head_start, None  # serves the first load only
         if self.synchronous:
             try:
                 res = load_and_align(slots, spec, n_base=n_base, judge=judge,
-                                     ahead=self._aligned_ahead())
+                                     ahead=self._aligned_ahead(), head=head)
             except Exception as e:  # noqa: BLE001
                 self.load_errors = [f"Loading failed: {e}"]
                 self.message_bar.show_message(self.load_errors[0])
@@ -187,7 +188,7 @@ class LoadingMixin:
             self._loaded(res, paths, slots)
             return
         task = LoadTask(slots, spec, n_base=n_base, flat=self._flat_shown_next(), judge=judge,
-                        ahead=self._aligned_ahead())
+                        ahead=self._aligned_ahead(), head=head)
         self._task = task
         self.progress.setValue(0)
         self.progress_label.setText("Loading " + ", ".join(

@@ -33,7 +33,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import perf_kernel
 from .errors import ExternalToolError, ParseError, ProfdiffError
 from .perf_header import (
     HEADER_SIZE_V2,
@@ -312,6 +311,8 @@ def read(
     extra.extend(said[: max(0, 10 - len(extra))])
     own = tuple(prof.warnings)
     if kernel_id:
+        from . import perf_kernel  # with numpy: never before perf has started
+
         own = tuple(perf_kernel.with_build_id(w, kernel_id) for w in own)
     from dataclasses import replace
 

@@ -6,6 +6,7 @@ import gzip
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -655,3 +656,30 @@ def test_perf_kernel_message_folded_into_the_kernel_warning() -> None:
     assert perf_kernel.with_build_id(named, bid) == named  # named once
     text = perf_kernel._warning({"source": "perf script"}, 9, 0.3)
     assert perf_kernel.with_build_id(text, bid) == text  # only a perf.data's warning
+
+
+_SPAWN_ORDER = """
+import subprocess, sys
+seen = []
+start = subprocess.Popen.__init__
+def spy(self, args, *a, **k):
+    if "script" in list(args)[:2]:
+        seen.append("numpy" in sys.modules)
+    start(self, args, *a, **k)
+subprocess.Popen.__init__ = spy
+from profdiff.viewer.cli import main
+code = main(["show", sys.argv[1]])
+print(code, seen[:1], "numpy" in sys.modules)
+"""
+
+
+@needs_perf
+def test_perf_starts_before_numpy_is_imported() -> None:
+    """``profdiff show`` of a perf.data starts ``perf script`` before it imports numpy,
+    so numpy's import (~50 ms) runs while perf reads the recording: most of the time of
+    a small recording.  A fresh interpreter, as the program runs."""
+    rec = DATA / "c-vm" / "v1" / "perf.data"
+    out = subprocess.run([sys.executable, "-c", _SPAWN_ORDER, str(rec)], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[-2] == "0 [False] True"  # the first perf, before numpy

@@ -140,6 +140,8 @@ class _Messages:
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.buf = bytearray()
+        self.poll = select.poll()  # not select(): no limit on the descriptor's number
+        self.poll.register(fd, select.POLLIN)
 
     def next(self, timeout: float):
         """The next message, None when none came within ``timeout``, () at end of file."""
@@ -147,8 +149,7 @@ class _Messages:
             got = self._take()
             if got is not None:
                 return got
-            ready, _, _ = select.select([self.fd], [], [], timeout)
-            if not ready:
+            if not self.poll.poll(timeout * 1000):
                 return None
             chunk = os.read(self.fd, 1 << 16)
             if not chunk:
@@ -243,7 +244,11 @@ def _dump(obj: object, memfd: int) -> tuple[bytes, list[int]]:
 
 
 def _load(memfd: int, meta: bytes, sizes: list[int]) -> object:
+    """What :func:`_dump` wrote (None when the memfd holds less: a page mapped past its
+    end would kill this process when read)."""
     total = sum(sizes)
+    if os.fstat(memfd).st_size < total:
+        return None
     mapped = memoryview(mmap.mmap(memfd, total)) if total else memoryview(b"")
     views, off = [], 0
     for n in sizes:

@@ -204,3 +204,17 @@ def test_the_window_opens_a_pair_through_it(tmp_path) -> None:
     assert "ADOPTED True" in outs[0]
     assert "ADOPTED" not in outs[1]
     assert (tmp_path / "shot0.png").read_bytes() == (tmp_path / f"shot{1 << 40}.png").read_bytes()
+
+
+def test_a_short_hand_over_is_refused_not_mapped() -> None:
+    """A memfd holding less than the child said (never written whole) gives None: its
+    pages past the end would kill the window when read."""
+    prof = load_run(SessionSpec(), str(HS_AD / "v1" / "ad.P.prof"))
+    memfd = os.memfd_create("test-hand-over")
+    try:
+        meta, sizes = head_mod._dump(prof, memfd)
+        _same(head_mod._load(memfd, meta, sizes), prof)
+        os.ftruncate(memfd, sum(sizes) - 1)
+        assert head_mod._load(memfd, meta, sizes) is None
+    finally:
+        os.close(memfd)

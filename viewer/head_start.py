@@ -59,6 +59,7 @@ class HeadStart:
             r, w = os.pipe()
         except OSError:
             return None
+        parent = os.getpid()
         try:
             pid = os.fork()
         except OSError:
@@ -67,6 +68,7 @@ class HeadStart:
             return None
         if pid == 0:  # pragma: no cover - the child's coverage is not collected
             os.close(r)
+            _die_with(parent)
             _child(spec, path, w, memfd)
         os.close(w)
         return cls(spec, path, pid, r, memfd)
@@ -187,6 +189,20 @@ def _reap(pid: int) -> None:
 def _reading_key(spec: SessionSpec) -> tuple:
     """What a file's read depends on."""
     return (spec.format, spec.lenient, spec.reader_options)
+
+
+def _die_with(parent: int) -> None:
+    """Ask Linux to kill this child when the window's process ends
+    (``PR_SET_PDEATHSIG``): a window closed, or killed, while the child reads ends
+    without waiting for its loader to cancel, and must not leave the child reading."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it ended before the request
+        os._exit(1)
 
 
 def _child(spec: SessionSpec, path: str, pipe: int, memfd: int) -> None:

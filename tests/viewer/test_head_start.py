@@ -218,3 +218,40 @@ def test_a_short_hand_over_is_refused_not_mapped() -> None:
         assert head_mod._load(memfd, meta, sizes) is None
     finally:
         os.close(memfd)
+
+
+_PARENT_ENDS = """
+import os, sys
+from profdiff.viewer.head_start import HeadStart
+from profdiff.viewer.session import SessionSpec
+head = HeadStart.begin(SessionSpec(), sys.argv[1])
+print(head.pid, flush=True)
+os._exit(0)  # as the program ends: no loader left to cancel
+"""
+
+
+def _ended(pid: int) -> bool:
+    """Gone, or a zombie waiting for whoever adopted it (a container's init may not
+    reap)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def test_the_child_ends_with_the_program(tmp_path) -> None:
+    """A program that ends while its child reads (a FIFO nobody writes: it would read
+    forever) leaves no child behind."""
+    fifo = tmp_path / "never.prof"
+    os.mkfifo(fifo)
+    said, err = tmp_path / "pid.txt", tmp_path / "err.txt"  # files, not pipes: the
+    with open(said, "w") as f, open(err, "w") as e:  # child holds them open too
+        out = subprocess.run([sys.executable, "-c", _PARENT_ENDS, str(fifo)], stdout=f,
+                             stderr=e, timeout=120)
+    assert out.returncode == 0, err.read_text()
+    pid = int(said.read_text().split()[0])
+    deadline = time.monotonic() + 10
+    while not _ended(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _ended(pid)

@@ -9,7 +9,7 @@ built, and hands the profile over through a memfd (pickle protocol 5: its arrays
 mapped, not copied) to the window's loader, which meanwhile reads the other files.
 
 The hand-over is an optimisation only.  The loader adopts the child's profile when it
-reads that file with the same reading options (:meth:`HeadStart.matches`); anything
+reads that file with the same reading options (:meth:`HeadStart.slot_of`); anything
 else (another spec, a failed or killed child, a platform without ``fork`` or
 ``memfd_create``) and it reads the file itself, as it always did, so every error is
 reported by the window's own read.
@@ -67,9 +67,7 @@ class HeadStart:
                 os.close(fd)
             return None
         if pid == 0:  # pragma: no cover - the child's coverage is not collected
-            os.close(r)
-            _die_with(parent)
-            _child(spec, path, w, memfd)
+            _child(spec, path, parent, r, w, memfd)  # never returns
         os.close(w)
         return cls(spec, path, pid, r, memfd)
 
@@ -199,17 +197,21 @@ def _die_with(parent: int) -> None:
         import ctypes
 
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
+    except Exception:  # noqa: BLE001 - no ctypes or no prctl: the loader's cancel still kills it
         return
     if os.getppid() != parent:  # it ended before the request
         os._exit(1)
 
 
-def _child(spec: SessionSpec, path: str, pipe: int, memfd: int) -> None:
+def _child(spec: SessionSpec, path: str, parent: int, unused: int, pipe: int,
+           memfd: int) -> None:
     """Read on one core, write the profile to the memfd, say so on the pipe, and end
-    without running the parent's exit handlers."""
+    without running the parent's exit handlers: whatever happens, this process never
+    returns into the code that forked it (it would go on as a second window)."""
     code = 0
     try:
+        os.close(unused)  # the pipe's read end: the parent's
+        _die_with(parent)
         last = [-1.0]
 
         def progress(f: float) -> None:

@@ -17,8 +17,6 @@ reported by the window's own read.
 
 from __future__ import annotations
 
-import copyreg
-import io
 import mmap
 import os
 import pickle
@@ -230,35 +228,26 @@ def _child(spec: SessionSpec, path: str, parent: int, unused: int, pipe: int,
 
 def _send(pipe: int, msg: tuple) -> None:
     body = pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL)
-    view = memoryview(_HEADER.pack(len(body)) + body)
+    _write_all(pipe, memoryview(_HEADER.pack(len(body)) + body))
+
+
+def _write_all(fd: int, view: memoryview) -> None:
     while view:
-        view = view[os.write(pipe, view):]
-
-
-def _pickler(f: io.BytesIO, buffers: list) -> pickle.Pickler:
-    """Protocol 5 with out-of-band buffers; a lock (a profile's caches may hold one)
-    crosses as a new lock."""
-    p = pickle.Pickler(f, protocol=5, buffer_callback=buffers.append)
-    table = copyreg.dispatch_table.copy()
-    table[type(threading.Lock())] = lambda _lock: (threading.Lock, ())
-    table[type(threading.RLock())] = lambda _lock: (threading.RLock, ())
-    p.dispatch_table = table
-    return p
+        view = view[os.write(fd, view):]
 
 
 def _dump(obj: object, memfd: int) -> tuple[bytes, list[int]]:
-    """Pickle ``obj``: its buffers written to the memfd one after the other, the rest
-    returned."""
+    """Pickle ``obj`` (protocol 5): its buffers written to the memfd one after the
+    other, the rest returned.  An object that does not pickle raises here, in the
+    child, and the window reads the file itself."""
     buffers: list[pickle.PickleBuffer] = []
-    f = io.BytesIO()
-    _pickler(f, buffers).dump(obj)
+    meta = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
     sizes = []
     for b in buffers:
         view = b.raw()
         sizes.append(view.nbytes)
-        while view:
-            view = view[os.write(memfd, view):]
-    return f.getvalue(), sizes
+        _write_all(memfd, view)
+    return meta, sizes
 
 
 def _load(memfd: int, meta: bytes, sizes: list[int]) -> object:

@@ -36,7 +36,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from alternate import alternate, summary  # noqa: E402
+from alternate import ToMark, alternate, summary  # noqa: E402
 
 CLI = (sys.executable, "-m", "profdiff.viewer.cli")
 PROFDIFF = list(CLI)
@@ -308,8 +308,9 @@ def bench_app(d: Path, mb: float, rounds: int) -> None:
     file: Python, PySide6, the window and a PNG), which is the part of that budget spent
     before any file is read; the window a user opens, timed to its first paint of the
     diff tree (``live_first_paint.py``: loaded in the thread pool with its progress bar,
-    opened along the path to the top culprit, no picture saved); the floor of any window
-    on this stack (``app_floor.py``: the same reads and tree alignment under a bare
+    opened along the path to the top culprit, no picture saved), timed to that paint
+    (:class:`alternate.ToMark`) and, printed after it, to its process's end; the floor
+    of any window on this stack (``app_floor.py``: the same reads and tree alignment under a bare
     ``QTreeWidget``) against ``profdiff diff``, and the app against it; and with
     ``--baseline`` the same rows of that tree (before/after)."""
     from bench_ghc_prof import build_large
@@ -333,9 +334,9 @@ def bench_app(d: Path, mb: float, rounds: int) -> None:
                                                  "--expand", "hot")
             cmds[f"{tag}app opens on the Summary"] = shot(cli, f"{tag}summary.png")
             cmds[f"{tag}app opens an empty window"] = shot(cli, f"{tag}empty.png", files=())
-            cmds[f"{tag}live window paints the diff tree"] = [
+            cmds[f"{tag}live window paints the diff tree"] = ToMark([
                 "env", "QT_QPA_PLATFORM=offscreen", *cli[:-2], str(HERE / "live_first_paint.py"),
-                str(a), str(b), "--view", "diff"]
+                str(a), str(b), "--view", "diff"])
             cmds[f"{tag}profdiff diff"] = [*cli, "diff", str(a), str(b)]
     res = alternate(cmds, rounds)
     print(f"app opens a pair of {mb:.0f} MB .prof and paints the diff tree:")
@@ -343,6 +344,9 @@ def bench_app(d: Path, mb: float, rounds: int) -> None:
         for what in ("app first paint", "live window paints the diff tree",
                      "app opens on the Summary", "app opens an empty window"):
             print("   ", summary(res, f"{tag}{what}", f"{tag}profdiff diff"))
+        print("    (whole process, its exit after the paint included)",
+              summary(res, f"{tag}live window paints the diff tree", f"{tag}profdiff diff",
+                      wall=True))
     floor = "bare Qt window over the same reads and tree alignment"
     print("   ", summary(res, floor, "profdiff diff"))
     print("   ", summary(res, "app first paint", floor))

@@ -15,10 +15,11 @@ import pytest
 
 from profdiff.parsers import load
 from profdiff.viewer.compare import align
-from profdiff.viewer.noise import ensure_noise
+from profdiff.viewer.noise import ensure_noise, single_run_noise
 from profdiff.viewer.ranking import (
     culprit_order,
     main_metrics,
+    noise_read_by_ranking,
     rank_changes,
     system_rows,
 )
@@ -77,6 +78,24 @@ def test_rank_changes_matches_the_plain_formulation(fmt, mode):
                                                               np.signbit(score))
     assert list(r.metric) == list(metric)
     assert np.array_equal(r.order, order)
+
+
+@pytest.mark.parametrize("fmt", sorted(PAIRS))
+def test_the_ranking_reads_the_estimates_of_its_sampled_metrics_only(fmt):
+    """The live window ranks as soon as the estimates :func:`noise_read_by_ranking` names
+    are in (not every main metric's): that ranking is the one every estimate gives."""
+    a, b = PAIRS[fmt]
+    cmp = align([load(str(a)), load(str(b))], mode="tree")
+    main = main_metrics(cmp)
+    read = noise_read_by_ranking(cmp)
+    assert read == tuple(m for m in main if cmp.metric_by_name[m].sampled)
+    if fmt.startswith("ghc-prof"):
+        assert main == ("time_s", "alloc_bytes") and read == ("time_s",)  # bytes: counted
+    every = rank_changes(cmp, noise=single_run_noise(cmp, metrics=list(main)))
+    some = rank_changes(cmp, noise=single_run_noise(cmp, metrics=list(read)))
+    assert np.array_equal(some.score, every.score) and np.array_equal(some.tie, every.tie)
+    assert list(some.metric) == list(every.metric) and some.changed == every.changed
+    assert some.changed  # judged changes, not all zeros
 
 
 def test_top_culprit_of_hs_ad_is_add_grad():

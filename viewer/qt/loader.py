@@ -20,7 +20,7 @@ from profdiff.viewer.compare import Comparison
 from profdiff.viewer.head_start import HeadStart
 from profdiff.viewer.noise_job import NoiseJob
 from profdiff.viewer.options import lenient_hint_for
-from profdiff.viewer.ranking import main_metrics
+from profdiff.viewer.ranking import main_metrics, noise_read_by_ranking
 from profdiff.viewer.session import (  # noqa: F401 - Slot, Cancelled, describe_error re-exported
     Cancelled,
     Session,
@@ -115,7 +115,7 @@ def load_and_align(
             session.align_ahead(mode)
         tree = session.tree
         wanted = judge(tree) if judge is not None else []
-        job = NoiseJob(tree, wanted, spec.alpha, main_metrics(tree) if paced else ()) \
+        job = NoiseJob(tree, wanted, spec.alpha, _first_metrics(tree) if paced else ()) \
             if wanted else None
         precompute(tree, statuses=job is None)  # the job prepares them beside this
         if flat:
@@ -137,6 +137,14 @@ def load_and_align(
             paths[0 if i < n_base else 1].append(s.path or p.path)
     return LoadResult(list(tree.runs), tree, out.errors, out.loaded, session.groups,
                       paths, session=session, noise_job=job)
+
+
+def _first_metrics(tree: Comparison) -> tuple[str, ...]:
+    """The metrics a paced noise job estimates before the window's first paint: those the
+    culprit ranking reads (:func:`~viewer.ranking.noise_read_by_ranking`), which opens
+    the path the first paint shows; else the main metrics (the job then holds back no
+    more than before).  The others come after that paint."""
+    return noise_read_by_ranking(tree) or main_metrics(tree)
 
 
 def _ready(head: HeadStart | None, spec: SessionSpec, slots: list[Slot], loader,

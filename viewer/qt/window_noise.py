@@ -15,7 +15,7 @@ from profdiff.viewer.compare import Comparison
 from profdiff.viewer.defaults import DEFAULT_ALPHA
 from profdiff.viewer.noise import ensure_noise, ensure_run_noise, single_run_noise
 from profdiff.viewer.noise_job import NoiseJob
-from profdiff.viewer.ranking import Ranking, main_metrics, rank_changes
+from profdiff.viewer.ranking import Ranking, main_metrics, noise_read_by_ranking, rank_changes
 
 from .layout import path_key_max
 
@@ -97,7 +97,8 @@ class NoiseMixin:
             view = copy.copy(state)  # choose_metrics sets the columns it picks
             view.choose_metrics(cmp, saved.get(cmp.runs[0].format) if cmp.runs else None)
             # the culprit ranking's first (ranking_from_job), then what the views read
-            return list(dict.fromkeys([*main_metrics(cmp), *view.noise_metrics(cmp)]))
+            return list(dict.fromkeys([*noise_read_by_ranking(cmp), *main_metrics(cmp),
+                                       *view.noise_metrics(cmp)]))
 
         return wanted
 
@@ -105,13 +106,20 @@ class NoiseMixin:
         """The culprit ranking of ``cmp`` judged by the loader's estimate of its main
         metrics (:meth:`viewer.noise_job.NoiseJob.noise_of`), waited for instead of
         estimated a second time on this thread beside that job; None when no such
-        estimate is in flight or it failed (:meth:`Session.culprits` then estimates)."""
+        estimate is in flight or it failed (:meth:`Session.culprits` then estimates).
+        Only the estimates the ranking reads are waited for
+        (:func:`~viewer.ranking.noise_read_by_ranking`): with none of them missing, it
+        ranks at once."""
         have = cmp.noise_of_run(cmp.current)
-        need = [m for m in main_metrics(cmp) if have is None or m not in have.metrics]
-        if not need:
+        missing = [m for m in main_metrics(cmp) if have is None or m not in have.metrics]
+        if not missing:
             return None
+        read = set(noise_read_by_ranking(cmp))
+        need = [m for m in missing if m in read]
         for task in self._noise_tasks:
             if task.cmp is cmp and task.job is not None:
+                if not need:
+                    return rank_changes(cmp)  # no missing estimate is read
                 nz = task.job.noise_of(need, timeout=JOB_WAIT_S)
                 if nz is not None:
                     return rank_changes(cmp, noise=cmp.noise_with(nz))

@@ -37,6 +37,7 @@ from .flat_view import FlatView
 from .icons import icon
 from .layout import map_rows
 from .loader import LoadTask, Slot, flat_of
+from .progress_pacer import ProgressPacer
 from .row_menu import bind_format_view, install_row_menus
 from .rules_editor import RulesEditor, describe_rules
 from .suggestions_panel import SuggestionsPanel
@@ -268,6 +269,7 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
         self.progress_label = QLabel("Loading…")
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
+        self.progress_pacer = ProgressPacer(self.progress)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setObjectName("cancelLoading")
         self.cancel_button.clicked.connect(self.user_cancel)

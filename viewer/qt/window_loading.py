@@ -190,15 +190,21 @@ class LoadingMixin:
         task = LoadTask(slots, spec, n_base=n_base, flat=self._flat_shown_next(), judge=judge,
                         ahead=self._aligned_ahead(), head=head)
         self._task = task
-        self.progress.setValue(0)
+        self.progress_pacer.restart()
         self.progress_label.setText("Loading " + ", ".join(
             self._labels_for(new_paths, [p for p in paths if p])))
         self.progress_row.show()
-        task.signals.progress.connect(lambda f: self.progress.setValue(int(f * 1000)))
+        task.signals.progress.connect(lambda f, t=task: self._progress(t, f))
         task.signals.finished.connect(lambda res, t=task: self._task_done(t, res, paths, slots))
         task.signals.cancelled.connect(lambda t=task: self._task_cancelled(t))
         task.signals.failed.connect(lambda msg, t=task: self._task_failed(t, msg))
         QThreadPool.globalInstance().start(task)
+
+    def _progress(self, task: LoadTask, fraction: float) -> None:
+        """The loading bar, paced (:mod:`.progress_pacer`); a replaced load's last
+        signals, still queued, move it no more."""
+        if task is self._task:
+            self.progress_pacer.feed(fraction)
 
     def _flat_shown_next(self) -> bool:
         """The runs being opened replace ones shown on a tab that reads the flat comparison

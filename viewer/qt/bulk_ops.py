@@ -17,21 +17,6 @@ from profdiff.parsers.model import children_csr
 MEASURE_ROWS = 300  # name cells measured for the column width (the widest candidates)
 
 
-def shown_mask(parent: np.ndarray, expanded: np.ndarray,
-               visible: np.ndarray | None = None) -> np.ndarray:
-    """Rows a tree shows: roots and children of expanded rows (and, with a filter, only
-    rows it keeps).  Expanded rows always have expanded ancestors here (they are
-    expanded with them), so one step over the parent column suffices."""
-    parent = np.asarray(parent)
-    shown = parent < 0
-    kids = ~shown
-    if len(expanded) == len(parent):
-        shown[kids] = expanded[parent[kids]]
-    if visible is not None and len(visible) == len(shown):
-        shown &= visible
-    return shown
-
-
 def widest_name_rows(shown: np.ndarray, depth: np.ndarray, name: np.ndarray,
                      indent_chars: float, limit: int = MEASURE_ROWS) -> np.ndarray:
     """The ``limit`` shown rows whose name cell is estimated widest (indentation in

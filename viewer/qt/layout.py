@@ -23,6 +23,7 @@ import numpy as np
 from profdiff.parsers.model import level_order
 from profdiff.viewer.compare import Comparison, ranks_in_groups
 from profdiff.viewer.factorize import factorize
+from profdiff.viewer.qt.bulk_ops import csr_children
 from profdiff.viewer.row_key import RowKey, as_key
 from profdiff.viewer.text_match import contains
 
@@ -195,6 +196,31 @@ class RowLayout:
         if n <= WIDE_WINDOW or self.flat:
             return n
         return min(n, self._window.get(parent, WIDE_WINDOW))
+
+    def shown_children(self, parents, wide_only: bool = False) -> np.ndarray:
+        """The children the views show of each of ``parents`` (-1: the roots), in no
+        particular order: every visible child, but of a wide parent only its window
+        (:meth:`shown_count`).  What an expansion's columns are measured over: a parent
+        with 32k children shows 2,000 of them, and measuring the rest would size the
+        columns to rows nobody sees (the window's next rows are measured when shown).
+        ``wide_only``: the windows of the wide parents among ``parents`` alone."""
+        ps = np.unique(np.asarray(parents, dtype=np.int64))
+        ps = ps[(ps >= -1) & (ps < self.n)]
+        if ps.size == 0 or (wide_only and (self.flat or not self._any_wide)):
+            return ps[:0]
+        off, ids = self._csr
+        pi = np.where(ps < 0, self.n, ps)
+        wide = (off[pi + 1] - off[pi]) > WIDE_WINDOW
+        kids = ps[:0]
+        if not wide_only:
+            kids = csr_children(off, ids, pi[~wide])[0].astype(np.int64, copy=False)
+            if self.visible is not None:
+                kids = kids[self.visible[kids]]
+        parts = [kids]
+        for p in ps[wide].tolist():  # few: their sorted lists are what the views show
+            full = self.children(p)
+            parts.append(full[: self.shown_count(p, full.size)])
+        return np.concatenate(parts) if len(parts) > 1 else kids
 
     def has_more(self, parent: int) -> bool:
         """``parent`` has visible children the views do not show yet."""

@@ -421,6 +421,27 @@ class _TreeViewMixin(WholeWidths):
             rows = rows[self.layout_.visible[rows]]
         self._grow_columns(rows)
 
+    def _measure_windows_of(self, m: ComparisonTreeModel) -> None:
+        """Measure what a wide parent's window shows later: the rows a "show more" adds,
+        and the other children a sort or filter puts in the window (an expansion
+        measures only the window it shows, :meth:`RowLayout.shown_children`)."""
+        m.rowsInserted.connect(lambda p, first, last: self._more_shown(m, p, first, last))
+        m.layoutChanged.connect(lambda *_a: self._windows_moved(m))
+
+    def _more_shown(self, m: ComparisonTreeModel, parent: QModelIndex, first: int,
+                    last: int) -> None:
+        if self._syncing or not self.models or m is not self.models[0]:
+            return  # an expansion measures its rows itself; one model speaks for all
+        p = int(parent.internalId()) if parent.isValid() else -1
+        self._grow_columns(m.layout.children(p)[first:last + 1])
+
+    def _windows_moved(self, m: ComparisonTreeModel) -> None:
+        if self.layout_ is None or not self.models or m is not self.models[0]:
+            return
+        rows = self.layout_.shown_children(np.append(self.expanded_rows(), -1), wide_only=True)
+        if rows.size:
+            self._grow_columns(rows)
+
     def expand_rows(self, rows) -> None:
         """Expand ``rows`` (and their ancestors) in every pane."""
         if self.layout_ is None:
@@ -469,9 +490,8 @@ class _TreeViewMixin(WholeWidths):
         viewport's width is the cap now."""
         if self.cmp is None or self.layout_ is None:
             return
-        if rows is None:
-            rows = np.flatnonzero(bulk_ops.shown_mask(self.cmp.parent, self.state.expanded,
-                                                      self.layout_.visible))
+        if rows is None:  # the roots and what the expanded rows show (O(shown rows))
+            rows = self.layout_.shown_children(np.append(self.expanded_rows(), -1))
         self._grow_columns(np.asarray(rows, dtype=np.int64))
 
     def _grow_columns(self, shown: np.ndarray) -> None:
@@ -504,15 +524,10 @@ class _TreeViewMixin(WholeWidths):
             p.grow_content(need)
 
     def _children_shown(self, rows: np.ndarray) -> np.ndarray:
-        """Visible children of ``rows`` (what expanding them shows), in one numpy pass."""
+        """The children expanding ``rows`` shows (of a wide parent, its window)."""
         if rows.size == 0 or self.layout_ is None or self.layout_.flat:
             return rows[:0]
-        # gathered from the children lists (CSR): O(children), not a pass over every row
-        off, ids = self.cmp.children_offsets_ids
-        kids, _ = bulk_ops.csr_children(off, ids, np.unique(np.asarray(rows, dtype=np.int64)))
-        if self.layout_.visible is not None:
-            kids = kids[self.layout_.visible[kids]]
-        return np.sort(kids.astype(np.int64, copy=False))
+        return np.sort(self.layout_.shown_children(rows))
 
     def _expanded_by_user(self, row: int) -> None:
         """A row opened by a click: its children may need wider columns."""
@@ -855,6 +870,7 @@ class SideBySideView(QWidget, _TreeViewMixin):
 
     def _install(self, slot: int, m: ComparisonTreeModel) -> None:
         pane = self.panes[slot]
+        self._measure_windows_of(m)
         old = pane.model_()
         same = old is not None and [_width_key(c) for c in old.columns] == \
             [_width_key(c) for c in m.columns]
@@ -1013,6 +1029,7 @@ class DiffTreeView(QWidget, _TreeViewMixin):
                                 self.layout_, scale, parent=self)
         m.icons = self.icons
         m.fade_noise = self.fade_noise
+        self._measure_windows_of(m)
         old = self.models
         self.models = [m]
         self.tree.setSortingEnabled(False)

@@ -248,3 +248,27 @@ def test_siblings_sorted_by_the_lazy_hot_key_as_by_the_whole_array(qapp, hs_cmp)
     assert hottest_path(a, lazy) == hottest_path(b, whole)
     assert len(hottest_path(a, lazy)) > 3
     assert lazy._whole is None
+
+
+@pytest.mark.parametrize("arrange", ["sorted", "filtered"])
+def test_prefetched_child_lists_are_the_lists_each_parent_gets_alone(qapp, hs_cmp, arrange):
+    """``prefetch`` fills the Python lists ``index()`` reads (``plists``) for many
+    parents at once, sliced from one list: each equals the list the parent gets alone
+    (:meth:`RowLayout.child_list`), in the same sorted, filtered order."""
+    from profdiff.viewer.compare import Status
+
+    cmp = hs_cmp
+    a, b = RowLayout(cmp), RowLayout(cmp)
+    for lay in (a, b):
+        if arrange == "sorted":
+            lay.set_sort(cmp.delta("time_pct"), descending=True)
+        else:
+            lay.set_filter("", keep=cmp.status != Status.SAME)
+    parents = [-1, *np.flatnonzero(np.bincount(cmp.parent[cmp.parent >= 0],
+                                                minlength=cmp.n_rows) > 0).tolist()]
+    a.prefetch(parents)
+    filled = [p for p in parents if p in a.plists]
+    assert len(filled) == len(parents)  # none wider than the window here
+    for p in filled:
+        assert a.plists[p] == b.child_list(p)
+        assert all(type(r) is int for r in a.plists[p])  # plain ints: createIndex's id

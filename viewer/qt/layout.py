@@ -319,8 +319,14 @@ class RowLayout:
             ch, grp = ch[order], grp[order]
         bounds = np.searchsorted(grp, np.arange(ps.size + 1))
         self._pos[ch] = np.arange(ch.size) - bounds[grp]
+        # the Python lists the model's index() reads (child_list), sliced from one list:
+        # a relayout reads every one of them (all but a wide parent's: its window)
+        every, cuts = ch.tolist(), bounds.tolist()
         for j, p in enumerate(todo):
-            self._lists[p] = ch[bounds[j]: bounds[j + 1]]
+            a, b = cuts[j], cuts[j + 1]
+            self._lists[p] = ch[a:b]
+            if b - a <= WIDE_WINDOW:
+                self.plists[p] = every[a:b]
 
     def positions(self, rows: np.ndarray) -> np.ndarray:
         """Vectorised :meth:`position` (-1 for hidden rows)."""

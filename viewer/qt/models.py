@@ -1334,6 +1334,10 @@ class ComparisonTreeModel(QAbstractItemModel):
             new = [ci(p, c, r) if p >= 0 else QModelIndex()
                    for p, (r, c) in zip(pos.tolist(), self._persist_ids, strict=True)]
             self.changePersistentIndexList(self._persist, new)
+            # the relayout asks index() for each of these (the expanded rows) again
+            self._index0.update((r, i) for i, (r, c) in zip(new, self._persist_ids,
+                                                             strict=True)
+                                if c == 0 and i.isValid())
         self._persist = []
         self._persist_ids = []
         self.layoutChanged.emit()

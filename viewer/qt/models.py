@@ -795,8 +795,12 @@ class ComparisonTreeModel(QAbstractItemModel):
         self.layout.show_rows(rows)  # expanded rows: their ancestors are among them
         pos = self.layout.positions(rows)
         ci = self.createIndex
-        return [ci(p, column, r) if p >= 0 else QModelIndex()
-                for p, r in zip(pos.tolist(), rows.tolist(), strict=True)]
+        out = [ci(p, column, r) if p >= 0 else QModelIndex()
+               for p, r in zip(pos.tolist(), rows.tolist(), strict=True)]
+        if column == 0:  # expanding them relayouts: index() asks for these again
+            self._index0.update((r, i) for r, i in zip(rows.tolist(), out, strict=True)
+                                if i.isValid())
+        return out
 
     def row_id(self, index: QModelIndex) -> int:
         return int(index.internalId()) if index.isValid() else -1

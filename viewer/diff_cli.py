@@ -273,7 +273,7 @@ def _with_scores(docs, rows, ranking):
     metric that gave it; a generator, so streamed JSON stays streamed."""
     for r, i in zip(docs, rows, strict=True):
         r["score"] = float(ranking.score[i])
-        r["score_metric"] = str(ranking.metric[i]) or None
+        r["score_metric"] = ranking.metric_of(i) or None
         yield r
 
 

@@ -449,7 +449,7 @@ def top_changes(cmp: Comparison, n: int = 3, run: int | None = None) -> list[str
         if name in seen:
             continue
         seen.add(name)
-        m = cmp.metric_by_name[str(ranking.metric[r])]
+        m = cmp.metric_by_name[ranking.metric_of(r)]
         d = float(cmp.delta_at(m.name, run, [r])[0])
         out.append(f"{name}: {_short_delta(d, m.unit)} {_short_label(m)}")
         if len(out) >= n:

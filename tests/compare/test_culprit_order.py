@@ -77,6 +77,7 @@ def test_rank_changes_matches_the_plain_formulation(fmt, mode):
     assert np.array_equal(r.score, score) and np.array_equal(np.signbit(r.score),
                                                               np.signbit(score))
     assert list(r.metric) == list(metric)
+    assert [r.metric_of(i) for i in range(cmp.n_rows)] == list(metric)
     assert np.array_equal(r.order, order)
 
 

@@ -141,7 +141,7 @@ def _culprit_metric(session: Session, cmp) -> str | None:
         return None
     ranking = session.culprits(cmp)
     top = ranking.top()
-    return str(ranking.metric[top]) or None if top >= 0 and ranking.score[top] else None
+    return ranking.metric_of(top) or None if top >= 0 and ranking.score[top] else None
 
 
 def _mode(args: argparse.Namespace, session: Session, default: str) -> str:

@@ -129,7 +129,7 @@ def changes_json(cmp: Comparison, ranking: Ranking, limit: int = MAX_CHANGES,
                                 format_delta(c - b, units[m], rounding=hb + hc),
                                 format_rel((c - b) / abs(b)) if b else ""]}
         out.append({"rank": rank, "name": str(cmp.name[i]), "module": str(cmp.module[i]),
-                    "score": float(ranking.score[i]), "metric": str(ranking.metric[i]),
+                    "score": float(ranking.score[i]), "metric": ranking.metric_of(i),
                     "verdict": str(verdict[i]), "values": vals})
     counts: dict[str, int] = {}
     for v in verdict.tolist():

@@ -688,7 +688,7 @@ def top_row(cmp) -> tuple[str, str, str] | None:
         ranking = rank_changes(cmp)
         if np.any(ranking.score != 0):
             r = int(np.argmax(np.abs(ranking.score)))
-            return str(cmp.name[r]), str(cmp.module[r]), str(ranking.metric[r])
+            return str(cmp.name[r]), str(cmp.module[r]), ranking.metric_of(r)
     # one run, or nothing changed: its largest own cost
     own = [m.name for m in cmp.metrics if m.kind is Kind.SELF and m.name in cmp.values]
     m = own[0] if own else cmp.metrics[0].name

@@ -206,7 +206,7 @@ class RowLayout:
         ``wide_only``: the windows of the wide parents among ``parents`` alone."""
         ps = np.unique(np.asarray(parents, dtype=np.int64))
         ps = ps[(ps >= -1) & (ps < self.n)]
-        if ps.size == 0 or (wide_only and (self.flat or not self._any_wide)):
+        if ps.size == 0 or (wide_only and (self.flat or not self.any_wide)):
             return ps[:0]
         off, ids = self._csr
         pi = np.where(ps < 0, self.n, ps)
@@ -251,7 +251,7 @@ class RowLayout:
 
     def show_path(self, row: int) -> None:
         """:meth:`show_rows` for ``row`` and its ancestors (one index asked for)."""
-        if self.flat or not self._any_wide or not 0 <= row < self.n:
+        if self.flat or not self.any_wide or not 0 <= row < self.n:
             return
         par = self.cmp.parent
         for a in self.ancestors(row):
@@ -260,7 +260,7 @@ class RowLayout:
                 self.show_more(int(par[a]), q)
 
     @cached_property
-    def _any_wide(self) -> bool:
+    def any_wide(self) -> bool:
         """Some parent has more than :data:`WIDE_WINDOW` children (else nothing to do)."""
         return most_children(self.cmp) > WIDE_WINDOW
 
@@ -269,7 +269,7 @@ class RowLayout:
         wide parent hides them: what a Qt index for a row needs.  Pass a row's
         ancestors too when they may be hidden (:meth:`ancestors`); they are shown first."""
         rows = np.asarray(rows, dtype=np.int64).ravel()
-        if self.flat or rows.size == 0 or not self._any_wide:
+        if self.flat or rows.size == 0 or not self.any_wide:
             return
         rows = rows[(rows >= 0) & (rows < self.n)]
         pos = self.positions(rows)
@@ -320,12 +320,12 @@ class RowLayout:
         bounds = np.searchsorted(grp, np.arange(ps.size + 1))
         self._pos[ch] = np.arange(ch.size) - bounds[grp]
         # the Python lists the model's index() reads (child_list), sliced from one list:
-        # a relayout reads every one of them (all but a wide parent's: its window)
+        # a relayout reads every one of them
         every, cuts = ch.tolist(), bounds.tolist()
         for j, p in enumerate(todo):
             a, b = cuts[j], cuts[j + 1]
             self._lists[p] = ch[a:b]
-            if b - a <= WIDE_WINDOW:
+            if self.shown_count(p, b - a) == b - a:  # else child_list cuts its window
                 self.plists[p] = every[a:b]
 
     def positions(self, rows: np.ndarray) -> np.ndarray:

@@ -797,10 +797,16 @@ class ComparisonTreeModel(QAbstractItemModel):
         ci = self.createIndex
         out = [ci(p, column, r) if p >= 0 else QModelIndex()
                for p, r in zip(pos.tolist(), rows.tolist(), strict=True)]
-        if column == 0:  # expanding them relayouts: index() asks for these again
-            self._index0.update((r, i) for r, i in zip(rows.tolist(), out, strict=True)
-                                if i.isValid())
+        if column == 0:  # expanding them relayouts
+            self._keep_indexes(zip(rows.tolist(), out, strict=True))
         return out
+
+    def _keep_indexes(self, made) -> None:
+        """Keep the tree column's indexes ``made`` ((row id, index) pairs) for
+        :meth:`index`: the relayout that follows asks for each again (within the cache's
+        bound; invalid ones, rows not shown, are left out)."""
+        if len(self._index0) < _MAX_CELLS:
+            self._index0.update((r, i) for r, i in made if i.isValid())
 
     def row_id(self, index: QModelIndex) -> int:
         return int(index.internalId()) if index.isValid() else -1
@@ -1338,10 +1344,8 @@ class ComparisonTreeModel(QAbstractItemModel):
             new = [ci(p, c, r) if p >= 0 else QModelIndex()
                    for p, (r, c) in zip(pos.tolist(), self._persist_ids, strict=True)]
             self.changePersistentIndexList(self._persist, new)
-            # the relayout asks index() for each of these (the expanded rows) again
-            self._index0.update((r, i) for i, (r, c) in zip(new, self._persist_ids,
-                                                             strict=True)
-                                if c == 0 and i.isValid())
+            self._keep_indexes((r, i) for i, (r, c) in zip(new, self._persist_ids,
+                                                            strict=True) if c == 0)
         self._persist = []
         self._persist_ids = []
         self.layoutChanged.emit()

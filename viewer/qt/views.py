@@ -436,8 +436,9 @@ class _TreeViewMixin(WholeWidths):
         self._grow_columns(m.layout.children(p)[first:last + 1])
 
     def _windows_moved(self, m: ComparisonTreeModel) -> None:
-        if self.layout_ is None or not self.models or m is not self.models[0]:
-            return
+        if self.layout_ is None or not self.layout_.any_wide or not self.models \
+                or m is not self.models[0]:
+            return  # (no wide parent: no window to measure, no pass over the rows)
         rows = self.layout_.shown_children(np.append(self.expanded_rows(), -1), wide_only=True)
         if rows.size:
             self._grow_columns(rows)

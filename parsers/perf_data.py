@@ -31,7 +31,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import ExternalToolError, ParseError, ProfdiffError
 from .perf_header import (
@@ -46,6 +46,7 @@ from .reader import usable_cores
 
 if TYPE_CHECKING:
     from .model import Profile
+    from .perf_dlfilter import Layout, Running
 
 FORMAT = "perf-data"
 DESCRIPTION = "Linux perf.data recording (read with perf script)"
@@ -227,6 +228,61 @@ def _run_limited(cmd: list[str], env: dict[str, str], timeout: float) -> subproc
                           check=False)
 
 
+class Workspace(NamedTuple):
+    """What a read sets up before perf runs: the perf binary, a temporary HOME (removed
+    with ``tmpdir``), perf's environment and kernel-symbol options, the warnings said so
+    far, and the tables' perf runs when :mod:`parsers.perf_early` started them."""
+
+    perf: str
+    tmpdir: tempfile.TemporaryDirectory
+    env: dict[str, str]
+    kernel: list[str]
+    warnings: list[str]
+    tables: Tables | None = None
+
+
+class Tables(NamedTuple):
+    """The filter runs of :func:`start_tables` and the layout they read."""
+
+    layout: Layout
+    running: Running
+
+
+def open_workspace(p: Path) -> Workspace:
+    """Check the header, find perf and set up its HOME (see :class:`Workspace`); the
+    caller owns ``tmpdir``.  Raises what :func:`read` raises for these."""
+    _check_header(p)
+    perf = find_perf()
+    if perf is None:
+        raise ExternalToolError(f"{p}: reading perf.data needs the 'perf' program: {INSTALL_HINT}")
+    tmpdir = tempfile.TemporaryDirectory(prefix="profdiff-perf-")
+    try:
+        warnings: list[str] = []
+        env = recording_env(perf, p, Path(tmpdir.name), warnings)
+        return Workspace(perf, tmpdir, env, kernel_symbol_args(p, env), warnings)
+    except BaseException:
+        tmpdir.cleanup()
+        raise
+
+
+def start_tables(ws: Workspace, p: Path, cores: int | None, timeout: float) -> Tables | str:
+    """Start perf with the table filter (:mod:`parsers.perf_dlfilter`), one run per time
+    slice; or why the text is read instead.  Raises OSError when perf cannot start."""
+    from . import perf_dlfilter as agg
+
+    if agg.disabled():
+        return "PROFDIFF_PERF_TEXT is set"
+    layout = agg.sample_layout(p)
+    if layout is None:
+        return "samples perf unwinds itself, or events of unlike layouts"
+    so = agg.compiled_filter(Path(ws.tmpdir.name))
+    if so is None:
+        return "no C compiler for the perf filter"
+    ranges = _slice_ranges(p, cores) or [""]
+    return Tables(layout, agg.start_parts(ws.perf, p, ws.env, timeout, so, layout, ranges,
+                                          ws.kernel))
+
+
 def read(
     path: str | Path,
     *,
@@ -247,20 +303,16 @@ def read(
     Raises :class:`ExternalToolError` if perf is missing or times out,
     :class:`ParseError` (with perf's own message) if perf cannot read the file.
     """
+    from . import perf_early
+
     p = Path(path)
-    _check_header(p)
-    perf = find_perf()
-    if perf is None:
-        raise ExternalToolError(f"{p}: reading perf.data needs the 'perf' program: {INSTALL_HINT}")
-    warnings: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="profdiff-perf-") as tmpdir:
-        tmp = Path(tmpdir)
-        env = recording_env(perf, p, tmp, warnings)
-        kernel = kernel_symbol_args(p, env)
+    ws = perf_early.take(p, cores, timeout) or open_workspace(p)
+    perf, env, kernel, warnings = ws.perf, ws.env, ws.kernel, ws.warnings
+    with ws.tmpdir:
         fields = list(FIELDS)
         opts = dict(lenient=lenient, progress=progress, event=event, group_by=group_by,
                     split_by=split_by, demangle=demangle)
-        reader, tables = _read_tables(perf, p, env, tmp, timeout, warnings, opts, cores, kernel)
+        reader, tables = _read_tables(ws, p, timeout, opts, cores)
         sliced = tables or _read_sliced(perf, p, env, timeout, warnings, opts, cores, kernel)
         prof, rc, err = sliced if sliced is not None else (None, 0, "")
         for _attempt in range(0 if sliced is not None else len(FIELDS)):
@@ -343,11 +395,11 @@ def _perf_messages(err: str, kernel_said: bool) -> tuple[list[str], str | None]:
     return out, kernel_id
 
 
-def _read_tables(perf: str, p: Path, env: dict[str, str], tmp: Path, timeout: float,
-                 warnings: list[str], opts: dict[str, object], cores: int | None,
-                 kernel: list[str]) -> tuple[str, tuple[Profile | None, int, str] | None]:
+def _read_tables(ws: Workspace, p: Path, timeout: float, opts: dict[str, object],
+                 cores: int | None) -> tuple[str, tuple[Profile | None, int, str] | None]:
     """Load ``p`` through perf's tables (:mod:`parsers.perf_dlfilter`): (which reader
-    ran or why the text is read, the result or None to read the text).
+    ran or why the text is read, the result or None to read the text).  Waits for the
+    runs ``ws`` started early, else starts them.
 
     Why a fallback and not an error: the text reader handles every recording perf can
     print, and locates problems by line; the tables only stand in where they give the
@@ -357,18 +409,13 @@ def _read_tables(perf: str, p: Path, env: dict[str, str], tmp: Path, timeout: fl
     from . import perf_inlines
 
     text = "perf script text"
-    if agg.disabled():
-        return f"{text} (PROFDIFF_PERF_TEXT is set)", None
-    layout = agg.sample_layout(p)
-    if layout is None:
-        return f"{text} (samples perf unwinds itself, or events of unlike layouts)", None
-    so = agg.compiled_filter(tmp)
-    if so is None:
-        return f"{text} (no C compiler for the perf filter)", None
-    ranges = _slice_ranges(p, cores) or [""]
+    perf, env, tmp = ws.perf, ws.env, Path(ws.tmpdir.name)
     try:
-        prefixes, header, err = agg.run_parts(perf, p, env, timeout, so, layout, ranges,
-                                                kernel)
+        started = ws.tables or start_tables(ws, p, cores, timeout)
+        if isinstance(started, str):
+            return f"{text} ({started})", None
+        layout = started.layout
+        prefixes, header, err = agg.finish_parts(started.running)
         parts = [agg.read_part(pre) for pre in prefixes]
         dsos = sorted({d for part in parts for d in part.dsos})
         if perf_inlines.expands_inlines(
@@ -381,8 +428,9 @@ def _read_tables(perf: str, p: Path, env: dict[str, str], tmp: Path, timeout: fl
         # perf prints a period for every sample, the attribute's fixed one when the
         # samples carry none (perf record -c), and hands the filter the same value
         prof = perf_script.read_parts(parts, p, header, has_period=True,
-                                      has_time=layout.time, format=FORMAT, warnings=warnings,
-                                      meta={"source": "perf.data"}, **opts)
+                                      has_time=layout.time, format=FORMAT,
+                                      warnings=ws.warnings, meta={"source": "perf.data"},
+                                      **opts)
     except subprocess.TimeoutExpired:
         raise ExternalToolError(
             f"{p}: 'perf script' did not finish within {timeout:.0f} s") from None

@@ -32,8 +32,8 @@ import subprocess
 import tempfile
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, NamedTuple
 
 from .process_group import ProcessGroup, distinct_stderr
 
@@ -45,17 +45,17 @@ S_BRANCH_STACK, S_REGS_USER, S_STACK_USER = 1 << 11, 1 << 12, 1 << 13
 SAMPLE_DTYPE = [("stack", "<u4"), ("shape", "<u4"), ("time", "<u8"), ("period", "<u8")]
 
 
-@dataclass(frozen=True)
-class Layout:
-    """What every sample of a recording carries (from its event attributes)."""
+class Layout(NamedTuple):
+    """What every sample of a recording carries (from its event attributes).  (A
+    NamedTuple, not a dataclass: this module is imported before perf starts, and the
+    dataclasses import costs ~8 ms there.)"""
 
     callchain: bool  # the filter reads the call chain, else the sampled ip alone
     period: bool  # informational: perf gives a period either way (-c: the fixed one)
     time: bool  # the text prints sample times, so the profile has a duration
 
 
-@dataclass
-class Part:
+class Part(NamedTuple):
     """One filter run's tables (one ``--time`` slice): frames as the callchain lines
     ``perf script`` prints, stacks root first as frame ids, shapes, samples."""
 
@@ -183,25 +183,55 @@ def time_bounds(rng: str) -> tuple[int, int]:
     return ns(lo, 0), ns(hi, (1 << 64) - 1)
 
 
-def run_parts(perf: str, p: Path, env: dict[str, str], timeout: float, so: Path,
-              layout: Layout, ranges: list[str], extra: Sequence[str] = ()
-              ) -> tuple[list[Path], str, str]:
-    """Run one filter per time range at once; (output prefixes, header text, stderr).
+class Running(NamedTuple):
+    """Filter runs started by :func:`start_parts`, for :func:`finish_parts`."""
+
+    prefixes: list[Path]
+    group: ProcessGroup
+    errs: list[IO[bytes]]
+    out: IO[bytes]  # the first run's stdout: perf's header text
+    timeout: float
+
+
+def start_parts(perf: str, p: Path, env: dict[str, str], timeout: float, so: Path,
+                layout: Layout, ranges: list[str], extra: Sequence[str] = ()) -> Running:
+    """Start one filter per time range, under one deadline; the caller must end them
+    with :func:`finish_parts` (or :func:`discard_parts`).
+
+    Why apart from the wait: the command line starts perf before it has imported what it
+    needs for the rest (:mod:`parsers.perf_early`), and waits for it afterwards."""
+    home = Path(env["HOME"])
+    run = Running([home / f"agg{i}" for i in range(len(ranges))], ProcessGroup(timeout),
+                  [tempfile.TemporaryFile() for _ in ranges], tempfile.TemporaryFile(), timeout)
+    try:
+        for i, rng in enumerate(ranges):
+            run.group.procs.append(subprocess.Popen(
+                command(perf, p, so, run.prefixes[i], layout, rng, header=i == 0, extra=extra),
+                env=env, stdout=run.out if i == 0 else subprocess.DEVNULL, stderr=run.errs[i],
+                stdin=subprocess.DEVNULL))
+        run.group.start_clock()
+    except BaseException:
+        discard_parts(run)
+        raise
+    return run
+
+
+def discard_parts(run: Running) -> None:
+    """Kill and reap the runs and close their files (a run nobody will read)."""
+    run.group.close()
+    run.out.close()
+    for e in run.errs:
+        e.close()
+
+
+def finish_parts(run: Running) -> tuple[list[Path], str, str]:
+    """Wait for the runs of :func:`start_parts`; (output prefixes, header text, stderr).
 
     Raises :class:`NotComplete` when a run fails or leaves incomplete tables, and
-    ``subprocess.TimeoutExpired`` when they do not finish within ``timeout``."""
-    home = Path(env["HOME"])
-    prefixes = [home / f"agg{i}" for i in range(len(ranges))]
-    group = ProcessGroup(timeout)
-    errs = [tempfile.TemporaryFile() for _ in ranges]
-    with tempfile.TemporaryFile() as out:
+    ``subprocess.TimeoutExpired`` when they do not finish within the deadline."""
+    group = run.group
+    with run.out as out:
         try:
-            for i, rng in enumerate(ranges):
-                group.procs.append(subprocess.Popen(
-                    command(perf, p, so, prefixes[i], layout, rng, header=i == 0, extra=extra), env=env,
-                    stdout=out if i == 0 else subprocess.DEVNULL, stderr=errs[i],
-                    stdin=subprocess.DEVNULL))
-            group.start_clock()
             # numpy and the reader load while perf runs (most of a small recording's time)
             import numpy  # noqa: F401
 
@@ -212,14 +242,22 @@ def run_parts(perf: str, p: Path, env: dict[str, str], timeout: float, so: Path,
             group.close()
         out.seek(0)
         header = out.read().decode("utf-8", "replace")
-    err = distinct_stderr(errs)
+    err = distinct_stderr(run.errs)
     if group.expired.is_set():
-        raise subprocess.TimeoutExpired([perf, "script"], timeout)
-    if not group.all_succeeded(len(ranges)):
+        raise subprocess.TimeoutExpired("perf script", run.timeout)
+    if not group.all_succeeded(len(run.prefixes)):
         raise NotComplete(err)
-    if not all(Path(f"{pre}.done").exists() for pre in prefixes):
+    if not all(Path(f"{pre}.done").exists() for pre in run.prefixes):
         raise NotComplete(err)
-    return prefixes, header, err
+    return run.prefixes, header, err
+
+
+def run_parts(perf: str, p: Path, env: dict[str, str], timeout: float, so: Path,
+              layout: Layout, ranges: list[str], extra: Sequence[str] = ()
+              ) -> tuple[list[Path], str, str]:
+    """Run one filter per time range at once and wait for them (see
+    :func:`finish_parts`)."""
+    return finish_parts(start_parts(perf, p, env, timeout, so, layout, ranges, extra))
 
 
 def read_part(prefix: Path) -> Part:

@@ -105,6 +105,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):
         code = _run_gui(argv)
+    elif program and _start_perf_early(argv):
+        from profdiff.parsers import perf_early
+
+        try:
+            code = _command(argv)
+        finally:
+            perf_early.discard()
     else:
         code = _command(argv)
     if program:
@@ -129,6 +136,22 @@ def _command(argv: list[str]) -> int:
     if isinstance(result, int):
         return result
     return _run_gui(result)
+
+
+def _start_perf_early(argv: list[str]) -> bool:
+    """``profdiff show X`` of a perf.data: start perf now, before the command's imports
+    (:mod:`parsers.perf_early`); True if it was started.  Only for the program itself:
+    ``main([...])`` in a test reads as it always did."""
+    if argv[0] != "show":
+        return False
+    import os
+
+    files = [a for a in argv[1:] if not a.startswith("-") and os.path.isfile(a)]
+    if len(files) != 1:
+        return False
+    from profdiff.parsers import perf_early
+
+    return perf_early.looks_like_perf_data(files[0]) and perf_early.start(files[0])
 
 
 def _hint_path_named_like(argv: list[str]) -> None:

@@ -86,11 +86,15 @@ def _hottest_first_children(p: Profile, metric: str | None):
 
 
 def run(args: argparse.Namespace) -> int:
+    from profdiff.parsers import perf_early
+
     from .session import load_run, transform_runs
 
     args.files, args.no_rules_file = [args.file], True  # one run: nothing to match
     spec = spec_from_args(args, "tree")
-    run_ = load_run(spec, args.file)  # first: a perf.data's perf runs while we import
+    if perf_early.pending():  # perf runs already: load the table module beside it
+        from . import table  # noqa: F401
+    run_ = load_run(spec, args.file)  # else first: a perf.data's perf runs while we import
     from .table import render_profile, use_color
 
     p = transform_runs(spec, [run_])[0]

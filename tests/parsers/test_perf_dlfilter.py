@@ -124,8 +124,8 @@ def test_sliced_tables_equal_one_run(perf: str, split_by, monkeypatch: pytest.Mo
     monkeypatch.setattr(perf_data, "SLICE_MIN_BYTES", 0)
     monkeypatch.setattr(perf_data, "slice_count", lambda cores=None: 3)
     seen = []
-    real = agg.run_parts
-    monkeypatch.setattr(agg, "run_parts", lambda *a: seen.append(a[6]) or real(*a))
+    real = agg.start_parts
+    monkeypatch.setattr(agg, "start_parts", lambda *a: seen.append(a[6]) or real(*a))
     sliced = perf_data.read(path, split_by=split_by)
     assert len(seen[0]) == 3 and sliced.meta["perf_reader"] == TABLES
     assert sliced.totals["total_samples"] == 4768

@@ -26,12 +26,15 @@ imports it except the ``profdiff`` entry point and ``python -m viewer.cli``.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from . import __version__
+
+if TYPE_CHECKING:
+    import argparse
 
 COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("show", "profdiff.viewer.show_cli", "one run: header facts and the top of the tree"),
@@ -54,6 +57,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The ``profdiff COMMAND`` parser; ``only``: fill in just that command's options
     (the others are listed with their help line, their modules not imported); ``""``:
     none (``profdiff --help``); None: all."""
+    import argparse  # here: ``profdiff show X.perf.data`` starts perf before it
+
     p = argparse.ArgumentParser(
         prog="profdiff",
         description="Compare profiler runs (GHC .prof/-pj/ticky/.hp/RTS stats, perf, pprof, "
@@ -97,15 +102,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     soon as the command or the window is done, :func:`viewer.options.exit_now`) or one
     command line (a list: returns its exit code)."""
     program = argv is None
+    argv = list(sys.argv[1:] if argv is None else argv)
+    early = program and _start_perf_early(argv)  # first: perf needs none of what follows
     if program:
         from .program_start import set_up_program
 
         set_up_program()
         tolerant_stdout()
-    argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):
         code = _run_gui(argv)
-    elif program and _start_perf_early(argv):
+    elif early:
         from profdiff.parsers import perf_early
 
         try:
@@ -142,7 +148,7 @@ def _start_perf_early(argv: list[str]) -> bool:
     """``profdiff show X`` of a perf.data: start perf now, before the command's imports
     (:mod:`parsers.perf_early`); True if it was started.  Only for the program itself:
     ``main([...])`` in a test reads as it always did."""
-    if argv[0] != "show":
+    if argv[:1] != ["show"]:
         return False
     import os
 

@@ -7,10 +7,10 @@ dataclasses they define, ~40 ms) used to come before perf started.  The command 
 is up; the read (:func:`parsers.perf_data.read`) then :func:`take`\\ s the running perf
 instead of starting its own, while the imports ran beside perf on the other core.
 
-Only the table filter's runs start early (:func:`parsers.perf_data.start_tables`);
-anything unusual (no perf, a cut header, the text path) starts nothing here and the read
-does as it always did, with its own messages.  A run nobody takes (a usage error, another
-``--format``) is killed by :func:`discard`.
+Only the table filter's runs start early (:func:`parsers.perf_data.start_tables`); for
+the text path the read takes the workspace (perf's HOME) alone.  Anything that fails
+here (no perf, a cut header) is left to the read, which fails with its own messages.  A
+run nobody takes (a usage error, another ``--format``) is killed by :func:`discard`.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ def _key(path: Path, cores: int | None, timeout: float) -> tuple[str, int | None
 
 
 def pending() -> bool:
-    """Whether a run started here waits to be taken (the command can load what it needs
-    after the read beside it)."""
-    return bool(_started)
+    """Whether perf started here runs and waits to be taken (the command can load what
+    it needs after the read beside it)."""
+    return any(ws.tables is not None for ws in _started.values())
 
 
 def looks_like_perf_data(path: str) -> bool:
@@ -47,9 +47,13 @@ def looks_like_perf_data(path: str) -> bool:
 
 
 def start(path: str | Path, cores: int | None = None, timeout: float | None = None) -> bool:
-    """Start perf's table runs for ``path`` as :func:`parsers.perf_data.read` with these
-    ``cores`` and ``timeout`` (None: its default) would; True when they run.  Never
-    raises: whatever fails here fails again in the read, which says so properly."""
+    """Set up the read of ``path`` as :func:`parsers.perf_data.read` with these ``cores``
+    and ``timeout`` (None: its default) would, and start perf's table runs; True when a
+    workspace is kept for the read (:func:`take`), with perf running or (for the text
+    path, or when perf did not start) without: the read then starts what it needs, but
+    does not set up perf's HOME again (a ``perf buildid-cache`` run for binaries beside
+    the recording costs ~0.1 s).  Never raises: whatever fails here fails again in the
+    read, which says so properly."""
     from . import perf_data
 
     timeout = perf_data.DEFAULT_TIMEOUT_S if timeout is None else timeout
@@ -65,10 +69,7 @@ def start(path: str | Path, cores: int | None = None, timeout: float | None = No
         tables = perf_data.start_tables(ws, p, cores, timeout)
     except Exception:  # noqa: BLE001 - perf did not start: the read tries again
         tables = None
-    if not isinstance(tables, perf_data.Tables):
-        ws.tmpdir.cleanup()
-        return False
-    _started[key] = ws._replace(tables=tables)
+    _started[key] = ws._replace(tables=tables if isinstance(tables, perf_data.Tables) else None)
     return True
 
 

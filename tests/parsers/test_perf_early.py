@@ -94,22 +94,35 @@ def _cut(tmp_path: Path) -> Path:
     return p
 
 
-@pytest.mark.parametrize("case", ["not perf.data", "cut header", "no perf", "text asked"])
-def test_nothing_starts_where_the_read_fails_or_reads_text(
+@pytest.mark.parametrize("case", ["not perf.data", "cut header", "no perf"])
+def test_nothing_starts_where_the_read_fails(
         case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, started: list):
     path = {"not perf.data": DATA / "hs-ad" / "v1" / "ad.P.prof",
             "cut header": _cut(tmp_path)}.get(case, CVM[0])
     if case == "no perf":
         monkeypatch.setenv("PROFDIFF_PERF", str(tmp_path / "no-such-perf"))
-    if case == "text asked":
-        monkeypatch.setenv("PROFDIFF_PERF_TEXT", "1")
     assert not perf_early.start(path)
+    assert not perf_early.pending() and started == []
     assert perf_early.take(path, None, DEFAULT) is None
-    for ws, _out in started:  # a folder made for a run that did not start is removed
-        assert not Path(ws.tmpdir.name).exists()
-    if case != "text asked":
-        with pytest.raises((ParseError, ExternalToolError)):
-            perf_data.read(path)
+    with pytest.raises((ParseError, ExternalToolError)):
+        perf_data.read(path)
+
+
+def test_the_text_path_takes_the_early_workspace_alone(
+        perf: str, monkeypatch: pytest.MonkeyPatch, started: list):
+    """perf's text is read (here: asked for): nothing runs early, but the read uses the
+    HOME set up early (no second perf buildid-cache) and removes it."""
+    monkeypatch.setenv("PROFDIFF_PERF_TEXT", "1")
+    made = []
+    real = perf_data.open_workspace
+    monkeypatch.setattr(perf_data, "open_workspace", lambda p: made.append(real(p)) or made[-1])
+    assert perf_early.start(CVM[0])
+    assert not perf_early.pending()  # kept, but no perf runs
+    prof = perf_data.read(CVM[0])
+    assert len(made) == 1 and prof.meta["perf_reader"].startswith("perf script text")
+    assert [out for _ws, out in started] == ["PROFDIFF_PERF_TEXT is set"] * 2
+    assert not Path(made[0].tmpdir.name).exists()
+    assert perf_early.take(CVM[0], None, DEFAULT) is None
 
 
 @pytest.mark.parametrize("argv,expected", [

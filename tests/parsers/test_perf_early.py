@@ -7,10 +7,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_perf_dlfilter import CVM, TABLES, _same
+from test_perf_dlfilter import (
+    CVM,
+    TABLES,
+    _own_cache,  # noqa: F401 (the cache fixture, autouse)
+    _same,
+)
 from tool_requirements import require_tool
 
 from profdiff.parsers import perf_data, perf_early
@@ -28,9 +34,8 @@ def perf() -> str:
 
 
 @pytest.fixture(autouse=True)
-def _own_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("PROFDIFF_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
-    monkeypatch.delenv("PROFDIFF_PERF_TEXT", raising=False)
+def _nothing_left() -> Iterator[None]:
+    """A test's early runs never outlive it."""
     yield
     perf_early.discard()
 

@@ -16,7 +16,9 @@ binary is gone come out as ``[unknown]`` and a warning names the missing binarie
 
 Start-up: numpy and the text reader are imported only once perf is running, so their
 ~0.2 s import overlaps perf's own start (most of the time of a small recording); the
-command line loads the file before it imports its views for the same reason.
+command line loads the file before it imports its views for the same reason, and
+``profdiff show`` starts perf before its own imports (:mod:`parsers.perf_early`; the read
+takes that perf: :func:`open_workspace`, :func:`start_tables`).
 """
 
 from __future__ import annotations

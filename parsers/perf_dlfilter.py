@@ -252,14 +252,6 @@ def finish_parts(run: Running) -> tuple[list[Path], str, str]:
     return run.prefixes, header, err
 
 
-def run_parts(perf: str, p: Path, env: dict[str, str], timeout: float, so: Path,
-              layout: Layout, ranges: list[str], extra: Sequence[str] = ()
-              ) -> tuple[list[Path], str, str]:
-    """Run one filter per time range at once and wait for them (see
-    :func:`finish_parts`)."""
-    return finish_parts(start_parts(perf, p, env, timeout, so, layout, ranges, extra))
-
-
 def read_part(prefix: Path) -> Part:
     """Load one run's tables (see the layout in ``perf_aggregate.c``)."""
     import numpy as np

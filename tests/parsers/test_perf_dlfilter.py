@@ -305,7 +305,8 @@ def _tables(perf: str, path: Path, tmp_path: Path) -> Path:
     require(so is not None, "no C compiler")
     layout = agg.sample_layout(path)
     assert layout is not None and so is not None
-    prefixes, _header, _err = agg.run_parts(perf, path, env, 60, so, layout, [""])
+    prefixes, _header, _err = agg.finish_parts(
+        agg.start_parts(perf, path, env, 60, so, layout, [""]))
     return prefixes[0]
 
 

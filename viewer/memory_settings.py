@@ -87,6 +87,13 @@ def tune_malloc() -> bool:
     return applied
 
 
+def heap_is_kept() -> bool:
+    """Whether :func:`tune_malloc` set this process's heap up to keep freed memory (one
+    arena, blocks under :data:`KEPT_BYTES` from the heap): what memory faulted in ahead
+    of use stays there for the next arrays (:mod:`viewer.heap_prefault`)."""
+    return _tuned
+
+
 def give_back_freed() -> bool:
     """Hand the heap's free memory back to the kernel (glibc's ``malloc_trim``), when
     :func:`tune_malloc` made the heap keep it; True when some was given back.

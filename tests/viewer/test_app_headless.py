@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
+from profdiff.viewer.memory_settings import glibc_version
 from profdiff.viewer.qt import app
 
 HS = Path(__file__).parents[1] / "data/hs-ad"
@@ -31,6 +37,42 @@ def test_missing_x11_libraries_are_named_with_packages(monkeypatch, capsys):
     assert code == 0
     assert "sudo apt-get install libxcb-icccm4" in err
     assert "total alloc" in out  # profdiff show of the single run
+
+
+def test_a_missing_library_closes_the_head_start(monkeypatch, capsys):
+    """The first file's child is forked before the X11 check (it reads meanwhile); a
+    window that cannot open then ends it."""
+    monkeypatch.setenv("DISPLAY", ":0")
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
+    monkeypatch.setattr(app.sys, "platform", "linux")
+    closed: list[bool] = []
+
+    class Head:
+        def close(self) -> None:
+            closed.append(True)
+
+    monkeypatch.setattr(app, "_head_start", lambda spec: Head())
+    monkeypatch.setattr(app, "_missing_xcb_libraries", lambda: ["libxcb-icccm.so.4"])
+    assert app.main([str(HS / "v1/ad.prof"), str(HS / "v2/ad.prof")]) == 0
+    assert closed == [True]
+    assert "libxcb-icccm4" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not glibc_version(), reason="asks for glibc's libc.so.6 by name")
+def test_the_x11_check_does_not_import_qt(tmp_path):
+    """Run before the Qt-free modules are imported, the check finds PySide6's X11 plugin
+    without importing PySide6 (whose import hook would slow every import after it), and
+    asks the dynamic linker for xcb-cursor by the name Qt loads it by."""
+    code = ("import sys; from profdiff.viewer.qt import app; "
+            "print(isinstance(app._missing_xcb_libraries(), list), 'PySide6' in sys.modules, "
+            "app._loads('libc.so.6'), app._loads('libprofdiff-absent.so.0'))")
+    env = {**{k: v for k, v in os.environ.items()
+              if k not in ("QT_QPA_PLATFORM", "WAYLAND_DISPLAY")}, "DISPLAY": ":0"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "False", "True", "False"]
 
 
 def test_debian_package_names():

@@ -281,6 +281,28 @@ def test_progress_and_cancel_keep_the_previous_runs(qtbot, tmp_path):
     assert not np.any([p.path.endswith("big.prof") for p in w.comparison.runs])
 
 
+def test_an_empty_window_says_what_it_reads_until_the_runs_show(qtbot, tmp_path):
+    """While its first files are read, the empty page names them instead of inviting a
+    drop (its Open and sample buttons hidden); a cancelled read invites it again, and the
+    runs, once read, replace the page."""
+    w = _window(qtbot, tmp_path / "s.ini", synchronous=False)
+    w.show()
+    big = _scaled_prof(tmp_path / "big.prof", 12)
+    w.load_paths([str(big)])
+    assert w.stack.currentWidget() is w.empty
+    assert w.empty.hint.text().startswith("Loading big.prof")
+    assert not any(b.isVisible() for b in w.empty.buttons)
+    w.cancel_button.click()
+    assert w.empty.hint.text() == w.empty.IDLE_HINT
+    assert all(b.isVisible() for b in w.empty.buttons)
+    QThreadPool.globalInstance().waitForDone(20_000)
+    w.load_paths([str(V1), str(V2)])
+    assert w.empty.hint.text().startswith("Loading ")
+    qtbot.waitUntil(lambda: w.comparison is not None, timeout=20_000)
+    assert w.stack.currentWidget() is w.content and not w.loading
+    assert w.empty.hint.text() == w.empty.IDLE_HINT  # a later empty window invites a drop
+
+
 def _open_in_qt(view) -> set[int]:
     """The rows Qt itself shows expanded in every pane of a tree view (not the view's own
     bookkeeping), as one set per view (the panes of a side-by-side view agree)."""

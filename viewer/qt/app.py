@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import os
 import subprocess
 import sys
@@ -84,9 +85,12 @@ def _main(argv: Sequence[str] | None) -> int:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     elif not has_display:
         return _no_display(args)
-    elif not args.screenshot and (missing := _missing_xcb_libraries()):
-        return _no_display(args, missing)
+    # the child reads while the X11 libraries are checked (an ``ldd`` run, ~15 ms)
     head = _head_start(spec)
+    if not args.screenshot and (missing := _missing_xcb_libraries()):
+        if head is not None:
+            head.close()
+        return _no_display(args, missing)
     with start_up():
         app = _application(readers=bool(args.files or args.base))
         from .main_window import MainWindow
@@ -308,23 +312,34 @@ def _missing_xcb_libraries() -> list[str]:
             "WAYLAND_DISPLAY") or os.environ.get("QT_QPA_PLATFORM"):
         return []
     try:
-        import PySide6
-
-        plugin = Path(PySide6.__file__).parent / "Qt/plugins/platforms/libqxcb.so"
+        # found, not imported: importing PySide6 here (~70 ms) would also put its import
+        # hook in front of every Qt-free module imported after it (qt_free_first)
+        found = importlib.util.find_spec("PySide6")
+        where = found.submodule_search_locations if found is not None else None
+        if not where:
+            return []
+        plugin = Path(list(where)[0]) / "Qt/plugins/platforms/libqxcb.so"
         if not plugin.exists():
             return []
         out = subprocess.run(["ldd", str(plugin)], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, ValueError, ImportError, subprocess.SubprocessError):
         return []
     missing = [line.split()[0] for line in out.stdout.splitlines() if "not found" in line]
-    try:  # Qt >= 6.5 loads xcb-cursor at run time, so ldd does not list it
-        import ctypes.util
-
-        if ctypes.util.find_library("xcb-cursor") is None:
-            missing.append("libxcb-cursor.so.0")
-    except OSError:
-        pass
+    if not _loads("libxcb-cursor.so.0"):  # Qt >= 6.5 loads it at run time: ldd omits it
+        missing.append("libxcb-cursor.so.0")
     return missing
+
+
+def _loads(soname: str) -> bool:
+    """Whether the dynamic linker loads ``soname`` (as Qt does, by that name; asking
+    ``ctypes.util.find_library`` ran ``ldconfig -p``, ~10 ms, for the same answer)."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(soname)
+    except OSError:
+        return False
+    return True
 
 
 def _debian_package(soname: str) -> str:

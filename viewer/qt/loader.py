@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, QRunnable, Signal
 
 from profdiff.parsers.errors import ProfdiffError
 from profdiff.parsers.model import Profile
+from profdiff.viewer import heap_prefault
 from profdiff.viewer.compare import Comparison
 from profdiff.viewer.head_start import HeadStart
 from profdiff.viewer.noise_job import NoiseJob
@@ -83,6 +84,7 @@ def load_and_align(
     ahead: Callable[[list[Profile]], Sequence[str]] | None = None,
     paced: bool = False,
     head: HeadStart | None = None,
+    prefault: bool = False,
 ) -> LoadResult:
     """Load the slots' paths with ``spec``'s reading options, keep previous profiles where
     loading fails, and build the :class:`~viewer.session.Session` (the tree comparison with
@@ -97,7 +99,9 @@ def load_and_align(
     window's first paint before the others (:class:`~viewer.noise_job.NoiseJob`'s
     ``first``; the live window, which calls its ``go_on``).  ``head``: the command
     line's first file read in a child since start-up (:mod:`viewer.head_start`),
-    adopted when this load reads it with the same options, else closed.
+    adopted when this load reads it with the same options, else closed.  ``prefault``:
+    the caller's thread waits meanwhile, so the memory the alignment and the first paint
+    will use is faulted in on that idle core (:mod:`viewer.heap_prefault`).
     """
     out = load_slots(spec, slots, progress=progress, cancelled=cancelled, loader=loader,
                      ready=_ready(head, spec, slots, loader, cancelled))
@@ -113,6 +117,8 @@ def load_and_align(
         session = Session.from_slots(spec, out, n_base)
         for mode in ahead(session.runs) if ahead is not None else ():
             session.align_ahead(mode)
+        if prefault:
+            heap_prefault.start(heap_prefault.bytes_for(max(p.n_nodes for p in session.runs)))
         tree = session.tree
         wanted = judge(tree) if judge is not None else []
         job = NoiseJob(tree, wanted, spec.alpha, _first_metrics(tree) if paced else ()) \
@@ -204,7 +210,7 @@ class LoadTask(QRunnable):
                                      progress=self.signals.progress.emit,
                                      cancelled=self._cancel.is_set, n_base=self.n_base,
                                      flat=self.flat, judge=self.judge, ahead=self.ahead,
-                                     paced=True, head=self.head)
+                                     paced=True, head=self.head, prefault=True)
             except Cancelled:
                 self.signals.cancelled.emit()
                 return

@@ -47,6 +47,7 @@ MODULES = (
     "profdiff.viewer.row_key",
     "profdiff.viewer.single_source",
     "profdiff.viewer.memory_settings",
+    "profdiff.viewer.heap_prefault",
 )
 
 

@@ -509,7 +509,16 @@ class DropOverlay(QWidget):
 
 
 class EmptyState(QWidget):
-    """What an empty window shows: a drop target and the sample-comparison button."""
+    """What an empty window shows: a drop target and the sample-comparison button; while
+    the window's first files are read, what it reads instead (:meth:`set_loading`)."""
+
+    IDLE_HINT = (
+        "Drop one profile here to view it, or two to compare them<br>"
+        "(the older file becomes the baseline).<br><br>"
+        "GHC <tt>.prof</tt> / <tt>-pj</tt> JSON / ticky / <tt>.hp</tt> / RTS stats, "
+        "Linux perf, pprof, Julia <tt>.mem</tt>")
+    _HINT_STYLE = "#dropHint {{ border: {border}; padding: 24px; color: #345; font-size: 13pt; }}"
+    _DROP_BORDER = "2px dashed #8aa; border-radius: 12px"
 
     openSample = Signal()
     openFiles = Signal()
@@ -521,16 +530,12 @@ class EmptyState(QWidget):
         title = QLabel("<h2>profdiff</h2>")
         title.setAlignment(Qt.AlignmentFlag.AlignCenter)
         lay.addWidget(title)
-        hint = QLabel(
-            "Drop one profile here to view it, or two to compare them<br>"
-            "(the older file becomes the baseline).<br><br>"
-            "GHC <tt>.prof</tt> / <tt>-pj</tt> JSON / ticky / <tt>.hp</tt> / RTS stats, "
-            "Linux perf, pprof, Julia <tt>.mem</tt>")
+        hint = QLabel(self.IDLE_HINT)
+        self.hint = hint
         hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         hint.setObjectName("dropHint")
         hint.setMinimumHeight(160)
-        hint.setStyleSheet("#dropHint { border: 2px dashed #8aa; border-radius: 12px;"
-                           " padding: 24px; color: #345; font-size: 13pt; }")
+        hint.setStyleSheet(self._HINT_STYLE.format(border=self._DROP_BORDER))
         lay.addWidget(hint, 0, Qt.AlignmentFlag.AlignCenter)
         row = QHBoxLayout()
         row.addStretch(1)
@@ -541,13 +546,25 @@ class EmptyState(QWidget):
         b2.setText("Open sample comparison")
         b2.setObjectName("openSampleButton")
         b2.clicked.connect(self.openSample)
-        for b in (b1, b2):
+        self.buttons = (b1, b2)
+        for b in self.buttons:
             b.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
             b.setMinimumHeight(32)
             row.addWidget(b)
         row.addStretch(1)
         lay.addLayout(row)
         lay.addStretch(2)
+
+    def set_loading(self, what: str | None) -> None:
+        """Say what is being read (``what``, e.g. "Loading a.prof, b.prof"), or (None)
+        invite a drop again.  Why: while the files named on the command line were read,
+        the empty window asked for a file to be dropped or opened, as if it had none."""
+        self.hint.setText(self.IDLE_HINT if what is None else f"{html.escape(what)}…")
+        # no drop target's dashed frame around what is being read
+        self.hint.setStyleSheet(self._HINT_STYLE.format(
+            border=self._DROP_BORDER if what is None else "2px solid transparent"))
+        for b in self.buttons:
+            b.setVisible(what is None)
 
 
 def flash_later(widget: QWidget, ms: int = 0) -> None:

@@ -191,9 +191,8 @@ class LoadingMixin:
                         ahead=self._aligned_ahead(), head=head)
         self._task = task
         self.progress_pacer.restart()
-        self.progress_label.setText("Loading " + ", ".join(
+        self._show_loading("Loading " + ", ".join(
             self._labels_for(new_paths, [p for p in paths if p])))
-        self.progress_row.show()
         task.signals.progress.connect(lambda f, t=task: self._progress(t, f))
         task.signals.finished.connect(lambda res, t=task: self._task_done(t, res, paths, slots))
         task.signals.cancelled.connect(lambda t=task: self._task_cancelled(t))
@@ -239,11 +238,22 @@ class LoadingMixin:
         labels = dict(zip(every, distinct_labels(every, dict(self.spec.labels)), strict=True))
         return [labels[p] for p in some]
 
+    def _show_loading(self, label: str | None) -> None:
+        """The loading bar saying ``label`` (None: hidden), and the empty page in step:
+        an empty window reading its first files says what it reads (:meth:`EmptyState.
+        set_loading`), not "drop a profile here"."""
+        if label is None:
+            self.progress_row.hide()
+        else:
+            self.progress_label.setText(label)
+            self.progress_row.show()
+        self.empty.set_loading(label)
+
     def cancel_loading(self) -> None:
         if self._task is not None:
             self._task.cancel()
             self._task = None
-            self.progress_row.hide()
+            self._show_loading(None)
 
     def user_cancel(self) -> None:
         """The Cancel button: stop the load and say so; the runs shown stay as they were."""
@@ -264,19 +274,19 @@ class LoadingMixin:
                 res.noise_job.cancel()
             return
         self._task = None
-        self.progress_row.hide()
+        self._show_loading(None)
         self._loaded(res, paths, slots)
 
     def _task_cancelled(self, task: LoadTask) -> None:
         if task is self._task:
             self._task = None
-        self.progress_row.hide()
+        self._show_loading(None)
         self.statusBar().showMessage("Loading cancelled", 4000)
 
     def _task_failed(self, task: LoadTask, msg: str) -> None:
         if task is self._task:
             self._task = None
-        self.progress_row.hide()
+        self._show_loading(None)
         self.load_errors = [f"Loading failed: {msg}"]
         self.message_bar.show_message(self.load_errors[0])
 

@@ -299,7 +299,7 @@ def test_the_window_tab_is_a_table_with_the_tree_panes_ways(make_window, qtbot):
     flat = w.flat.cmp
     assert w.details.toPlainText().startswith(str(flat.name[r]))
     sites = np.flatnonzero(w.comparison.keys == flat.keys[r])
-    assert w.flat.sites.topLevelItemCount() == len(sites) > 0
+    assert w.flat.sites.model().rowCount() == len(sites) > 0
     # a cell's tooltip: the model's, shown by the view
     idx = t.model().index(0, 3)
     at = t.visualRect(idx).center()
@@ -365,7 +365,8 @@ def test_call_sites_are_the_tree_rows_with_the_key(qtbot, data_dir, pair):
 @pytest.mark.parametrize("pair", [("hs-ad/v1/ad.prof", "hs-ad/v2/ad.prof"),
                                   ("perf/c-vm/v1/perf.script.txt.gz",
                                    "perf/c-vm/v2/perf.script.txt.gz")])
-def test_call_sites_pane_lists_each_sites_caller_path_and_values(qtbot, data_dir, pair):
+def test_call_sites_pane_lists_each_sites_caller_path_and_values(qtbot, qtmodeltester,
+                                                                   data_dir, pair):
     """Each call site of the rows with the most of them: its caller (the row above it),
     its whole call path, and its main metric in each run and their Δ as the tree shows
     them, the largest |Δ| first."""
@@ -386,21 +387,49 @@ def test_call_sites_pane_lists_each_sites_caller_path_and_values(qtbot, data_dir
     assert fv.call_sites(busiest[0]).size > 1
     for fr in busiest:
         fv.show_call_sites(fr)
-        items = [fv.sites.topLevelItem(i) for i in range(fv.sites.topLevelItemCount())]
-        assert len(items) == fv.call_sites(fr).size >= 1
+        m = fv.sites.model()
+        assert m.rowCount() == fv.call_sites(fr).size >= 1
+        assert m.columnCount() == 5
         deltas = []
-        for it in items:
-            r = int(it.data(0, Qt.ItemDataRole.UserRole))
+        for i in range(m.rowCount()):
+            def text(c: int, i: int = i, m=m) -> str:
+                return m.index(i, c).data()
+            r = int(m.index(i, 0).data(Qt.ItemDataRole.UserRole))
             path = tree.path_labels(r)
-            assert it.text(0) == (path[-2] if len(path) > 1 else "(root)")
-            assert it.text(1) == " ▸ ".join(path)
+            assert text(0) == (path[-2] if len(path) > 1 else "(root)")
+            assert text(1) == " ▸ ".join(path) == m.index(i, 1).data(Qt.ItemDataRole.ToolTipRole)
             b = float(tree.values[metric][r, tree.baseline])
             n = float(tree.values[metric][r, tree.current])
-            assert [it.text(c) for c in (2, 3, 4)] == [
+            assert [text(c) for c in (2, 3, 4)] == [
                 format_value(b, unit, rounding=hb), format_value(n, unit, rounding=hn),
                 format_delta(n - b, unit, rounding=hb + hn)]
             deltas.append(abs(n - b))
         assert deltas == sorted(deltas, reverse=True)
+        # the callers' column fits its widest label; the numbers sit right
+        fm = fv.sites.fontMetrics()
+        assert fv.sites.columnWidth(0) >= max(fm.horizontalAdvance(text)
+                                              for text in m.callers)
+        assert m.index(0, 4).data(Qt.ItemDataRole.TextAlignmentRole) == int(
+            (Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
+    qtmodeltester.check(m)
+    # a double-click on any cell of a line reveals the tree row it names
+    fv.resize(900, 700)
+    fv.show()
+    got: list[int] = []
+    fv.callSiteActivated.connect(got.append)
+    idx = m.index(0, 2)
+    fv.sites.scrollTo(idx)
+    at = fv.sites.visualRect(idx).center()
+    for act in (QTest.mouseClick, QTest.mouseDClick):  # Qt's double-click follows a press
+        act(fv.sites.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, at)
+    assert got[-1:] == [int(m.rows[0])]
+    last = m.rowCount() - 1
+    got.clear()
+    fv.sites.setCurrentIndex(m.index(last, 0))  # and Enter on the current line
+    QTest.keyClick(fv.sites, Qt.Key.Key_Return)
+    assert got[-1:] == [int(m.rows[last])]
+    fv.clear()
+    assert fv.sites.model().rowCount() == 0
 
 
 def test_status_cells_follow_the_noise_estimate_that_lands_after_them():

@@ -12,8 +12,7 @@ from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
     QLabel,
     QSplitter,
-    QTreeWidget,
-    QTreeWidgetItem,
+    QTreeView,
     QVBoxLayout,
     QWidget,
 )
@@ -21,8 +20,8 @@ from PySide6.QtWidgets import (
 from profdiff.viewer.colors import DivergingScale
 from profdiff.viewer.compare import Comparison
 from profdiff.viewer.ranking import culprit_key
-from profdiff.viewer.units import digits_rounding, format_delta, format_value
 
+from .call_sites_model import ROW_ROLE, CallSitesModel
 from .layout import RowLayout
 from .models import ComparisonTreeModel, diff_columns
 from .table_pane import TablePane
@@ -64,13 +63,18 @@ class FlatView(QWidget):
         self.sites_label = QLabel("Call sites")
         self.sites_label.setContentsMargins(6, 2, 6, 2)
         bl.addWidget(self.sites_label)
-        self.sites = QTreeWidget()
+        self.sites = QTreeView()
         self.sites.setObjectName("callSites")
         self.sites.setRootIsDecorated(False)
-        self.sites.setHeaderLabels(["called from", "call path"])
         self.sites.setUniformRowHeights(True)
-        self.sites.itemActivated.connect(self._site)
-        self.sites.itemDoubleClicked.connect(self._site)
+        # each column as wide as its texts: a stretched last column put the Δ far right
+        self.sites.header().setStretchLastSection(False)
+        # a long call path keeps its root and its last callers, the ones that tell sites apart
+        self.sites.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.sites_model = CallSitesModel(self.sites)
+        self.sites.setModel(self.sites_model)
+        self.sites.activated.connect(self._site)
+        self.sites.doubleClicked.connect(self._site)
         bl.addWidget(self.sites)
         self.sites_box = box
         split.addWidget(box)
@@ -100,7 +104,7 @@ class FlatView(QWidget):
         fit_columns(self.table, 260)
         self.table.lay_out_now()
         self.table.selectionModel().currentChanged.connect(self._current)
-        self.sites.clear()
+        self.sites_model.clear()
         # no call tree (.mem lines, callgrind functions): every row is its own only call
         # site, and the pane would stay empty under a third of the tab
         self.sites_box.setVisible(tree is None or bool((tree.parent >= 0).any()))
@@ -116,7 +120,7 @@ class FlatView(QWidget):
         self.layout_ = None
         self.model = None
         self.table.setModel(None)
-        self.sites.clear()
+        self.sites_model.clear()
         if old is not None:
             old.deleteLater()
 
@@ -211,57 +215,30 @@ class FlatView(QWidget):
         return np.flatnonzero(codes == code)
 
     def show_call_sites(self, flat_row: int, limit: int = 500) -> None:
-        self.sites.clear()
+        """List the call sites of ``flat_row`` in the tree comparison, the largest change
+        of the main metric first (the first ``limit`` of them)."""
         tc = self.tree_cmp
         if tc is None or self.cmp is None:
+            self.sites_model.clear()
             return
         rows = self.call_sites(flat_row)
-        metric = self.main_metric
-        hdr = ["called from", "call path"]
-        if metric and metric in tc.values:
-            met = tc.metric_by_name[metric]
-            hdr += [f"{met.title} base", f"{met.title} new", f"Δ {met.title}"]
-        self.sites.setHeaderLabels(hdr)
-        if metric and metric in tc.values:
+        metric = self.main_metric if self.main_metric in tc.values else None
+        if metric:
             d = tc.values_at(metric, tc.current, rows) - tc.values_at(metric, tc.baseline, rows)
             rows = rows[np.argsort(-np.abs(d), kind="stable")]
-        shown = rows[:limit]
-        paths = tc.paths_labels(shown)
-        right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-        numbers = self._site_numbers(tc, metric, shown)
-        items = []
-        for i, r in enumerate(shown.tolist()):
-            frm = paths[i][-2] if len(paths[i]) > 1 else "(root)"  # the caller's row
-            cells = [frm, " ▸ ".join(paths[i]), *numbers[i]]
-            it = QTreeWidgetItem(cells)
-            it.setData(0, Qt.ItemDataRole.UserRole, r)
-            for c in range(2, len(cells)):
-                it.setTextAlignment(c, right)
-            items.append(it)
-        self.sites.addTopLevelItems(items)
-        self.sites.resizeColumnToContents(0)
-        self.sites.setColumnWidth(1, 420)
+        self.sites_model.show(tc, rows[:limit], metric)
+        fm = self.sites.fontMetrics()
+        pad = 2 * fm.horizontalAdvance("  ")
+        for c in range(self.sites_model.columnCount()):
+            self.sites.setColumnWidth(c, 420 if c == 1 else pad + max(
+                fm.horizontalAdvance(t) for t in self.sites_model.texts(c)))
         more = f" (first {limit})" if len(rows) > limit else ""
         self.sites_label.setText(
             f"Call sites of <b>{self.cmp.name[flat_row]}</b>: {len(rows)}{more} — "
             "double-click one to show it in the trees")
 
-    @staticmethod
-    def _site_numbers(tc, metric: str | None, rows: np.ndarray) -> list[list[str]]:
-        """The base, new and Δ cells of ``metric`` of each call site (none without it)."""
-        if not metric or metric not in tc.values:
-            return [[] for _ in range(len(rows))]
-        unit = tc.metric_by_name[metric].unit
-        hb, hn = (digits_rounding(tc.runs, metric, i) for i in (tc.baseline, tc.current))
-        base = tc.values_at(metric, tc.baseline, rows).tolist()
-        new = tc.values_at(metric, tc.current, rows).tolist()
-        return [[format_value(float(b), unit, rounding=hb),
-                 format_value(float(n), unit, rounding=hn),
-                 format_delta(float(n - b), unit, rounding=hb + hn)]
-                for b, n in zip(base, new, strict=True)]
-
-    def _site(self, item: QTreeWidgetItem, _col: int = 0) -> None:
-        r = item.data(0, Qt.ItemDataRole.UserRole)
+    def _site(self, index: QModelIndex) -> None:
+        r = index.siblingAtColumn(0).data(ROW_ROLE) if index.isValid() else None
         if r is not None:
             self.callSiteActivated.emit(int(r))
 

@@ -532,6 +532,7 @@ class EmptyState(QWidget):
         lay.addWidget(title)
         hint = QLabel(self.IDLE_HINT)
         self.hint = hint
+        self.loading: str | None = None  # what set_loading says is being read
         hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         hint.setObjectName("dropHint")
         hint.setMinimumHeight(160)
@@ -559,6 +560,9 @@ class EmptyState(QWidget):
         """Say what is being read (``what``, e.g. "Loading a.prof, b.prof"), or (None)
         invite a drop again.  Why: while the files named on the command line were read,
         the empty window asked for a file to be dropped or opened, as if it had none."""
+        if what == self.loading:
+            return  # a load that ends behind the runs' page restyles nothing
+        self.loading = what
         self.hint.setText(self.IDLE_HINT if what is None else f"{html.escape(what)}…")
         # no drop target's dashed frame around what is being read
         self.hint.setStyleSheet(self._HINT_STYLE.format(

@@ -303,21 +303,6 @@ def test_an_empty_window_says_what_it_reads_until_the_runs_show(qtbot, tmp_path)
     assert w.empty.hint.text() == w.empty.IDLE_HINT  # a later empty window invites a drop
 
 
-def test_the_view_asked_for_is_the_first_tab_shown(qtbot, tmp_path):
-    """``--view diff`` (``first_view``): the first runs open on that tab at once, the path
-    to the culprit open; the format's opening tab (the Summary) is never shown first.
-    Later runs open as the format wants."""
-    w = _window(qtbot, tmp_path / "s.ini")
-    w.show()
-    shown: list = []
-    w.tabs.currentChanged.connect(lambda _i: shown.append(w.tabs.currentWidget()))
-    w.first_view = "diff"
-    w.load_paths([str(V1), str(V2)])
-    assert w.tabs.currentWidget() is w.diff
-    assert w.summary_view not in shown
-    assert w.comparison.name[w.diff.current_row()] == "addGrad"
-
-
 def _open_in_qt(view) -> set[int]:
     """The rows Qt itself shows expanded in every pane of a tree view (not the view's own
     bookkeeping), as one set per view (the panes of a side-by-side view agree)."""

@@ -397,9 +397,6 @@ class MainWindow(LoadingMixin, RulesMixin, NoiseMixin, NavigationMixin, ExportDr
             if self.tabs.tabText(self.tabs.currentIndex()) != st_title(state) and opening:
                 self.tabs.setCurrentWidget(opening)  # that tab has no data for these runs
         else:
-            if old_tree is None and self.first_view:  # --view's tab, shown at once: the
-                # format's opening tab shown first was laid out for nothing (~6 ms)
-                opening = self.view_widget(self.first_view) or opening
             if opening is not None:  # the format's most useful view (window_tabs)
                 self.tabs.setCurrentWidget(opening)
             self.expand_to_depth(2, max_rows=FIRST_LOOK_ROWS)

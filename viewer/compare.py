@@ -313,31 +313,13 @@ class Comparison:
         while row >= 0:
             up.append(row)
             row = int(self.parent[row])
-        rows = np.asarray(up[::-1], dtype=np.intp)
+        return self.row_labels(np.asarray(up[::-1], dtype=np.intp))
+
+    def row_labels(self, rows: np.ndarray) -> list[str]:
+        """``module.name`` (``name`` alone without a module) of each of ``rows``."""
         names = self.label_at("name", rows).tolist()
         modules = self.label_at("module", rows).tolist()
         return [f"{m}.{n}" if m else str(n) for n, m in zip(names, modules, strict=True)]
-
-    def paths_labels(self, rows: np.ndarray) -> list[list[str]]:
-        """:meth:`path_labels` of each of ``rows``, their ancestors walked up one level
-        for all rows at once and each distinct row labelled once.
-
-        Why: the call-sites pane lists up to 500 paths of a function called from deep
-        recursive stacks (60-150 frames), and one parent lookup at a time was a third
-        of the click that shows them (10^6-row tree)."""
-        rows = np.asarray(rows, dtype=np.intp)
-        chain = [rows]
-        up = rows
-        while (up >= 0).any():
-            up = np.where(up >= 0, self.parent[np.maximum(up, 0)], -1)
-            chain.append(up)
-        table = np.stack(chain[::-1], axis=1)  # [row, root .. row], -1 before the root
-        known = np.unique(table[table >= 0])
-        names = self.label_at("name", known).tolist()
-        modules = self.label_at("module", known).tolist()
-        label = dict(zip(known.tolist(), [f"{m}.{n}" if m else str(n) for n, m in
-                                          zip(names, modules, strict=True)], strict=True))
-        return [[label[r] for r in line if r >= 0] for line in table.tolist()]
 
     # ----- values and deltas ------------------------------------------------------------
     def value(self, metric: str, run: int | None = None) -> np.ndarray:

@@ -70,18 +70,3 @@ def test_runs_without_a_call_tree_have_empty_label_columns():
         assert cmp.label_at(attr, slice(0, 10)).shape == (0,)
     with pytest.raises(AttributeError):
         cmp.no_such_column  # noqa: B018 - only deferred columns are built on read
-
-
-@pytest.mark.parametrize("pair", [PAIRS["hcy2c"],
-                                  (DATA / "perf/c-vm/v1/perf.script.txt.gz",
-                                   DATA / "perf/c-vm/v2/perf.script.txt.gz")])
-def test_paths_of_many_rows_are_each_rows_path(pair):
-    """:meth:`Comparison.paths_labels` (the call-sites pane's paths, walked up for all
-    rows at once) gives each row the path :meth:`Comparison.path_labels` gives it alone:
-    roots, deep rows, rows of one run only, repeated rows."""
-    cmp = align([load(p) for p in pair], mode="tree")
-    rows = np.r_[np.arange(cmp.n_rows), 0, cmp.n_rows - 1]
-    got = cmp.paths_labels(rows)
-    assert got == [cmp.path_labels(int(r)) for r in rows]
-    assert max(len(p) for p in got) >= 8
-    assert cmp.paths_labels(np.zeros(0, dtype=np.int64)) == []

@@ -78,9 +78,7 @@ class CallSitesModel(QAbstractTableModel):
         """Each row's caller label ("module.name" of its parent; "(root)" for a root)."""
         par = tree.parent[rows] if rows.size else rows
         has = par >= 0
-        names = tree.label_at("name", par[has]).tolist()
-        modules = tree.label_at("module", par[has]).tolist()
-        it = iter([f"{m}.{n}" if m else str(n) for n, m in zip(names, modules, strict=True)])
+        it = iter(tree.row_labels(par[has]))
         return [next(it) if h else "(root)" for h in has.tolist()]
 
     def path_text(self, i: int) -> str:

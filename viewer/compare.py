@@ -3,12 +3,12 @@
 Alignment is columnar.  Every run's frames get a key (``module + name``, or the reader's
 ``match`` identity, after the user's rename rules); keys are factorised to integers once
 across all runs.  In tree mode nodes are matched by their *path* of keys from the root:
-the union tree is built one depth level at a time, each level being one
-``pandas.factorize`` over ``(union parent, key, sibling ordinal)`` triples of all runs,
-so a 10^6-node pair aligns in well under a second and no Python object exists per node.
-Siblings with equal keys (same cost centre twice under one parent with different SRC,
-ticky closures whose names normalise to one key) are kept apart deterministically by
-their ordinal among equal-key siblings ordered by (src, file order).
+the union tree is built one depth level at a time (:mod:`viewer.tree_union`: the
+baseline's levels, then each other run's keys looked up in them), so a 10^6-node pair
+aligns in about 0.1 s and no Python object exists per node.  Siblings with equal keys
+(same cost centre twice under one parent with different SRC, ticky closures whose names
+normalise to one key) are kept apart deterministically by their ordinal among equal-key
+siblings ordered by (src, file order).
 
 Flat mode aggregates each run per key first (:func:`parsers.model.flat_aggregate`,
 recursion-safe for inclusive metrics) and aligns the keys.
@@ -40,12 +40,12 @@ from profdiff.parsers.model import (
     children_csr,
     depth_from_parent,
     flat_aggregate,
-    level_order,
     outermost_mask,
 )
 
 from .factorize import factorize
 from .gathered_values import GatheredValues
+from .tree_union import union_tree
 
 if TYPE_CHECKING:
     from .noise import Noise
@@ -890,7 +890,7 @@ class Comparison:
 # ------------------------------------------------------------------------------------------
 # Alignment
 # ------------------------------------------------------------------------------------------
-def _frame_keys(p: Profile, rules: Sequence[KeyRule]) -> tuple[np.ndarray, np.ndarray]:
+def frame_keys(p: Profile, rules: Sequence[KeyRule]) -> tuple[np.ndarray, np.ndarray]:
     """Keys after the rules, and per frame how it was rewritten (0 none, 1 rule, 2 suggestion;
     0 too for a rule matching one ``.mem`` file's source with another's,
     :mod:`viewer.single_source`: every row would read renamed)."""
@@ -1067,74 +1067,6 @@ def _union_metrics(profiles: Sequence[Profile], baseline: int) -> list[Metric]:
     return list(seen.values())
 
 
-def _level_codes(members: list, keys: list[np.ndarray], src_ranks: _SrcRanks
-                 ) -> tuple[np.ndarray, int]:
-    """Codes of one tree level's (union parent, key) pairs over every run, in order of
-    first appearance, and how many there are.
-
-    Siblings of one run with the same key (GHC merges them, but a key rule or a format
-    may not) are told apart by their rank among themselves, ordered by (src, file
-    order), so that the n-th of them matches the n-th in the other run.  They are found
-    from the level's own codes (one ``bincount`` per run), so the common case of no
-    duplicates costs no hash pass over the whole tree.
-    """
-    allk = np.concatenate(keys) if len(keys) > 1 else keys[0]
-    codes, uniq = factorize(allk)
-    n = len(uniq)
-    ords: np.ndarray | None = None
-    pos = 0
-    for (r, nodes, _upar, _gk) in members:
-        c = codes[pos : pos + len(nodes)]
-        dup = np.flatnonzero(np.bincount(c, minlength=n)[c] > 1)
-        if dup.size:
-            if ords is None:
-                ords = np.zeros(len(allk), dtype=np.int64)
-            ords[pos + dup] = src_ranks.ranks_among_same(r, nodes[dup], c[dup])
-        pos += len(nodes)
-    if ords is None:
-        return codes, n
-    codes, uniq = factorize(codes.astype(np.int64) * (int(ords.max()) + 1) + ords)
-    return codes, len(uniq)
-
-
-class _SrcRanks:
-    """Each run's frames ranked by their source location (equal ones equal), made on
-    first use: the order duplicate siblings are matched in (:func:`_level_codes`).
-
-    Why per frame table: ranking the duplicates' own locations factorized their strings
-    at every level (76k of them on the 100 MB hs-ad pair, 22 ms of its 0.15 s
-    alignment); a frame table has 10^2-10^5 entries, ranked once."""
-
-    def __init__(self, profiles: Sequence[Profile]) -> None:
-        self.profiles = profiles
-        self._ranks: dict[int, np.ndarray] = {}
-
-    def of_frames(self, r: int) -> np.ndarray:
-        got = self._ranks.get(r)
-        if got is None:
-            src = np.asarray(self.profiles[r].frames.src, dtype=object)
-            got = self._ranks[r] = factorize(src, sort=True)[0]
-        return got
-
-    def ranks_among_same(self, r: int, nodes: np.ndarray, group: np.ndarray) -> np.ndarray:
-        """Rank of each of run ``r``'s ``nodes`` (ascending ids) among those of the same
-        ``group``, ordered by (src, file order)."""
-        src_codes = self.of_frames(r)[self.profiles[r].frame[nodes]]
-        return ranks_in_groups(group, np.lexsort((nodes, src_codes, group)))
-
-
-def ranks_in_groups(group: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """Each entry's rank among the entries of its ``group``, in the order ``order`` puts
-    them (a permutation sorting by group first, then by whatever breaks the ties)."""
-    g = group[order]
-    new_group = np.ones(len(order), dtype=bool)
-    new_group[1:] = g[1:] != g[:-1]
-    starts = np.flatnonzero(new_group)
-    out = np.empty(len(order), dtype=np.int64)
-    out[order] = np.arange(len(order)) - starts[np.cumsum(new_group) - 1]
-    return out
-
-
 def align(
     profiles: Sequence[Profile],
     *,
@@ -1150,21 +1082,20 @@ def align(
         raise ValueError(f"mode must be 'tree' or 'flat', not {mode!r}")
     profiles = list(profiles)
     # Global key codes across runs.
-    keyed = [_frame_keys(p, rules) for p in profiles]
-    frame_keys = [k for k, _ in keyed]
+    keyed = [frame_keys(p, rules) for p in profiles]
+    keys_of = [k for k, _ in keyed]
     if mode == "flat":  # a cost centre is (label, module, SRC), as the profiler defines it
-        frame_keys = [_with_src_ordinal(p, k) for p, k in zip(profiles, frame_keys, strict=True)]
-    all_keys = np.concatenate(frame_keys) if frame_keys else np.zeros(0, dtype=object)
+        keys_of = [_with_src_ordinal(p, k) for p, k in zip(profiles, keys_of, strict=True)]
+    all_keys = np.concatenate(keys_of) if keys_of else np.zeros(0, dtype=object)
     codes, uniques = factorize(all_keys)
     uniques = np.asarray(uniques, dtype=object)
-    offs = np.cumsum([0] + [len(k) for k in frame_keys])
+    offs = np.cumsum([0] + [len(k) for k in keys_of])
     frame_gkey = [codes[offs[i] : offs[i + 1]].astype(np.int64) for i in range(len(profiles))]
-    node_gkey = [fk[p.frame] for fk, p in zip(frame_gkey, profiles, strict=True)]
-
     if mode == "flat":
+        node_gkey = [fk[p.frame] for fk, p in zip(frame_gkey, profiles, strict=True)]
         cmp = _align_flat(profiles, baseline, node_gkey, uniques, current)
     else:
-        cmp = _align_tree(profiles, baseline, node_gkey, uniques, current)
+        cmp = _align_tree(profiles, baseline, keys_of, frame_gkey, uniques, current)
     if rules:
         cmp.matched_by = _matched_by(cmp, [h for _, h in keyed])
     return cmp
@@ -1204,9 +1135,9 @@ def _rel(d: np.ndarray, base: np.ndarray) -> np.ndarray:
     return r
 
 
-def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
+def _align_tree(profiles, baseline, frame_keys, frame_gkey, uniques, current) -> Comparison:
     R = len(profiles)
-    u = _union_levels(profiles, baseline, node_gkey, max(len(uniques), 1))
+    u = union_tree(profiles, baseline, frame_keys, frame_gkey, max(len(uniques), 1))
     n_union = len(u.parent)
     parent, rep_run, rep_node, ukey = u.parent, u.rep_run, u.rep_node, u.key
     node = np.full((n_union, R), -1, dtype=np.int32)
@@ -1231,91 +1162,6 @@ def _align_tree(profiles, baseline, node_gkey, uniques, current) -> Comparison:
     cmp.__dict__["depth"] = np.repeat(np.arange(len(u.level_sizes), dtype=np.int32),
                                       u.level_sizes)
     return cmp
-
-
-@dataclass
-class _Union:
-    """The union tree of :func:`_union_levels`: per row its parent row, key code and
-    representative (run, node); the rows of each depth level, in order; per run the row
-    of each node (and a trailing -1: what a root's parent -1 reads)."""
-
-    parent: np.ndarray
-    key: np.ndarray
-    rep_run: np.ndarray
-    rep_node: np.ndarray
-    level_sizes: list[int]
-    union_of: list[np.ndarray]
-
-
-def _level_nodes(depth: np.ndarray) -> list[np.ndarray]:
-    """The nodes of each depth level, ascending ids."""
-    order, bounds = level_order(depth)
-    return [order[bounds[d] : bounds[d + 1]] for d in range(len(bounds) - 1)]
-
-
-def _union_levels(profiles, baseline: int, node_gkey, n_keys: int) -> _Union:
-    """Match the runs' nodes by their path of keys, one depth level at a time: a row
-    per distinct (parent row, key, duplicate rank), numbered by first appearance with
-    the baseline's nodes first (in id order), then each other run's.  The baseline is
-    visited first so its row order wins."""
-    visit = [baseline] + [i for i in range(len(profiles)) if i != baseline]
-    levels = [_level_nodes(p.depth) for p in profiles]
-    union_of = [np.full(p.n_nodes + 1, -1, dtype=np.int64) for p in profiles]
-    src_ranks = _SrcRanks(profiles)
-    chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-    sizes: list[int] = []
-    n_union = 0
-    for d in range(max((len(lv) for lv in levels), default=0)):
-        members, keys = [], []
-        for r in visit:
-            nodes = levels[r][d] if d < len(levels[r]) else None
-            if nodes is None or nodes.size == 0:
-                continue
-            upar = union_of[r][profiles[r].parent[nodes]]  # a root's parent -1: row -1
-            gk = node_gkey[r][nodes]
-            k = upar + 1
-            k *= n_keys
-            k += gk
-            keys.append(k)
-            members.append((r, nodes, upar, gk))
-        if not keys:
-            break
-        codes, n_level = _level_codes(members, keys, src_ranks)
-        chunks.append(_level_rows(members, codes, n_level, n_union, union_of))
-        n_union += n_level
-        sizes.append(n_level)
-    if not chunks:
-        z = np.zeros(0, dtype=np.int64)
-        return _Union(z.astype(np.int32), z, z.astype(np.int32), z, [], union_of)
-    parent, key, rep_run, rep_node = (np.concatenate(c) for c in zip(*chunks, strict=True))
-    return _Union(parent.astype(np.int32), key, rep_run, rep_node, sizes, union_of)
-
-
-def _level_rows(members, codes: np.ndarray, n_level: int, n_union: int,
-                union_of: list[np.ndarray]
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(parent row, key, representative run and node) of a level's ``n_level`` rows,
-    numbered from ``n_union``; records each member node's row in ``union_of``.  A row's
-    representative is its first appearance (the baseline's, when it has the row)."""
-    pos = 0
-    first_seen = np.zeros(n_level, dtype=bool)
-    rep_run = np.zeros(n_level, dtype=np.int32)
-    rep_node = np.zeros(n_level, dtype=np.int64)
-    uparent = np.zeros(n_level, dtype=np.int64)
-    ukey = np.zeros(n_level, dtype=np.int64)
-    for (r, nodes, upar, gk) in members:
-        c = codes[pos : pos + len(nodes)]
-        pos += len(nodes)
-        union_of[r][nodes] = n_union + c
-        new = ~first_seen[c]
-        if new.any():
-            cn = c[new]  # unique within a run: codes are per (parent, key, rank)
-            first_seen[cn] = True
-            rep_run[cn] = r
-            rep_node[cn] = nodes[new]
-            uparent[cn] = upar[new]
-            ukey[cn] = gk[new]
-    return uparent, ukey, rep_run, rep_node
 
 
 def _tree_rounding(profiles, metrics, node) -> dict[str, np.ndarray]:

@@ -131,13 +131,16 @@ def load_slots(spec: SessionSpec, slots: Sequence[Slot], *,
                cancelled: Callable[[], bool] | None = None,
                loader: Callable[..., Profile] | None = None,
                ready: Mapping[int, Callable[[Callable[[float], None]], Profile | None]]
-               | None = None) -> LoadOutcome:
+               | None = None,
+               on_read: Callable[[int, Profile], None] | None = None) -> LoadOutcome:
     """Read the slots' paths, keeping a slot's previous profile when its file fails
     (the window shows what it can and lists every failure).  ``progress`` gets 0..0.9;
     ``cancelled()`` true stops the readers (:class:`Cancelled`).  ``ready``: slots
     being read elsewhere (:mod:`viewer.head_start`), each a function that waits for
     that profile, given the slot's progress callback; None from it and the slot is
-    read here.
+    read here.  ``on_read(i, profile)``: called in the reading thread as soon as slot
+    ``i`` is read, while the others may still be (it must not raise: what it does is
+    an optimisation, like :func:`viewer.tree_union.prepare`).
 
     Why several files are read at once (:func:`read_workers` threads): the readers spend
     most of their time in numpy, pandas or a perf child process, which run beside each
@@ -162,6 +165,8 @@ def load_slots(spec: SessionSpec, slots: Sequence[Slot], *,
         p = ready[i](cb) if i in ready else None
         if p is None:
             p = load_run(spec, str(slots[i].path), cb, loader, cores)
+        if on_read is not None:
+            on_read(i, p)
         with lock:
             share[i] = 1.0
         return p
@@ -430,7 +435,13 @@ class Session:
 
         runs = [*self.groups[0], *self.groups[1]] if self.groups is not None else self.runs
         same, same_note = same_source_rules(runs, 0 if self.groups else self.spec.baseline)
-        cmp = self._align_with(mode, [*same, *self.spec.rules])
+        try:
+            cmp = self._align_with(mode, [*same, *self.spec.rules])
+        finally:
+            if mode == "tree":  # what the loader prepared for it (tree_union.prepare)
+                from .tree_union import forget
+
+                forget(list(runs))
         if same_note:
             cmp.notes.append(same_note)
         return cmp

@@ -42,22 +42,24 @@ PAIRS = [(HS / "v1/ad.P.prof", HS / "v2/ad.P.prof"),
 
 
 def _level_keys(pair) -> list[np.ndarray]:
-    """The (parent, key) codes of every level of a real pair's tree alignment."""
+    """Integer keys as real as they come: per depth level of a real pair's tree
+    alignment, the (parent row, key) code of each run's nodes there, run after run, in
+    id order (nearly sorted, with repeats across the runs: what a level of two similar
+    trees gives)."""
     runs = [load(p) for p in pair]
-    seen: list[np.ndarray] = []
-    real = compare.factorize
-
-    def spy(values, sort=False):
-        if np.asarray(values).dtype.kind == "i":
-            seen.append(np.array(values))
-        return real(values, sort=sort)
-
-    compare.factorize = spy
-    try:
-        compare.align(runs, mode="tree")
-    finally:
-        compare.factorize = real
-    return seen
+    cmp = compare.align(runs, mode="tree")
+    codes, uniques = cmp.key_codes
+    k = (cmp.parent.astype(np.int64) + 1) * len(uniques) + codes
+    depth = cmp.depth
+    out = []
+    for d in range(int(depth.max()) + 1):
+        parts = []
+        for r in range(len(runs)):
+            nodes = cmp.node[:, r]
+            rows = np.flatnonzero((depth == d) & (nodes >= 0))
+            parts.append(k[rows[np.argsort(nodes[rows])]])
+        out.append(np.concatenate(parts))
+    return out
 
 
 @pytest.mark.parametrize("pair", PAIRS, ids=["hs-ad", "hcy2c"])

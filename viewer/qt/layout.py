@@ -21,11 +21,12 @@ from functools import cached_property
 import numpy as np
 
 from profdiff.parsers.model import level_order
-from profdiff.viewer.compare import Comparison, ranks_in_groups
+from profdiff.viewer.compare import Comparison
 from profdiff.viewer.factorize import factorize
 from profdiff.viewer.qt.bulk_ops import csr_children
 from profdiff.viewer.row_key import RowKey, as_key
 from profdiff.viewer.text_match import contains
+from profdiff.viewer.tree_union import ranks_in_groups
 
 _NAME_CODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 

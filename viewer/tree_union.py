@@ -105,15 +105,17 @@ def _sorted_keys(k: np.ndarray, nodes: np.ndarray, src: _SrcCodes
 class _Level:
     """One level's rows so far (the baseline's nodes, then other runs' new rows): each
     row's parent code in the level above, key code (the baseline's coding), duplicate
-    rank and representative (run, node); and, made when looked up, the rows by key."""
+    rank (None: all 0) and representative (run, node); and, made when looked up, the
+    rows by key.  Codes and nodes are int32: the baseline's levels are kept from its
+    read to the alignment, beside the other file's read."""
 
     pcode: list[np.ndarray]
     gk: list[np.ndarray]
-    rank: list[np.ndarray]
+    rank: list[np.ndarray | None]
     rep_run: list[int]
     rep_node: list[np.ndarray]
     size: int
-    table: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+    table: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def empty(cls) -> _Level:
@@ -121,11 +123,11 @@ class _Level:
 
     def add(self, run: int, nodes: np.ndarray, pcode: np.ndarray, gk: np.ndarray,
             rank: np.ndarray) -> None:
-        self.pcode.append(pcode)
-        self.gk.append(gk)
-        self.rank.append(rank)
+        self.pcode.append(pcode.astype(np.int32))
+        self.gk.append(gk.astype(np.int32))
+        self.rank.append(rank.astype(np.int32) if rank.any() else None)
         self.rep_run.append(run)
-        self.rep_node.append(nodes)
+        self.rep_node.append(nodes.astype(np.int32))
         self.size += len(nodes)
         self.table = None
 
@@ -135,26 +137,33 @@ class _Level:
         out = np.full(len(sk), -1, dtype=np.int64)
         if not self.size or not len(sk):
             return out
-        keys, start, count, rows = self.rows_by_key()
+        keys, start, rows = self.rows_by_key()
         pos = np.minimum(np.searchsorted(keys, sk), len(keys) - 1)
-        hit = np.flatnonzero((keys[pos] == sk) & (rank < count[pos]))
+        if len(keys) == len(rows):  # one row a key: rank 0 only
+            hit = np.flatnonzero((keys[pos] == sk) & (rank == 0))
+        else:
+            count = np.diff(start, append=len(rows))
+            hit = np.flatnonzero((keys[pos] == sk) & (rank < count[pos]))
         out[hit] = rows[start[pos[hit]] + rank[hit]]
         return out
 
-    def rows_by_key(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(distinct keys sorted, where each one's rows start and how many, the rows by
-        (key, rank))."""
+    def rows_by_key(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(distinct keys sorted, where each one's rows start, the rows by (key, rank))."""
         if self.table is None:
-            pc, gk, rk = (np.concatenate(x) for x in (self.pcode, self.gk, self.rank))
-            k = (pc + 1) * KEY_STRIDE + gk
-            rows = np.lexsort((rk, k)) if rk.any() else np.argsort(k, kind="stable")
+            pc = np.concatenate(self.pcode).astype(np.int64)
+            k = (pc + 1) * KEY_STRIDE + np.concatenate(self.gk)
+            if any(r is not None for r in self.rank):
+                rk = np.concatenate([np.zeros(len(p), np.int32) if r is None else r
+                                     for p, r in zip(self.pcode, self.rank, strict=True)])
+                rows = np.lexsort((rk, k))
+            else:
+                rows = np.argsort(k, kind="stable")
             sk = k[rows]
             new = np.empty(len(sk), dtype=bool)
             new[:1] = True
             np.not_equal(sk[1:], sk[:-1], out=new[1:])
             start = np.flatnonzero(new)
-            count = np.diff(np.append(start, len(sk)))
-            self.table = (sk[start], start, count, rows)
+            self.table = (sk[start], start.astype(np.int32), rows.astype(np.int32))
         return self.table
 
 
@@ -184,13 +193,13 @@ def baseline_levels(profile: Profile, keys: np.ndarray) -> BaselineLevels:
         raise ValueError(f"{len(uniques)} distinct frame keys: at most {KEY_STRIDE - 1}")
     gk = frame_code[profile.frame]
     order, bounds = level_order(profile.depth)
-    code = np.full(profile.n_nodes + 1, -1, dtype=np.int64)
+    code = np.full(profile.n_nodes + 1, -1, dtype=np.int32)
     src = _SrcCodes(profile)
     out = BaselineLevels(frame_code, len(uniques), code)
     for d in range(len(bounds) - 1):
         nodes = order[bounds[d]:bounds[d + 1]]
-        code[nodes] = np.arange(len(nodes))
-        pcode = code[profile.parent[nodes]]
+        code[nodes] = np.arange(len(nodes), dtype=np.int32)
+        pcode = code[profile.parent[nodes]].astype(np.int64)
         k = (pcode + 1) * KEY_STRIDE + gk[nodes]
         srt, _, rank_sorted = _sorted_keys(k, nodes, src)
         rank = np.empty(len(nodes), dtype=np.int64)
@@ -306,14 +315,14 @@ def _add_run(levels: list[_Level], run: int, p: Profile, frame_gk: np.ndarray
     rank), or makes one; returns each node's level code (and a trailing -1)."""
     gk = frame_gk[p.frame]
     order, bounds = level_order(p.depth)
-    code = np.full(p.n_nodes + 1, -1, dtype=np.int64)
+    code = np.full(p.n_nodes + 1, -1, dtype=np.int32)
     src = _SrcCodes(p)
     for d in range(len(bounds) - 1):
         if d == len(levels):
             levels.append(_Level.empty())
         level = levels[d]
         nodes = order[bounds[d]:bounds[d + 1]]
-        pcode = code[p.parent[nodes]]
+        pcode = code[p.parent[nodes]].astype(np.int64)
         k = (pcode + 1) * KEY_STRIDE + gk[nodes]
         srt, sk, rank_sorted = _sorted_keys(k, nodes, src)
         mine = np.empty(len(nodes), dtype=np.int64)

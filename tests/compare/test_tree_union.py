@@ -189,6 +189,7 @@ def test_the_loader_prepares_the_baseline_while_reading(monkeypatch):
     made: list[str] = []
     real_levels = tree_union.baseline_levels
     monkeypatch.setattr(tree_union, "prepare", prepare)
+    monkeypatch.setattr(tree_union, "WAIT_S", 10.0)  # a busy test machine: still taken
     monkeypatch.setattr(tree_union, "baseline_levels",
                         lambda p, k: made.append(Path(p.path).parent.name) or real_levels(p, k))
     slots = [Slot(str(DATA / "hs-ad/v2/ad.P.prof")), Slot(str(DATA / "hs-ad/v1/ad.P.prof"))]
@@ -210,7 +211,7 @@ def test_the_loader_prepares_the_baseline_while_reading(monkeypatch):
 def test_levels_made_beside_run_at_the_lowest_priority(monkeypatch):
     """``prepare(beside=True)`` returns at once; the levels are made in a thread of
     niceness 19 (on a core the reads leave idle, never in their way), and the
-    alignment waits for them rather than making its own."""
+    alignment takes them rather than making its own."""
     import os
     import sys
     import threading
@@ -229,10 +230,41 @@ def test_levels_made_beside_run_at_the_lowest_priority(monkeypatch):
         return real(profile, keys)
 
     monkeypatch.setattr(tree_union, "baseline_levels", levels)
+    monkeypatch.setattr(tree_union, "WAIT_S", 10.0)
     tree_union.prepare(runs[0], runs[0].frames.key, beside=True)
     assert seen == [] and tree_union.is_prepared(runs[0])  # not made yet: waiting for go
     threading.Timer(0.2, go.set).start()
     got = compare.align(runs, mode="tree")  # waits for the thread's levels
     assert seen == [("profdiff-baseline-levels", tree_union.IDLE_NICE)]
+    assert np.array_equal(got.node, whole.node) and np.array_equal(got.parent, whole.parent)
+    tree_union.forget(runs)
+
+
+def test_levels_not_made_in_time_are_made_by_the_alignment(monkeypatch):
+    """A thread of the lowest priority on a busy machine may not run for a long while:
+    the alignment waits for it ``WAIT_S`` at most, then makes the levels itself."""
+    import threading
+    import time
+
+    runs = [load(p) for p in SETS["cfd-large"]]
+    whole = compare.align(runs, mode="tree")
+    starved = threading.Event()
+    real = tree_union.baseline_levels
+    made: list[str] = []
+
+    def levels(profile, keys):
+        if threading.current_thread().name == "profdiff-baseline-levels":
+            starved.wait(10)
+        made.append(threading.current_thread().name)
+        return real(profile, keys)
+
+    monkeypatch.setattr(tree_union, "baseline_levels", levels)
+    tree_union.prepare(runs[0], runs[0].frames.key, beside=True)
+    t = time.perf_counter()
+    got = compare.align(runs, mode="tree")
+    waited = time.perf_counter() - t
+    starved.set()
+    assert made[0] == threading.current_thread().name
+    assert tree_union.WAIT_S <= waited < 5.0
     assert np.array_equal(got.node, whole.node) and np.array_equal(got.parent, whole.parent)
     tree_union.forget(runs)

@@ -5,10 +5,10 @@ reads the source of every module imported after it), ~10 % of the app's first pa
 two 100 MB ``.prof`` files and of ``profdiff diff``, and factorizing is all those paths
 used it for.  Where pandas is loaded already its hash tables are used; otherwise:
 
-* integer keys (a tree level's (parent, key) codes): numpy's stable sort, which is
-  adaptive (timsort), and the keys of one level of two similar trees come as two nearly
-  sorted runs: as fast as pandas' hashing on the hs-ad pair's 1.4 M keys (24 ms
-  against 26 ms);
+* integer keys (pairs of codes: a filter's (name, module) per row, a callgrind
+  caller's (caller, callee)): numpy's stable sort, which is adaptive (timsort), and
+  such keys come nearly sorted: as fast as pandas' hashing on the hs-ad pair's 1.4 M
+  tree-level keys (24 ms against 26 ms; ``tests/compare/test_factorize.py``);
 * other values (labels of a frame table, 10^2-10^5 strings): a dict; more than
   :data:`OBJECTS_FOR_PANDAS` of them (the names of a 10^6-row flat or bottom-up table):
   pandas after all, whose C hash table is ~3x a dict's loop there and pays its import.

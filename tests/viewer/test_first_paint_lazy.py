@@ -171,6 +171,36 @@ def test_small_tree_reads_whole_columns_at_once(make_window):
                for i, c in enumerate(model.columns) if c.numeric)
 
 
+def test_once_whole_columns_are_read_shown_rows_add_no_width(make_window, monkeypatch):
+    """``measure`` with the whole columns read does not read the shown rows' numbers:
+    the whole column's candidates bound them.  Checked on the real pair, its columns
+    reduced to their extremes as a 10^6-row one's are (the threshold lowered below its
+    size): for sets of rows as an expansion, a selection or the whole tree shows them,
+    their own values never need more room than the whole column's candidates."""
+    from profdiff.viewer.qt import column_sizing, whole_widths
+    from profdiff.viewer.qt.column_sizing import numeric_width
+    from profdiff.viewer.qt.views import measure
+
+    monkeypatch.setattr(column_sizing, "EXTREMES_ONLY", 10)
+    monkeypatch.setattr(whole_widths, "EXTREMES_ONLY", 10)
+    w = _open(make_window, "--view", "diff")
+    w.show()
+    pane, model = w.diff.panes[0], w.diff.models[0]
+    n = w.comparison.n_rows
+    assert n > 200 and len(model.width_candidates(1)) < n // 4  # extremes, not every row
+    rng = np.random.default_rng(5)
+    sets = [np.arange(n), rng.choice(n, 40, replace=False), w.diff.layout_.children(-1),
+            np.flatnonzero(w.comparison.depth == int(w.comparison.depth.max()))]
+    numeric = [i for i, c in enumerate(model.columns) if c.numeric or c.kind == "sig"]
+    assert len(numeric) >= 5
+    for rows in sets:
+        got = measure(pane, model, rows, w.comparison.depth, whole=True)
+        for i in numeric:
+            own = numeric_width(pane, model, i, np.sort(rows), whole=True)
+            assert got[i] == own == numeric_width(pane, model, i, None), \
+                (model.columns[i].header, len(rows))
+
+
 def test_suggestions_summary_counts_unmatched_rows_without_judging_them(qtbot, monkeypatch):
     """The panel's counts come from presence (the same numbers as the statuses'): a big
     comparison is shown while another thread still judges its rows, and the panel must

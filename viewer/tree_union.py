@@ -246,6 +246,8 @@ def prepare(profile: Profile, keys: np.ndarray, *, beside: bool = False) -> None
 
 
 def _make(profile: Profile, entry: _Prepared, nice: int = 0) -> None:
+    """Make ``entry``'s levels (at niceness ``nice``), done in any case: a failure here
+    only leaves them for the alignment to make, and to report if it fails too."""
     try:
         if nice:
             _lower_priority(nice)

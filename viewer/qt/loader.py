@@ -164,7 +164,7 @@ def _baseline_ahead(spec: SessionSpec, n_base: int | None
     keys first).
 
     Why: the window opening a pair waits for the tree alignment after the reads, on one
-    core; the baseline's half of it (~45 ms of the 100 MB hs-ad pair's ~0.11 s) fits in
+    core; the baseline's half of it (~35 ms of the 100 MB hs-ad pair's ~0.11 s) fits in
     the time the other file's read leaves a core idle (its last, single-threaded steps).
     When the alignment's keys turn out different (a rule matching ``.mem`` files'
     sources), it makes its own."""
